@@ -1,0 +1,33 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/** Settings every AWS client takes from the edge. */
+export interface AwsClientConfig {
+  /**
+   * An emulator endpoint (`AWS_ENDPOINT_URL`: moto, LocalStack). Given explicitly to every client so that
+   * queue URLs that look like real AWS hosts never send traffic off the machine.
+   */
+  readonly endpoint?: string;
+  readonly region?: string;
+}
+
+/** Reads the client settings from an environment (at the edge only). */
+export function awsClientConfig(env: Readonly<Record<string, string | undefined>>): AwsClientConfig {
+  return {
+    ...(env.AWS_ENDPOINT_URL === undefined ? {} : { endpoint: env.AWS_ENDPOINT_URL }),
+    ...(env.AWS_REGION === undefined ? {} : { region: env.AWS_REGION }),
+  };
+}
+
+/** A DynamoDB Document client that drops `undefined` attributes, so optional fields never fail a write. */
+export function createDocumentClient(config: AwsClientConfig = {}): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ ...config }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+}
+
+/** An SQS client. */
+export function createSqsClient(config: AwsClientConfig = {}): SQSClient {
+  return new SQSClient({ ...config });
+}

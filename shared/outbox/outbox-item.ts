@@ -1,0 +1,67 @@
+import type { Envelope } from '../message/envelope';
+import { MessageStatus } from '../message/message-status';
+
+/** Key and index names of the outbox table; the CDK construct and the adapters both read these. */
+export const OUTBOX_KEYS = {
+  partitionKey: 'messageId',
+  /**
+   * Sparse GSI of messages the sweeper must look at: the index keys exist only while there is work
+   * (PENDING, SENT awaiting confirmation, claimed). The DynamoDB form of the seeds'
+   * `idx_status_retry(status, next_retry_time)`.
+   */
+  dueIndex: { name: 'due', partitionKey: 'dueShard', sortKey: 'nextAttemptAt' },
+  /** GSI to list an aggregate's messages (an order's page, GDPR erase). */
+  aggregateIndex: { name: 'byAggregate', partitionKey: 'aggregateId', sortKey: 'messageId' },
+  /** TTL attribute (epoch seconds), set when a message reaches a terminal state. */
+  ttlAttribute: 'expiresAt',
+} as const;
+
+/** Partitions of the due index, spread so that no single key is hot. */
+export const DEFAULT_DUE_SHARDS = 8;
+
+/** How long a fresh message waits for the stream relay before the sweeper treats it as due. */
+export const DEFAULT_STREAM_GRACE_MS = 60_000;
+
+/** A message as stored in the outbox table. */
+export interface OutboxItem extends Envelope {
+  readonly status: MessageStatus;
+  readonly attempts: number;
+  /** When the sweeper should next look at the message (ISO-8601); the due index's sort key. */
+  readonly nextAttemptAt?: string;
+  /** The due index's partition key; present only while the message has work left. */
+  readonly dueShard?: string;
+  readonly lastError?: string;
+  readonly updatedAt: string;
+  readonly sentAt?: string;
+  readonly confirmedAt?: string;
+  readonly leaseOwner?: string;
+  readonly leaseUntil?: string;
+  readonly expiresAt?: number;
+}
+
+/** The due-index shard of a message: a stable spread of its id over `shards` partitions. */
+export function dueShardOf(messageId: string, shards: number = DEFAULT_DUE_SHARDS): string {
+  let hash = 0;
+  for (const char of messageId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return String(hash % shards);
+}
+
+/** Options for turning an envelope into a fresh outbox item. */
+export interface NewOutboxItemOptions {
+  readonly now: Date;
+  readonly dueShards?: number;
+  readonly streamGraceMs?: number;
+}
+
+/** A new PENDING outbox item for `envelope`, already due for the sweeper after the stream grace period. */
+export function newOutboxItem(envelope: Envelope, options: NewOutboxItemOptions): OutboxItem {
+  const graceMs = options.streamGraceMs ?? DEFAULT_STREAM_GRACE_MS;
+  return {
+    ...envelope,
+    status: MessageStatus.PENDING,
+    attempts: 0,
+    nextAttemptAt: new Date(options.now.getTime() + graceMs).toISOString(),
+    dueShard: dueShardOf(envelope.messageId, options.dueShards),
+    updatedAt: options.now.toISOString(),
+  };
+}
