@@ -46,7 +46,10 @@ export interface NewMessage<TPayload = unknown> {
  * @example
  * const message = createMessage({ topic: 'order.created', aggregateId: orderId, payload: order });
  */
-export function createMessage<TPayload>(input: NewMessage<TPayload>, now: Date = new Date()): Envelope<TPayload> {
+export function createMessage<TPayload>(
+  input: NewMessage<TPayload>,
+  now: Date = new Date(),
+): Envelope<TPayload> {
   const messageId = input.messageId ?? ulid(now.getTime());
   const envelope: Envelope<TPayload> = {
     messageId,
