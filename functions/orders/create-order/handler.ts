@@ -1,6 +1,21 @@
-// Placeholder until the handler lands in the next commit; keeps the topology's entries resolvable.
-export function createHandler(
-  _env: Readonly<Record<string, string | undefined>>,
-): (event: unknown, context: unknown) => Promise<unknown> {
-  throw new Error('not implemented yet');
+import { ulid } from 'ulid';
+import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients';
+import { type Env, requireSetting } from '../../../shared/config/require-setting';
+import { httpHandler } from '../../../shared/lambda/http-handler';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler';
+import { createOrder } from './create-order';
+
+/** Builds the `POST /orders` handler from its environment (ORDERS_TABLE, OUTBOX_TABLE). */
+export function createHandler(env: Env) {
+  const deps = {
+    client: createDocumentClient(awsClientConfig(env)),
+    ordersTable: requireSetting(env, 'ORDERS_TABLE'),
+    outboxTable: requireSetting(env, 'OUTBOX_TABLE'),
+    clock: () => new Date(),
+    newOrderId: () => ulid(),
+  };
+  return httpHandler('create-order', env, (event) => createOrder(event, deps));
 }
+
+/** Lambda entry point. */
+export const handler = lazyHandler(() => createHandler(process.env));

@@ -1,6 +1,37 @@
-// Placeholder until the handler lands in the next commit; keeps the topology's entries resolvable.
-export function createHandler(
-  _env: Readonly<Record<string, string | undefined>>,
-): (event: unknown, context: unknown) => Promise<unknown> {
-  throw new Error('not implemented yet');
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients';
+import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting';
+import { createLogger } from '../../../shared/lambda/create-logger';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler';
+import { DEFAULT_CONFIRM_DEADLINE_MS, DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
+import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch';
+import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
+import { parseTopicRoutes } from '../../../shared/relay/topic-routes';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy';
+
+/** Builds the outbox stream → SQS relay from its environment (OUTBOX_TABLE, TOPIC_QUEUES). */
+export function createHandler(env: Env) {
+  const clients = awsClientConfig(env);
+  const routes = parseTopicRoutes(env.TOPIC_QUEUES);
+  const deps = {
+    publisher: new SqsPublisher(createSqsClient(clients)),
+    store: new DynamoOutboxStore({
+      client: createDocumentClient(clients),
+      tableName: requireSetting(env, 'OUTBOX_TABLE'),
+      confirmDeadlineMs: integerSetting(env, 'CONFIRM_DEADLINE_MS', DEFAULT_CONFIRM_DEADLINE_MS),
+    }),
+    queueFor: (topic: string) => routes.get(topic),
+    retryPolicyFor: () => DEFAULT_RETRY_POLICY,
+    clock: () => new Date(),
+    random: Math.random,
+  };
+  const logger = createLogger('relay', env);
+  return middy((event: DynamoDBStreamEvent) => relayStreamBatch(event, deps, logger)).use(
+    injectLambdaContext(logger),
+  );
 }
+
+/** Lambda entry point. */
+export const handler = lazyHandler(() => createHandler(process.env));

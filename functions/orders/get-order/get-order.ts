@@ -1,0 +1,64 @@
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { z } from 'zod';
+import { parseValue } from '../../../shared/http/parse-request';
+import { errorResponse, jsonResponse } from '../../../shared/http/responses';
+import { OUTBOX_KEYS, type OutboxItem } from '../../../shared/outbox/outbox-item';
+
+/** What reading an order needs. */
+export interface GetOrderDeps {
+  readonly client: DynamoDBDocumentClient;
+  readonly ordersTable: string;
+  readonly outboxTable: string;
+}
+
+const orderIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, _ or -');
+
+/**
+ * `GET /orders/{orderId}`: the order and the delivery status of each of its messages, so a caller can watch
+ * `order.created` go PENDING → SENT → CONFIRMED. 404 for an unknown order.
+ */
+export async function getOrder(
+  event: APIGatewayProxyEvent,
+  deps: GetOrderDeps,
+): Promise<APIGatewayProxyResult> {
+  const orderId = parseValue(event.pathParameters?.orderId, orderIdSchema, 'invalid order id');
+  if (!orderId.ok) return orderId.response;
+
+  const [order, messages] = await Promise.all([
+    deps.client.send(
+      new GetCommand({ TableName: deps.ordersTable, Key: { orderId: orderId.value }, ConsistentRead: true }),
+    ),
+    deps.client.send(
+      new QueryCommand({
+        TableName: deps.outboxTable,
+        IndexName: OUTBOX_KEYS.aggregateIndex.name,
+        KeyConditionExpression: '#aggregateId = :orderId',
+        ExpressionAttributeNames: { '#aggregateId': OUTBOX_KEYS.aggregateIndex.partitionKey },
+        ExpressionAttributeValues: { ':orderId': orderId.value },
+      }),
+    ),
+  ]);
+  if (order.Item === undefined) {
+    return errorResponse(404, 'order not found', [
+      { field: 'orderId', problem: `no order "${orderId.value}"` },
+    ]);
+  }
+  return jsonResponse(200, {
+    orderId: order.Item.orderId,
+    customerId: order.Item.customerId,
+    items: order.Item.items,
+    createdAt: order.Item.createdAt,
+    messages: ((messages.Items ?? []) as OutboxItem[]).map((message) => ({
+      messageId: message.messageId,
+      topic: message.topic,
+      status: message.status,
+      attempts: message.attempts,
+      ...(message.sentAt === undefined ? {} : { sentAt: message.sentAt }),
+      ...(message.confirmedAt === undefined ? {} : { confirmedAt: message.confirmedAt }),
+      ...(message.lastError === undefined ? {} : { lastError: message.lastError }),
+    })),
+  });
+}

@@ -1,0 +1,22 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { jsonResponse } from './responses';
+
+/**
+ * Turns an unexpected error into a logged 500 `{ error, requestId }` instead of API Gateway's bare 502,
+ * without leaking internals to the caller.
+ */
+export function httpErrorBoundary(
+  logger: Logger,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    onError: async (request) => {
+      logger.error('request failed', { error: request.error });
+      request.response = jsonResponse(500, {
+        error: 'internal error',
+        requestId: request.context.awsRequestId,
+      });
+    },
+  };
+}

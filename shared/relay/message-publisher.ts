@@ -1,0 +1,20 @@
+import type { Envelope } from '../message/envelope';
+
+/** Per-entry result of publishing a batch: some entries may fail while the others succeed. */
+export interface PublishResult {
+  readonly sent: readonly string[];
+  readonly failed: readonly { readonly messageId: string; readonly error: string }[];
+}
+
+/** Sends messages to a queue. Adapters: SQS (`SqsPublisher`), in-memory for tests and drills. */
+export interface MessagePublisher {
+  /** Sends up to 10 messages (SQS's SendMessageBatch limit) to `queueUrl`. */
+  publishBatch(queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult>;
+}
+
+/** Attribute names carried on every SQS message, so consumers and tooling can read them without the body. */
+export const MESSAGE_ATTRIBUTES = {
+  messageId: 'message_id',
+  topic: 'topic',
+  traceparent: 'traceparent',
+} as const;

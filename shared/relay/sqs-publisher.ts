@@ -1,0 +1,83 @@
+import {
+  type MessageAttributeValue,
+  SendMessageBatchCommand,
+  type SendMessageBatchCommandOutput,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Envelope } from '../message/envelope';
+import { MESSAGE_ATTRIBUTES, type MessagePublisher, type PublishResult } from './message-publisher';
+
+/** The SQS body of a message: the envelope as JSON. */
+export function messageBody(message: Envelope): string {
+  return JSON.stringify(message);
+}
+
+/** The SQS message attributes of a message: `message_id`, `topic` and, when present, `traceparent`. */
+export function messageAttributes(message: Envelope): Record<string, MessageAttributeValue> {
+  const attributes: Record<string, MessageAttributeValue> = {
+    [MESSAGE_ATTRIBUTES.messageId]: { DataType: 'String', StringValue: message.messageId },
+    [MESSAGE_ATTRIBUTES.topic]: { DataType: 'String', StringValue: message.topic },
+  };
+  const traceparent = message.headers.traceparent;
+  if (traceparent !== undefined) {
+    attributes[MESSAGE_ATTRIBUTES.traceparent] = { DataType: 'String', StringValue: traceparent };
+  }
+  return attributes;
+}
+
+/** {@link MessagePublisher} on SQS SendMessageBatch; FIFO queues get the aggregate as message group. */
+export class SqsPublisher implements MessagePublisher {
+  readonly #client: SQSClient;
+
+  constructor(client: SQSClient) {
+    this.#client = client;
+  }
+
+  /** @inheritdoc */
+  async publishBatch(queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> {
+    const fifo = queueUrl.endsWith('.fifo');
+    let response: SendMessageBatchCommandOutput;
+    try {
+      response = await this.#client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: messages.map((message) => ({
+            // ULIDs are valid entry ids (alphanumeric, ≤ 80 characters) and unique within the batch.
+            Id: message.messageId,
+            MessageBody: messageBody(message),
+            MessageAttributes: messageAttributes(message),
+            // FIFO: per-aggregate order, and SQS drops a resend within its 5-minute dedup window.
+            ...(fifo
+              ? { MessageGroupId: message.aggregateId, MessageDeduplicationId: message.messageId }
+              : {}),
+          })),
+        }),
+      );
+    } catch (error) {
+      // The whole call failed (throttled, timed out, queue missing): every entry failed this attempt.
+      const reason = describeError(error);
+      return {
+        sent: [],
+        failed: messages.map((message) => ({ messageId: message.messageId, error: reason })),
+      };
+    }
+    return {
+      sent: (response.Successful ?? []).flatMap((entry) => (entry.Id === undefined ? [] : [entry.Id])),
+      failed: (response.Failed ?? []).flatMap((entry) =>
+        entry.Id === undefined
+          ? []
+          : [
+              {
+                messageId: entry.Id,
+                error: `${entry.Code ?? 'Error'}: ${entry.Message ?? 'SQS rejected the entry'}`,
+              },
+            ],
+      ),
+    };
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

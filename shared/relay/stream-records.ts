@@ -1,0 +1,35 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { envelopeSchema } from '../message/envelope';
+import { MessageStatus } from '../message/message-status';
+import type { OutboxItem } from '../outbox/outbox-item';
+
+const outboxItemSchema = envelopeSchema.extend({
+  status: z.enum(Object.values(MessageStatus) as [MessageStatus, ...MessageStatus[]]),
+  attempts: z.number().int().min(0),
+  updatedAt: z.string(),
+});
+
+/** Why a stream record carries nothing to forward. */
+export type SkippedRecord = {
+  readonly skipped: 'NOT_AN_INSERT' | 'NOT_PENDING' | 'NOT_AN_OUTBOX_ITEM';
+  readonly detail?: string;
+};
+
+/**
+ * The outbox message a stream record announces, or why there is none: only INSERTs of PENDING messages are
+ * forwarded (status updates and TTL deletions also stream, but are not news).
+ */
+export function outboxItemFromStreamRecord(record: DynamoDBRecord): OutboxItem | SkippedRecord {
+  if (record.eventName !== 'INSERT') return { skipped: 'NOT_AN_INSERT' };
+  const image = record.dynamodb?.NewImage;
+  if (image === undefined)
+    return { skipped: 'NOT_AN_OUTBOX_ITEM', detail: 'no NewImage (stream view type?)' };
+  // aws-lambda's AttributeValue and the SDK's describe the same wire shape.
+  const parsed = outboxItemSchema.safeParse(unmarshall(image as Record<string, AttributeValue>));
+  if (!parsed.success) return { skipped: 'NOT_AN_OUTBOX_ITEM', detail: z.prettifyError(parsed.error) };
+  const item = { ...unmarshall(image as Record<string, AttributeValue>), ...parsed.data } as OutboxItem;
+  return item.status === MessageStatus.PENDING ? item : { skipped: 'NOT_PENDING' };
+}

@@ -1,0 +1,69 @@
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactionLimit, TransactionLimitError } from '../errors';
+import { itemSizeBytes } from './item-size';
+
+/** One action of a lib-dynamodb `TransactWriteItems` call. */
+export type TransactWriteAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** DynamoDB's TransactWriteItems limits. */
+export const TRANSACTION_LIMITS = {
+  /** Actions in one transaction (raised from 25 to 100 in 2022). */
+  maxActions: 100,
+  /** Aggregate size of all items in one transaction: 4 MB. */
+  maxTransactionBytes: 4 * 1024 * 1024,
+  /** Size of one item: 400 KB. */
+  maxItemBytes: 400 * 1024,
+} as const;
+
+/** A short label for an action, used in limit errors: `Put orders`, `Update inventory`. */
+export function describeAction(action: TransactWriteAction): string {
+  if (action.Put) return `Put ${action.Put.TableName}`;
+  if (action.Update) return `Update ${action.Update.TableName}`;
+  if (action.Delete) return `Delete ${action.Delete.TableName}`;
+  if (action.ConditionCheck) return `ConditionCheck ${action.ConditionCheck.TableName}`;
+  return 'empty action';
+}
+
+/** The bytes an action contributes to the transaction: the whole item for a Put, key and values otherwise. */
+export function actionSizeBytes(action: TransactWriteAction): number {
+  if (action.Put) return itemSizeBytes(action.Put.Item ?? {});
+  const keyed = action.Update ?? action.Delete ?? action.ConditionCheck;
+  if (!keyed) return 0;
+  return itemSizeBytes(keyed.Key ?? {}) + itemSizeBytes(keyed.ExpressionAttributeValues ?? {});
+}
+
+/**
+ * Throws a {@link TransactionLimitError} naming the first limit `actions` would break, before anything is
+ * sent: a refused transaction is cheaper and clearer here than as a ValidationException from DynamoDB.
+ */
+export function assertWithinTransactionLimits(actions: readonly TransactWriteAction[]): void {
+  if (actions.length > TRANSACTION_LIMITS.maxActions) {
+    throw new TransactionLimitError(
+      TransactionLimit.ACTIONS,
+      actions.length,
+      TRANSACTION_LIMITS.maxActions,
+      'too many actions in one TransactWriteItems',
+    );
+  }
+  let total = 0;
+  for (const [index, action] of actions.entries()) {
+    const size = actionSizeBytes(action);
+    if (size > TRANSACTION_LIMITS.maxItemBytes) {
+      throw new TransactionLimitError(
+        TransactionLimit.ITEM_SIZE,
+        size,
+        TRANSACTION_LIMITS.maxItemBytes,
+        `item of action ${index} (${describeAction(action)}) is too large in bytes`,
+      );
+    }
+    total += size;
+  }
+  if (total > TRANSACTION_LIMITS.maxTransactionBytes) {
+    throw new TransactionLimitError(
+      TransactionLimit.TRANSACTION_SIZE,
+      total,
+      TRANSACTION_LIMITS.maxTransactionBytes,
+      'transaction size in bytes',
+    );
+  }
+}
