@@ -1,0 +1,14 @@
+/**
+ * The CDK app (`cdk synth`, `cdk deploy`). Offline-safe: no lookups, so it synthesizes without credentials.
+ * `-c emulator=true` synthesizes for moto or LocalStack (no BootstrapVersion rule).
+ */
+import { App } from 'aws-cdk-lib';
+import { createExampleStack } from './stacks/example-app';
+
+const app = new App();
+const emulator = app.node.tryGetContext('emulator');
+createExampleStack(app, {
+  emulator: emulator === true || emulator === 'true',
+  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+});
+app.synth();

@@ -1,0 +1,49 @@
+/**
+ * The example stack's CloudFormation template, synthesized in-process: for the infra tests and for the local
+ * runtime, which deploys it to an emulator (DESIGN §5) so that local runs use exactly what `cdk deploy` does.
+ */
+import { App, type Stack, Stage } from 'aws-cdk-lib';
+import { cdkJsonContext, createExampleStack } from './stacks/example-app';
+
+/** Options of {@link synthExampleTemplate} and {@link buildExampleStack}. */
+export interface SynthTemplateOptions {
+  /**
+   * Bundle the handlers with esbuild (slow). Without it the template is the same except for asset hashes,
+   * and nothing is written but the template.
+   * @default false
+   */
+  readonly bundle?: boolean;
+  /**
+   * Synthesize for an emulator: no BootstrapVersion rule or parameter, which moto cannot evaluate.
+   * @default false
+   */
+  readonly emulator?: boolean;
+}
+
+/** The example stack in a fresh app with cdk.json's context, bundling skipped unless `bundle` is set. */
+export function buildExampleStack(options: SynthTemplateOptions = {}): Stack {
+  const app = new App({
+    context: {
+      ...cdkJsonContext(),
+      // An empty list of stacks to bundle makes NodejsFunction skip esbuild (it only needs the entry file).
+      ...(options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] }),
+    },
+  });
+  return createExampleStack(app, { emulator: options.emulator === true });
+}
+
+/**
+ * The example stack's CloudFormation template as JSON.
+ * @example
+ * const template = synthExampleTemplate({ emulator: true });
+ * await cloudFormation.send(new CreateStackCommand({ StackName: 'OutboxExample', TemplateBody: JSON.stringify(template) }));
+ */
+export function synthExampleTemplate(options: SynthTemplateOptions = {}): Record<string, unknown> {
+  const stack = buildExampleStack(options);
+  const assembly = Stage.of(stack)?.synth();
+  const template: unknown = assembly?.getStackArtifact(stack.artifactId).template;
+  if (typeof template !== 'object' || template === null) {
+    throw new Error('synthExampleTemplate: the app synthesized no template for the example stack');
+  }
+  return { ...template };
+}

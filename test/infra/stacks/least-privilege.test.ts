@@ -1,0 +1,132 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildExampleStack } from '../../../infra/synth-template';
+import {
+  type FunctionKey,
+  type QueueKey,
+  queueOutputName,
+  type TableKey,
+  tableOutputName,
+  topology,
+} from '../../../infra/topology';
+import {
+  actionsOf,
+  actionsOn,
+  type CfnTemplate,
+  functionId,
+  idsOfType,
+  outputTarget,
+  type PolicyStatement,
+  propertiesOf,
+  references,
+  roleStatements,
+  templateJson,
+} from '../template-queries';
+
+let json: CfnTemplate;
+
+beforeAll(() => {
+  json = templateJson(Template.fromStack(buildExampleStack()));
+});
+
+const tableKeys = Object.keys(topology.tables) as TableKey[];
+const queueKeys = Object.keys(topology.queues) as QueueKey[];
+const functionKeys = Object.keys(topology.functions) as FunctionKey[];
+
+const ITEM_WRITES = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
+const ITEM_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'];
+
+const tableId = (key: TableKey) => outputTarget(json, tableOutputName(key));
+const queueId = (key: QueueKey) => outputTarget(json, queueOutputName(key));
+const statementsOf = (key: FunctionKey): PolicyStatement[] => roleStatements(json, functionId(json, key));
+
+describe('least privilege', () => {
+  it('allows no wildcard action in any function policy', () => {
+    const statements = idsOfType(json, 'AWS::IAM::Policy').flatMap(
+      (id) => (propertiesOf(json, id).PolicyDocument as { Statement: PolicyStatement[] }).Statement,
+    );
+    expect(statements.length).toBeGreaterThan(0);
+    for (const statement of statements) {
+      for (const action of actionsOf(statement)) {
+        expect(action).not.toBe('*');
+        expect(action).not.toMatch(/\*/);
+      }
+    }
+  });
+
+  it.each(functionKeys)('gives %s exactly the table access the topology grants', (key) => {
+    const statements = statementsOf(key);
+    const granted: Readonly<Partial<Record<TableKey, string>>> = topology.functions[key].tables;
+    for (const table of tableKeys) {
+      const actions = actionsOn(statements, tableId(table));
+      const access = granted[table];
+      const context = `${key} on ${table}`;
+      if (access === undefined) expect([...actions], context).toEqual([]);
+      if (access === 'read' || access === 'readWrite')
+        expect([...actions], context).toEqual(expect.arrayContaining(ITEM_READS));
+      if (access === 'write' || access === 'readWrite') {
+        expect([...actions], context).toEqual(
+          expect.arrayContaining([...ITEM_WRITES, 'dynamodb:ConditionCheckItem']),
+        );
+      }
+      if (access === 'read')
+        for (const action of ITEM_WRITES) expect(actions.has(action), `${context}: ${action}`).toBe(false);
+      if (access === 'write')
+        for (const action of ITEM_READS) expect(actions.has(action), `${context}: ${action}`).toBe(false);
+    }
+  });
+
+  it('keeps getStock to reading inventory: no writes, no orders, no outbox', () => {
+    const statements = statementsOf('getStock');
+    const inventory = actionsOn(statements, tableId('inventory'));
+    expect(inventory.has('dynamodb:GetItem')).toBe(true);
+    for (const action of ITEM_WRITES) expect(inventory.has(action)).toBe(false);
+    expect(actionsOn(statements, tableId('orders')).size).toBe(0);
+    expect(actionsOn(statements, tableId('outbox')).size).toBe(0);
+  });
+
+  it('keeps createOrder away from the inventory table', () => {
+    expect(actionsOn(statementsOf('createOrder'), tableId('inventory')).size).toBe(0);
+  });
+
+  it('keeps the relay away from the orders table', () => {
+    expect(actionsOn(statementsOf('relay'), tableId('orders')).size).toBe(0);
+  });
+
+  it.each(functionKeys)('lets %s send only to the queues the topology names', (key) => {
+    const statements = statementsOf(key);
+    const sendsTo: readonly QueueKey[] = topology.functions[key].sendsTo ?? [];
+    const onFailure = topology.functions[key].streamSource?.onFailureQueue;
+    for (const queue of queueKeys) {
+      const canSend = actionsOn(statements, queueId(queue)).has('sqs:SendMessage');
+      expect(canSend, `${key} → ${queue}`).toBe(sendsTo.includes(queue) || queue === onFailure);
+    }
+  });
+
+  it('lets only the queue consumer receive and delete messages', () => {
+    for (const key of functionKeys) {
+      const consumes = topology.functions[key].queueSource?.queue;
+      for (const queue of queueKeys) {
+        const actions = actionsOn(statementsOf(key), queueId(queue));
+        expect(actions.has('sqs:DeleteMessage'), `${key} ← ${queue}`).toBe(queue === consumes);
+      }
+    }
+  });
+
+  it('lets only the relay read the outbox stream', () => {
+    for (const key of functionKeys) {
+      const readsStream = statementsOf(key).some(
+        (statement) =>
+          actionsOf(statement).includes('dynamodb:GetRecords') &&
+          references(statement.Resource, tableId('outbox')) &&
+          JSON.stringify(statement.Resource).includes('StreamArn'),
+      );
+      expect(readsStream, key).toBe(key === 'relay');
+    }
+  });
+});
