@@ -15,7 +15,7 @@ const MAX_STOCK_BODY_BYTES = 1024;
 
 /** `PUT /inventory/{sku}`: sets the available stock. 200 `{ sku, available }`; 400 on bad input. */
 export async function putStock(event: APIGatewayProxyEvent, deps: StockDeps): Promise<APIGatewayProxyResult> {
-  const sku = parseValue(event.pathParameters?.sku, skuSchema, 'invalid sku');
+  const sku = parseValue(event.pathParameters?.sku, skuSchema, 'invalid sku', 'sku');
   if (!sku.ok) return sku.response;
   const request = parseJsonBody(event, stockRequestSchema, MAX_STOCK_BODY_BYTES);
   if (!request.ok) return request.response;
@@ -33,7 +33,7 @@ export async function getStock(
   event: APIGatewayProxyEvent,
   deps: Omit<StockDeps, 'clock'>,
 ): Promise<APIGatewayProxyResult> {
-  const sku = parseValue(event.pathParameters?.sku, skuSchema, 'invalid sku');
+  const sku = parseValue(event.pathParameters?.sku, skuSchema, 'invalid sku', 'sku');
   if (!sku.ok) return sku.response;
   const result = await deps.client.send(
     new GetCommand({ TableName: deps.inventoryTable, Key: { sku: sku.value }, ConsistentRead: true }),

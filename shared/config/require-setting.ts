@@ -14,8 +14,9 @@ export function requireSetting(env: Env, name: string): string {
 export function integerSetting(env: Env, name: string, defaultValue: number): number {
   const raw = env[name];
   if (raw === undefined) return defaultValue;
+  // Digits only: Number() would silently read '' or ' ' as 0, and accept '1e3' or '0x10'.
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) {
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
     throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
   }
   return value;

@@ -7,8 +7,11 @@ export type Parsed<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly response: APIGatewayProxyResult };
 
-/** Turns zod issues into problems that name the field (`items[0].quantity`). */
-export function describeIssues(issues: readonly z.core.$ZodIssue[]): RequestProblem[] {
+/**
+ * Turns zod issues into problems that name the field (`items[0].quantity`); an issue on the value itself
+ * is named `root` (`(body)` for a request body, the parameter's name for a path parameter).
+ */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], root = '(body)'): RequestProblem[] {
   return issues.map((issue) => {
     const field = issue.path.reduce<string>(
       (path, key) =>
@@ -16,7 +19,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): RequestProb
       '',
     );
     const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-    return { field: field || '(body)', problem: `${issue.message}${keys}` };
+    return { field: field || root, problem: `${issue.message}${keys}` };
   });
 }
 
@@ -60,11 +63,16 @@ export function parseJsonBody<T>(
   return parseValue(json, schema, 'invalid request body');
 }
 
-/** Validates a value (a path parameter, a parsed body) against a schema, or builds the 400. */
-export function parseValue<T>(value: unknown, schema: z.ZodType<T>, error: string): Parsed<T> {
+/** Validates a value (a path parameter named `field`, a parsed body) against a schema, or builds the 400. */
+export function parseValue<T>(
+  value: unknown,
+  schema: z.ZodType<T>,
+  error: string,
+  field = '(body)',
+): Parsed<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, response: errorResponse(400, error, describeIssues(parsed.error.issues)) };
+  return { ok: false, response: errorResponse(400, error, describeIssues(parsed.error.issues, field)) };
 }
 
 /** A request header by case-insensitive name (API Gateway keeps the client's casing). */

@@ -5,7 +5,7 @@ import type { RetryPolicy } from '../retry/retry-policy';
 import { decideAfterSendFailure } from '../retry/send-failure-decision';
 import { chunkForSendMessageBatch } from './batch-entries';
 import type { MessagePublisher, PublishResult } from './message-publisher';
-import { messageBody } from './sqs-publisher';
+import { messageSizeBytes } from './sqs-publisher';
 
 /** One message to forward, with the identifier its source uses to retry it (a stream sequence number). */
 export interface RelayInput {
@@ -132,7 +132,7 @@ function sendByQueue(messages: readonly OutboxItem[], deps: RelayDeps): QueuedSe
     byQueue.set(queueUrl, queued);
   }
   return [...byQueue].flatMap(([queueUrl, queued]) =>
-    chunkForSendMessageBatch(queued, (m) => Buffer.byteLength(messageBody(toEnvelope(m)))).map((chunk) => ({
+    chunkForSendMessageBatch(queued, (m) => messageSizeBytes(toEnvelope(m))).map((chunk) => ({
       messages: chunk,
       publish: publishSafely(deps.publisher, queueUrl, chunk.map(toEnvelope)),
     })),

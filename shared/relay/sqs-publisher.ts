@@ -19,10 +19,21 @@ export function messageAttributes(message: Envelope): Record<string, MessageAttr
     [MESSAGE_ATTRIBUTES.topic]: { DataType: 'String', StringValue: message.topic },
   };
   const traceparent = message.headers.traceparent;
-  if (traceparent !== undefined) {
+  // SQS refuses an attribute with an empty value, which would fail the entry on every retry.
+  if (traceparent !== undefined && traceparent !== '') {
     attributes[MESSAGE_ATTRIBUTES.traceparent] = { DataType: 'String', StringValue: traceparent };
   }
   return attributes;
+}
+
+/** The bytes SQS counts against its size limits: the body plus each attribute's name, type and value. */
+export function messageSizeBytes(message: Envelope): number {
+  let bytes = Buffer.byteLength(messageBody(message));
+  for (const [name, attribute] of Object.entries(messageAttributes(message))) {
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(attribute.DataType ?? '');
+    bytes += Buffer.byteLength(attribute.StringValue ?? '');
+  }
+  return bytes;
 }
 
 /** {@link MessagePublisher} on SQS SendMessageBatch; FIFO queues get the aggregate as message group. */

@@ -24,7 +24,7 @@ export async function getOrder(
   event: APIGatewayProxyEvent,
   deps: GetOrderDeps,
 ): Promise<APIGatewayProxyResult> {
-  const orderId = parseValue(event.pathParameters?.orderId, orderIdSchema, 'invalid order id');
+  const orderId = parseValue(event.pathParameters?.orderId, orderIdSchema, 'invalid order id', 'orderId');
   if (!orderId.ok) return orderId.response;
 
   const [order, messages] = await Promise.all([

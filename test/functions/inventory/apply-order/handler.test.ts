@@ -1,0 +1,48 @@
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createHandler } from '../../../../functions/inventory/apply-order/handler';
+import { ConfigError } from '../../../../shared/errors';
+import { envelope, lambdaContext, sqsRecord } from '../../../support/factories';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const env = {
+  INVENTORY_TABLE: 'inventory-table',
+  INBOX_TABLE: 'inbox-table',
+  OUTBOX_TABLE: 'outbox-table',
+  AWS_REGION: 'eu-west-1',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+};
+
+beforeEach(() => {
+  ddb.reset();
+});
+
+describe('apply-order handler', () => {
+  it.each(['INVENTORY_TABLE', 'INBOX_TABLE', 'OUTBOX_TABLE'])(
+    'fails loudly at start with a ConfigError naming %s',
+    (setting) => {
+      const incomplete = { ...env, [setting]: undefined };
+
+      expect(() => createHandler(incomplete)).toThrow(ConfigError);
+      expect(() => createHandler(incomplete)).toThrow(`${setting} is not set`);
+    },
+  );
+
+  it('reserves stock in the inventory table, records the inbox row and confirms in the outbox table', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
+    const message = envelope();
+
+    const response = await createHandler(env)({ Records: [sqsRecord(message)] }, lambdaContext());
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
+    expect(items[0]?.Put?.TableName).toBe('inbox-table');
+    expect(items[1]?.Update).toMatchObject({ TableName: 'inventory-table', Key: { sku: 'SKU-1' } });
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      TableName: 'outbox-table',
+      Key: { messageId: message.messageId },
+    });
+  });
+});

@@ -1,0 +1,31 @@
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { describe, expect, it } from 'vitest';
+import { createHandler } from '../../../../functions/inventory/put-stock/handler';
+import { ConfigError } from '../../../../shared/errors';
+import { apiEvent, lambdaContext } from '../../../support/factories';
+
+describe('put-stock handler', () => {
+  it('fails loudly at start with a ConfigError naming INVENTORY_TABLE', () => {
+    expect(() => createHandler({ POWERTOOLS_LOG_LEVEL: 'SILENT' })).toThrow(ConfigError);
+    expect(() => createHandler({ POWERTOOLS_LOG_LEVEL: 'SILENT' })).toThrow('INVENTORY_TABLE is not set');
+  });
+
+  it('writes to the configured table', async () => {
+    const ddb = mockClient(DynamoDBDocumentClient);
+    ddb.on(PutCommand).resolves({});
+
+    const response = await createHandler({
+      INVENTORY_TABLE: 'inventory-table',
+      AWS_REGION: 'eu-west-1',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    })(
+      apiEvent({ method: 'PUT', pathParameters: { sku: 'SKU-1' }, body: { available: 4 } }),
+      lambdaContext(),
+    );
+
+    expect(response.statusCode).toBe(200);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.TableName).toBe('inventory-table');
+    ddb.restore();
+  });
+});

@@ -1,0 +1,205 @@
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type ConsumeDeps, consumeMessage, type PlanEffect } from '../../../shared/consumer/consume-message';
+import { TransactionConflictError } from '../../../shared/errors';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
+import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits';
+import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
+const deps: ConsumeDeps = {
+  client,
+  inboxTable: 'inbox',
+  confirmer: new DynamoOutboxStore({ client, tableName: 'outbox' }),
+  clock: () => FIXED_NOW,
+};
+const message = envelope({ messageId: testMessageId(11) });
+
+const stockUpdate = (sku: string, quantity: number): TransactWriteAction => ({
+  Update: {
+    TableName: 'inventory',
+    Key: { sku },
+    UpdateExpression: 'SET #available = #available - :quantity',
+    ConditionExpression: '#available >= :quantity',
+    ExpressionAttributeNames: { '#available': 'available' },
+    ExpressionAttributeValues: { ':quantity': quantity },
+  },
+});
+const reserve: PlanEffect = () => ({
+  apply: [stockUpdate('SKU-1', 2), stockUpdate('SKU-2', 1)],
+  onConditionFailure: 'REJECTED_OUT_OF_STOCK',
+});
+
+const expectedInboxPut = (outcome: string): TransactWriteAction => ({
+  Put: {
+    TableName: 'inbox',
+    Item: {
+      messageId: message.messageId,
+      topic: 'order.created',
+      outcome,
+      processedAt: FIXED_NOW.toISOString(),
+      expiresAt: FIXED_NOW.getTime() / 1000 + 30 * 86_400,
+    },
+    ConditionExpression: 'attribute_not_exists(#messageId)',
+    ExpressionAttributeNames: { '#messageId': 'messageId' },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  },
+});
+
+function transactions(): TransactWriteAction[][] {
+  return ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input.TransactItems ?? []);
+}
+
+function confirmedIds(): unknown[] {
+  return ddb
+    .commandCalls(UpdateCommand)
+    .filter((call) => call.args[0].input.ExpressionAttributeValues?.[':to'] === 'CONFIRMED')
+    .map((call) => call.args[0].input.Key?.messageId);
+}
+
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(TransactWriteCommand).resolves({});
+  ddb.on(UpdateCommand).resolves({});
+});
+
+describe('consumeMessage', () => {
+  it('applies the effect with the inbox put first, in ONE transaction, then confirms the message', async () => {
+    const result = await consumeMessage(message, reserve, deps);
+
+    expect(result).toEqual({ kind: 'APPLIED', outcome: 'APPLIED', confirmation: 'CONFIRMED' });
+    expect(transactions()).toEqual([
+      [expectedInboxPut('APPLIED'), stockUpdate('SKU-1', 2), stockUpdate('SKU-2', 1)],
+    ]);
+    expect(confirmedIds()).toEqual([message.messageId]);
+    // The confirmation comes after the commit, never before.
+    expect(ddb.calls().map((call) => call.args[0].constructor.name)).toEqual([
+      'TransactWriteCommand',
+      'UpdateCommand',
+    ]);
+  });
+
+  it('skips a duplicate: the inbox condition fails, no second effect, the earlier outcome is reported', async () => {
+    ddb.on(TransactWriteCommand).rejects(
+      transactionCanceled([
+        {
+          Code: 'ConditionalCheckFailed',
+          Item: { messageId: { S: message.messageId }, outcome: { S: 'APPLIED' } },
+        },
+        { Code: 'None' },
+        { Code: 'None' },
+      ]),
+    );
+
+    const result = await consumeMessage(message, reserve, deps);
+
+    expect(result).toEqual({ kind: 'DUPLICATE', outcome: 'APPLIED', confirmation: 'CONFIRMED' });
+    expect(transactions()).toHaveLength(1);
+  });
+
+  it('still confirms a duplicate, in case the first delivery crashed before its confirmation', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(transactionCanceled([{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }]));
+
+    const result = await consumeMessage(message, reserve, deps);
+
+    expect(result.kind).toBe('DUPLICATE');
+    expect(result.outcome).toBe('UNKNOWN');
+    expect(confirmedIds()).toEqual([message.messageId]);
+  });
+
+  it('records the business outcome when a business condition fails, with only the inbox put, then confirms', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        transactionCanceled([{ Code: 'None' }, { Code: 'None' }, { Code: 'ConditionalCheckFailed' }]),
+      )
+      .resolves({});
+
+    const result = await consumeMessage(message, reserve, deps);
+
+    expect(result).toEqual({ kind: 'REJECTED', outcome: 'REJECTED_OUT_OF_STOCK', confirmation: 'CONFIRMED' });
+    expect(transactions()).toEqual([
+      [expectedInboxPut('APPLIED'), stockUpdate('SKU-1', 2), stockUpdate('SKU-2', 1)],
+      [expectedInboxPut('REJECTED_OUT_OF_STOCK')],
+    ]);
+    expect(confirmedIds()).toEqual([message.messageId]);
+  });
+
+  it('reports a duplicate when another delivery recorded the message between the two transactions', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }]),
+      )
+      .rejectsOnce(
+        transactionCanceled([{ Code: 'ConditionalCheckFailed', Item: { outcome: { S: 'APPLIED' } } }]),
+      );
+
+    const result = await consumeMessage(message, reserve, deps);
+
+    expect(result).toMatchObject({ kind: 'DUPLICATE', outcome: 'APPLIED' });
+    expect(transactions()).toHaveLength(2);
+  });
+
+  it('records a rejection planned by the consumer with only the inbox put', async () => {
+    const result = await consumeMessage(message, () => ({ reject: 'REJECTED_INVALID_ORDER' }), deps);
+
+    expect(result).toEqual({
+      kind: 'REJECTED',
+      outcome: 'REJECTED_INVALID_ORDER',
+      confirmation: 'CONFIRMED',
+    });
+    expect(transactions()).toEqual([[expectedInboxPut('REJECTED_INVALID_ORDER')]]);
+  });
+
+  it('throws a transaction conflict so the record is retried, and confirms nothing', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(transactionCanceled([{ Code: 'TransactionConflict' }, { Code: 'None' }]));
+
+    await expect(consumeMessage(message, reserve, deps)).rejects.toBeInstanceOf(TransactionConflictError);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('throws any other error, and confirms nothing', async () => {
+    ddb.on(TransactWriteCommand).rejects(new Error('InternalServerError'));
+
+    await expect(consumeMessage(message, reserve, deps)).rejects.toThrow('InternalServerError');
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('reports the confirmation outcome of a message confirmed before', async () => {
+    ddb.on(UpdateCommand).rejects(
+      new ConditionalCheckFailedException({
+        message: 'failed',
+        $metadata: {},
+        Item: { messageId: { S: message.messageId }, status: { S: 'CONFIRMED' } },
+      }),
+    );
+
+    await expect(consumeMessage(message, reserve, deps)).resolves.toMatchObject({
+      kind: 'APPLIED',
+      confirmation: 'ALREADY_CONFIRMED',
+    });
+  });
+
+  it('confirms nothing when the producer is elsewhere (no confirmer)', async () => {
+    const { confirmer: _, ...withoutConfirmer } = deps;
+
+    const result = await consumeMessage(message, reserve, withoutConfirmer);
+
+    expect(result.confirmation).toBeUndefined();
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('keeps inbox rows for the configured retention', async () => {
+    await consumeMessage(message, reserve, { ...deps, inboxRetentionDays: 2 });
+
+    expect(transactions()[0]?.[0]?.Put?.Item?.expiresAt).toBe(FIXED_NOW.getTime() / 1000 + 2 * 86_400);
+  });
+});

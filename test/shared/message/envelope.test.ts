@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  createMessage,
+  ENVELOPE_SCHEMA_VERSION,
+  messageIdTime,
+  parseEnvelope,
+} from '../../../shared/message/envelope';
+import { envelope, FIXED_NOW, testMessageId } from '../../support/factories';
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+describe('createMessage', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('fills a ULID message id, the creation time and the schema version', () => {
+    const message = createMessage(
+      { topic: 'order.created', aggregateId: 'order-1', payload: { a: 1 } },
+      FIXED_NOW,
+    );
+
+    expect(message.messageId).toMatch(ULID);
+    expect(message.createdAt).toBe('2024-05-01T12:00:00.000Z');
+    expect(message.schemaVersion).toBe(ENVELOPE_SCHEMA_VERSION);
+    expect(message).toMatchObject({ topic: 'order.created', aggregateId: 'order-1', payload: { a: 1 } });
+  });
+
+  it('encodes the creation time in the message id, so ids sort by time', () => {
+    const earlier = createMessage({ topic: 'order.created', aggregateId: 'a', payload: {} }, FIXED_NOW);
+    const later = createMessage(
+      { topic: 'order.created', aggregateId: 'a', payload: {} },
+      new Date(FIXED_NOW.getTime() + 1_000),
+    );
+
+    expect(messageIdTime(earlier.messageId)).toEqual(FIXED_NOW);
+    expect(later.messageId > earlier.messageId).toBe(true);
+  });
+
+  it('uses the current time when no time is given', () => {
+    vi.useFakeTimers({ now: new Date('2030-01-02T03:04:05.678Z') });
+
+    const message = createMessage({ topic: 'order.created', aggregateId: 'order-1', payload: {} });
+
+    expect(message.createdAt).toBe('2030-01-02T03:04:05.678Z');
+    expect(messageIdTime(message.messageId).toISOString()).toBe('2030-01-02T03:04:05.678Z');
+  });
+
+  it('generates a different id for every message', () => {
+    const ids = new Set(
+      Array.from(
+        { length: 50 },
+        () => createMessage({ topic: 'order.created', aggregateId: 'a', payload: {} }, FIXED_NOW).messageId,
+      ),
+    );
+
+    expect(ids.size).toBe(50);
+  });
+
+  it('passes the traceparent header through untouched', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+    const message = createMessage(
+      { topic: 'order.created', aggregateId: 'order-1', payload: {}, headers: { traceparent } },
+      FIXED_NOW,
+    );
+
+    expect(message.headers).toEqual({ traceparent });
+  });
+
+  it('copies the headers instead of sharing the caller object', () => {
+    const headers: Record<string, string> = { traceparent: 'x' };
+
+    const message = createMessage(
+      { topic: 'order.created', aggregateId: 'a', payload: {}, headers },
+      FIXED_NOW,
+    );
+    headers.traceparent = 'changed';
+
+    expect(message.headers.traceparent).toBe('x');
+  });
+
+  it('keeps a supplied message id, so a retried request produces the same message', () => {
+    const messageId = testMessageId(42);
+
+    const message = createMessage(
+      { topic: 'order.created', aggregateId: 'a', payload: {}, messageId },
+      FIXED_NOW,
+    );
+
+    expect(message.messageId).toBe(messageId);
+  });
+
+  it.each([
+    ['a topic without a dot', { topic: 'orders' }],
+    ['an upper-case topic', { topic: 'Order.Created' }],
+    ['an empty aggregate id', { aggregateId: '' }],
+    ['a message id that is not a ULID', { messageId: 'not-a-ulid' }],
+  ])('refuses to build a message with %s', (_, override) => {
+    expect(() =>
+      createMessage({ topic: 'order.created', aggregateId: 'order-1', payload: {}, ...override }, FIXED_NOW),
+    ).toThrow();
+  });
+});
+
+describe('parseEnvelope', () => {
+  it('accepts an envelope as the relay sends it', () => {
+    const message = envelope({ headers: { traceparent: 't' } });
+
+    expect(parseEnvelope(JSON.parse(JSON.stringify(message)))).toEqual(message);
+  });
+
+  it.each([
+    ['a lower-case id', { messageId: testMessageId(1).toLowerCase() }],
+    ['an id of 25 characters', { messageId: testMessageId(1).slice(1) }],
+    ['an id with the excluded letter U', { messageId: `${testMessageId(1).slice(0, 25)}U` }],
+  ])('rejects a message id that is not a ULID: %s', (_, override) => {
+    expect(() => parseEnvelope(envelope(override))).toThrow(/ULID/);
+  });
+
+  it.each([
+    ['no dot', 'ordercreated'],
+    ['upper case', 'Order.created'],
+    ['a leading dot', '.order.created'],
+    ['a trailing dot', 'order.created.'],
+    ['a space', 'order. created'],
+    ['empty', ''],
+  ])('rejects a topic with %s', (_, topic) => {
+    expect(() => parseEnvelope(envelope({ topic }))).toThrow(/dotted lowercase/);
+  });
+
+  it('rejects an unknown schema version', () => {
+    expect(() => parseEnvelope({ ...envelope(), schemaVersion: 2 })).toThrow();
+  });
+
+  it('rejects a creation time that is not ISO-8601', () => {
+    expect(() => parseEnvelope(envelope({ createdAt: 'yesterday' }))).toThrow();
+  });
+
+  it('rejects headers that are not strings', () => {
+    expect(() => parseEnvelope({ ...envelope(), headers: { traceparent: 1 } })).toThrow();
+  });
+
+  it('rejects a value that is not an object', () => {
+    expect(() => parseEnvelope('{"messageId":"x"}')).toThrow();
+    expect(() => parseEnvelope(null)).toThrow();
+  });
+});

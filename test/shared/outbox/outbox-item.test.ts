@@ -1,0 +1,40 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem } from '../../../shared/outbox/outbox-item';
+import { envelope, FIXED_NOW, testMessageId } from '../../support/factories';
+
+describe('dueShardOf', () => {
+  it('is stable for a message id', () => {
+    expect(dueShardOf(testMessageId(5))).toBe(dueShardOf(testMessageId(5)));
+  });
+
+  it('always names one of the shards', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 64 }), (id, shards) => {
+        const shard = Number(dueShardOf(id, shards));
+        expect(Number.isInteger(shard) && shard >= 0 && shard < shards).toBe(true);
+      }),
+    );
+  });
+
+  it('spreads message ids over every shard', () => {
+    const used = new Set(Array.from({ length: 200 }, (_, i) => dueShardOf(testMessageId(i))));
+
+    expect(used.size).toBe(DEFAULT_DUE_SHARDS);
+  });
+});
+
+describe('newOutboxItem', () => {
+  it('is PENDING with no attempts and due after the stream grace period', () => {
+    const message = envelope();
+
+    expect(newOutboxItem(message, { now: FIXED_NOW, streamGraceMs: 10_000, dueShards: 4 })).toEqual({
+      ...message,
+      status: 'PENDING',
+      attempts: 0,
+      nextAttemptAt: '2024-05-01T12:00:10.000Z',
+      dueShard: dueShardOf(message.messageId, 4),
+      updatedAt: FIXED_NOW.toISOString(),
+    });
+  });
+});

@@ -1,0 +1,237 @@
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
+import type { SendFailureDecision } from '../../../shared/outbox/transition-updates';
+import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
+const store = new DynamoOutboxStore({ client, tableName: 'outbox' });
+const messageId = testMessageId(7);
+
+function conditionFailed(item?: object): ConditionalCheckFailedException {
+  return new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: {},
+    ...(item === undefined ? {} : { Item: marshall(item, { removeUndefinedValues: true }) }),
+  });
+}
+
+function sentUpdate(): UpdateCommandInput {
+  const calls = ddb.commandCalls(UpdateCommand);
+  expect(calls).toHaveLength(1);
+  const input = calls[0]?.args[0].input;
+  if (input === undefined) throw new Error('no UpdateCommand sent');
+  return input;
+}
+
+/** The attributes an update SETs (attribute → value expression) and REMOVEs, with placeholders resolved. */
+function clausesOf(input: UpdateCommandInput): { set: Record<string, string>; remove: string[] } {
+  const names = input.ExpressionAttributeNames ?? {};
+  const resolve = (token: string) => names[token.trim()] ?? token.trim();
+  const expression = input.UpdateExpression ?? '';
+  const setPart = /SET (.*?)(?= REMOVE |$)/.exec(expression)?.[1] ?? '';
+  const removePart = /REMOVE (.*?)(?= SET |$)/.exec(expression)?.[1] ?? '';
+  const set: Record<string, string> = {};
+  for (const assignment of setPart.split(/,(?![^(]*\))/)) {
+    const [target, value] = assignment.split('=');
+    if (target !== undefined && value !== undefined) set[resolve(target)] = value.trim();
+  }
+  const remove = removePart ? removePart.split(',').map(resolve) : [];
+  return { set, remove };
+}
+
+/** The status values an update's condition accepts. */
+function acceptedStatuses(input: UpdateCommandInput): unknown[] {
+  const list = /#status IN \(([^)]*)\)/.exec(input.ConditionExpression ?? '')?.[1] ?? '';
+  return list.split(',').map((token) => input.ExpressionAttributeValues?.[token.trim()]);
+}
+
+/** DynamoDB refuses undefined and unused placeholders, and a path both SET and REMOVEd. */
+function expectWellFormed(input: UpdateCommandInput): void {
+  const text = `${input.UpdateExpression} ${input.ConditionExpression ?? ''}`;
+  const usedNames = new Set(text.match(/#\w+/g));
+  const usedValues = new Set(text.match(/:\w+/g));
+  expect(new Set(Object.keys(input.ExpressionAttributeNames ?? {}))).toEqual(usedNames);
+  expect(new Set(Object.keys(input.ExpressionAttributeValues ?? {}))).toEqual(usedValues);
+  const { set, remove } = clausesOf(input);
+  expect(remove.filter((name) => name in set)).toEqual([]);
+}
+
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(UpdateCommand).resolves({});
+});
+
+describe('DynamoOutboxStore.markSent', () => {
+  it('sends an UpdateCommand conditioned on the message existing and being PENDING', async () => {
+    await expect(store.markSent(messageId, FIXED_NOW)).resolves.toBe('SENT');
+
+    const input = sentUpdate();
+    expect(input.TableName).toBe('outbox');
+    expect(input.Key).toEqual({ messageId });
+    expect(input.ConditionExpression).toContain('attribute_exists(#messageId)');
+    expect(acceptedStatuses(input)).toEqual(['PENDING']);
+    expectWellFormed(input);
+  });
+
+  it('moves the message to SENT, stamps sentAt and keeps it due at the confirmation deadline', async () => {
+    await store.markSent(messageId, FIXED_NOW);
+
+    const input = sentUpdate();
+    const { set, remove } = clausesOf(input);
+    const values = input.ExpressionAttributeValues ?? {};
+    expect(values[set.status ?? '']).toBe('SENT');
+    expect(values[set.sentAt ?? '']).toBe(FIXED_NOW.toISOString());
+    // Default confirmation deadline: 5 minutes.
+    expect(values[set.nextAttemptAt ?? '']).toBe('2024-05-01T12:05:00.000Z');
+    expect(set.attempts).toMatch(/if_not_exists\(#attempts, :zero\) \+ :one/);
+    expect(remove).toEqual(expect.arrayContaining(['leaseOwner', 'leaseUntil']));
+    expect(remove).not.toContain('dueShard');
+  });
+
+  it('uses the configured confirmation deadline', async () => {
+    const custom = new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: 1_000 });
+
+    await custom.markSent(messageId, FIXED_NOW);
+
+    expect(sentUpdate().ExpressionAttributeValues?.[':deadline']).toBe('2024-05-01T12:00:01.000Z');
+  });
+
+  it('returns ALREADY_ADVANCED when the condition fails (a sweeper or a confirmation was first)', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'CONFIRMED' })));
+
+    await expect(store.markSent(messageId, FIXED_NOW)).resolves.toBe('ALREADY_ADVANCED');
+  });
+
+  it('throws any other DynamoDB error', async () => {
+    ddb.on(UpdateCommand).rejects(new Error('ProvisionedThroughputExceeded'));
+
+    await expect(store.markSent(messageId, FIXED_NOW)).rejects.toThrow('ProvisionedThroughputExceeded');
+  });
+});
+
+describe('DynamoOutboxStore.recordSendFailure', () => {
+  const retry: SendFailureDecision = {
+    kind: 'retry',
+    attempts: 2,
+    nextAttemptAt: new Date('2024-05-01T12:00:30.000Z'),
+  };
+  const fail: SendFailureDecision = { kind: 'fail', attempts: 10 };
+
+  it('schedules a retry: attempts, nextAttemptAt and lastError set, status stays PENDING', async () => {
+    await expect(
+      store.recordSendFailure(messageId, 1, retry, 'Throttled: slow down', FIXED_NOW),
+    ).resolves.toBe('RETRY_SCHEDULED');
+
+    const input = sentUpdate();
+    const { set, remove } = clausesOf(input);
+    const values = input.ExpressionAttributeValues ?? {};
+    expect(values[set.status ?? '']).toBe('PENDING');
+    expect(values[set.attempts ?? '']).toBe(2);
+    expect(values[set.nextAttemptAt ?? '']).toBe('2024-05-01T12:00:30.000Z');
+    expect(values[set.lastError ?? '']).toBe('Throttled: slow down');
+    expect(remove).not.toContain('dueShard');
+    expect(acceptedStatuses(input)).toEqual(['PENDING']);
+    expectWellFormed(input);
+  });
+
+  it('is conditioned on nobody having recorded an attempt since the one seen, so attempts are never double-counted', async () => {
+    await store.recordSendFailure(messageId, 1, retry, 'e', FIXED_NOW);
+
+    const input = sentUpdate();
+    expect(input.ConditionExpression).toContain('#attempts = :seen');
+    expect(input.ExpressionAttributeValues?.[':seen']).toBe(1);
+  });
+
+  it('moves the message to FAILED: leaves the due index, keeps lastError and attempts', async () => {
+    await expect(store.recordSendFailure(messageId, 9, fail, 'QueueDoesNotExist', FIXED_NOW)).resolves.toBe(
+      'FAILED',
+    );
+
+    const input = sentUpdate();
+    const { set, remove } = clausesOf(input);
+    const values = input.ExpressionAttributeValues ?? {};
+    expect(values[set.status ?? '']).toBe('FAILED');
+    expect(values[set.attempts ?? '']).toBe(10);
+    expect(values[set.lastError ?? '']).toBe('QueueDoesNotExist');
+    expect(remove).toEqual(expect.arrayContaining(['dueShard', 'nextAttemptAt']));
+    expect(remove).not.toContain('lastError');
+    // A FAILED message is never archived: an operator must see it.
+    expect(set).not.toHaveProperty('expiresAt');
+    expectWellFormed(input);
+  });
+
+  it('truncates a long error to 1 000 characters', async () => {
+    await store.recordSendFailure(messageId, 0, retry, 'x'.repeat(5_000), FIXED_NOW);
+
+    expect(sentUpdate().ExpressionAttributeValues?.[':error']).toHaveLength(1_000);
+  });
+
+  it('returns ALREADY_ADVANCED when the message moved on meanwhile', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'SENT', attempts: 1 })));
+
+    await expect(store.recordSendFailure(messageId, 0, fail, 'e', FIXED_NOW)).resolves.toBe(
+      'ALREADY_ADVANCED',
+    );
+  });
+});
+
+describe('DynamoOutboxStore.confirm', () => {
+  it('moves PENDING, SENT or FAILED to CONFIRMED', async () => {
+    await expect(store.confirm(messageId, FIXED_NOW)).resolves.toBe('CONFIRMED');
+
+    const input = sentUpdate();
+    expect(input.Key).toEqual({ messageId });
+    expect(acceptedStatuses(input)).toEqual(['PENDING', 'SENT', 'FAILED']);
+    expect(input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
+    expectWellFormed(input);
+  });
+
+  it('sets the TTL 30 days out and removes the due-index keys', async () => {
+    await store.confirm(messageId, FIXED_NOW);
+
+    const input = sentUpdate();
+    const { set, remove } = clausesOf(input);
+    const values = input.ExpressionAttributeValues ?? {};
+    expect(values[set.status ?? '']).toBe('CONFIRMED');
+    expect(values[set.confirmedAt ?? '']).toBe(FIXED_NOW.toISOString());
+    expect(values[set.expiresAt ?? '']).toBe(FIXED_NOW.getTime() / 1000 + 30 * 86_400);
+    expect(remove).toEqual(expect.arrayContaining(['dueShard', 'nextAttemptAt']));
+  });
+
+  it('uses the configured retention', async () => {
+    const custom = new DynamoOutboxStore({ client, tableName: 'outbox', retentionDays: 1 });
+
+    await custom.confirm(messageId, FIXED_NOW);
+
+    expect(sentUpdate().ExpressionAttributeValues?.[':expiresAt']).toBe(FIXED_NOW.getTime() / 1000 + 86_400);
+  });
+
+  it('returns ALREADY_CONFIRMED when the old item is CONFIRMED', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'CONFIRMED' })));
+
+    await expect(store.confirm(messageId, FIXED_NOW)).resolves.toBe('ALREADY_CONFIRMED');
+  });
+
+  it('returns NOT_CONFIRMABLE when the old item is CANCELLED', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'CANCELLED' })));
+
+    await expect(store.confirm(messageId, FIXED_NOW)).resolves.toBe('NOT_CONFIRMABLE');
+  });
+
+  it('returns NOT_FOUND when there is no such message (no old item)', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+
+    await expect(store.confirm(messageId, FIXED_NOW)).resolves.toBe('NOT_FOUND');
+  });
+
+  it('throws errors other than a failed condition', async () => {
+    ddb.on(UpdateCommand).rejects(new Error('InternalServerError'));
+
+    await expect(store.confirm(messageId, FIXED_NOW)).rejects.toThrow('InternalServerError');
+  });
+});

@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MessageStatus } from '../../../shared/message/message-status';
+import {
+  applyTransition,
+  isAllowedChange,
+  TERMINAL_STATUSES,
+  TRANSITIONS,
+  type TransitionName,
+} from '../../../shared/outbox/state-machine';
+
+const { PENDING, SENT, CONFIRMED, FAILED, CANCELLED } = MessageStatus;
+const ALL_STATUSES = Object.values(MessageStatus);
+const TRANSITION_NAMES = Object.keys(TRANSITIONS) as TransitionName[];
+
+describe('state machine', () => {
+  it.each([
+    ['markSent', [PENDING], SENT],
+    ['confirm', [PENDING, SENT, FAILED], CONFIRMED],
+    ['recordAttempt', [PENDING], PENDING],
+    ['fail', [PENDING], FAILED],
+    ['requeue', [SENT], PENDING],
+    ['replay', [FAILED], PENDING],
+    ['cancel', [PENDING], CANCELLED],
+  ] as const)('%s leads from %j to %s and from nowhere else', (name, from, to) => {
+    for (const status of ALL_STATUSES) {
+      const expected = (from as readonly string[]).includes(status) ? to : undefined;
+      expect(applyTransition(status, name), `${name} from ${status}`).toBe(expected);
+    }
+  });
+
+  it('defines exactly the documented transitions', () => {
+    expect(TRANSITION_NAMES.sort()).toEqual(
+      ['cancel', 'confirm', 'fail', 'markSent', 'recordAttempt', 'replay', 'requeue'].sort(),
+    );
+  });
+
+  it('follows the happy path PENDING → SENT → CONFIRMED', () => {
+    const sent = applyTransition(PENDING, 'markSent');
+    expect(sent).toBe(SENT);
+    expect(sent && applyTransition(sent, 'confirm')).toBe(CONFIRMED);
+  });
+
+  it('lets a confirmation overtake the relay (PENDING → CONFIRMED)', () => {
+    expect(isAllowedChange(PENDING, CONFIRMED)).toBe(true);
+  });
+
+  it('lets a late delivery confirm a FAILED message (FAILED → CONFIRMED)', () => {
+    expect(isAllowedChange(FAILED, CONFIRMED)).toBe(true);
+  });
+
+  it('treats exactly CONFIRMED and CANCELLED as terminal', () => {
+    expect([...TERMINAL_STATUSES].sort()).toEqual([CANCELLED, CONFIRMED].sort());
+  });
+
+  it.each([
+    [CONFIRMED, PENDING],
+    [CONFIRMED, SENT],
+    [CONFIRMED, FAILED],
+    [CONFIRMED, CANCELLED],
+    [CANCELLED, PENDING],
+    [CANCELLED, SENT],
+    [CANCELLED, CONFIRMED],
+    [CANCELLED, FAILED],
+    [SENT, FAILED],
+    [SENT, CANCELLED],
+    [FAILED, SENT],
+    [FAILED, CANCELLED],
+  ] as const)('rejects the change %s → %s', (from, to) => {
+    expect(isAllowedChange(from, to)).toBe(false);
+  });
+
+  it('allows every documented change', () => {
+    const allowed: [MessageStatus, MessageStatus][] = [
+      [PENDING, SENT],
+      [SENT, CONFIRMED],
+      [PENDING, FAILED],
+      [SENT, PENDING],
+      [FAILED, PENDING],
+      [PENDING, CANCELLED],
+      [PENDING, CONFIRMED],
+      [FAILED, CONFIRMED],
+      [PENDING, PENDING],
+    ];
+    for (const [from, to] of allowed) expect(isAllowedChange(from, to), `${from} → ${to}`).toBe(true);
+  });
+
+  it('allows nothing out of a terminal status', () => {
+    for (const terminal of [CONFIRMED, CANCELLED]) {
+      for (const name of TRANSITION_NAMES) expect(applyTransition(terminal, name)).toBeUndefined();
+      for (const to of ALL_STATUSES) expect(isAllowedChange(terminal, to)).toBe(false);
+    }
+  });
+
+  it('only ever produces allowed changes, and never leaves a terminal status, whatever is attempted', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...TRANSITION_NAMES), { maxLength: 40 }), (names) => {
+        let status: MessageStatus = PENDING;
+        let reachedTerminal = false;
+        for (const name of names) {
+          const next = applyTransition(status, name);
+          if (next === undefined) continue;
+          expect(isAllowedChange(status, next)).toBe(true);
+          expect(reachedTerminal).toBe(false);
+          status = next;
+          reachedTerminal ||= TERMINAL_STATUSES.includes(status);
+        }
+        if (reachedTerminal) expect(TERMINAL_STATUSES).toContain(status);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,145 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  TransactionConditionError,
+  TransactionConflictError,
+  TransactionLimit,
+  TransactionLimitError,
+} from '../../../shared/errors';
+import { dueShardOf } from '../../../shared/outbox/outbox-item';
+import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox';
+import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits';
+import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
+const options = { client, outboxTable: 'outbox', clock: () => FIXED_NOW };
+
+const orderPut: TransactWriteAction = {
+  Put: {
+    TableName: 'orders',
+    Item: { orderId: 'order-1', customerId: 'c' },
+    ConditionExpression: 'attribute_not_exists(orderId)',
+  },
+};
+const auditPut: TransactWriteAction = { Put: { TableName: 'audit', Item: { id: 'audit-1' } } };
+
+function sentTransactItems(): TransactWriteAction[] {
+  const calls = ddb.commandCalls(TransactWriteCommand);
+  expect(calls).toHaveLength(1);
+  return calls[0]?.args[0].input.TransactItems ?? [];
+}
+
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(TransactWriteCommand).resolves({});
+});
+
+describe('writeWithOutbox', () => {
+  it('writes the business actions first, then one outbox Put per message, in ONE transaction', async () => {
+    const first = envelope({ messageId: testMessageId(1) });
+    const second = envelope({ messageId: testMessageId(2), headers: { traceparent: 't' } });
+
+    await writeWithOutbox(options, { actions: [orderPut, auditPut], messages: [first, second] });
+
+    const items = sentTransactItems();
+    expect(items).toHaveLength(4);
+    expect(items[0]).toEqual(orderPut);
+    expect(items[1]).toEqual(auditPut);
+    expect(items[2]?.Put?.Item).toMatchObject({ messageId: first.messageId });
+    expect(items[3]?.Put?.Item).toMatchObject({ messageId: second.messageId, headers: { traceparent: 't' } });
+  });
+
+  it('stores each message PENDING, with no attempts, in the due index after the stream grace period', async () => {
+    const message = envelope();
+
+    await writeWithOutbox(options, { actions: [orderPut], messages: [message] });
+
+    expect(sentTransactItems()[1]).toEqual({
+      Put: {
+        TableName: 'outbox',
+        Item: {
+          ...message,
+          status: 'PENDING',
+          attempts: 0,
+          dueShard: dueShardOf(message.messageId),
+          nextAttemptAt: '2024-05-01T12:01:00.000Z',
+          updatedAt: '2024-05-01T12:00:00.000Z',
+        },
+        ConditionExpression: 'attribute_not_exists(#messageId)',
+        ExpressionAttributeNames: { '#messageId': 'messageId' },
+      },
+    });
+  });
+
+  it('uses the configured grace period and number of due shards', async () => {
+    const message = envelope();
+
+    await writeWithOutbox(
+      { ...options, streamGraceMs: 5_000, dueShards: 1 },
+      { actions: [orderPut], messages: [message] },
+    );
+
+    expect(sentTransactItems()[1]?.Put?.Item).toMatchObject({
+      nextAttemptAt: '2024-05-01T12:00:05.000Z',
+      dueShard: '0',
+    });
+  });
+
+  it('refuses a write without messages and sends nothing', async () => {
+    await expect(writeWithOutbox(options, { actions: [orderPut], messages: [] })).rejects.toThrow(RangeError);
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('maps a failed condition on the business action to TransactionConditionError [0]', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(transactionCanceled([{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }]));
+
+    const error = await writeWithOutbox(options, { actions: [orderPut], messages: [envelope()] }).catch(
+      (e: unknown) => e,
+    );
+
+    expect(error).toBeInstanceOf(TransactionConditionError);
+    expect((error as TransactionConditionError).failedActions).toEqual([0]);
+  });
+
+  it('maps a transaction conflict to TransactionConflictError', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(transactionCanceled([{ Code: 'TransactionConflict' }, { Code: 'None' }]));
+
+    await expect(
+      writeWithOutbox(options, { actions: [orderPut], messages: [envelope()] }),
+    ).rejects.toBeInstanceOf(TransactionConflictError);
+  });
+
+  it('counts the outbox Puts against the 100-action limit and then sends nothing', async () => {
+    const actions = Array.from(
+      { length: 100 },
+      (_, i): TransactWriteAction => ({ Put: { TableName: 'orders', Item: { orderId: `o-${i}` } } }),
+    );
+
+    const error = await writeWithOutbox(options, { actions, messages: [envelope()] }).catch(
+      (e: unknown) => e,
+    );
+
+    expect(error).toBeInstanceOf(TransactionLimitError);
+    expect((error as TransactionLimitError).limit).toBe(TransactionLimit.ACTIONS);
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('refuses a message whose outbox item exceeds 400 KB, naming the outbox Put, and sends nothing', async () => {
+    const error = await writeWithOutbox(options, {
+      actions: [orderPut],
+      messages: [envelope({ payload: { blob: 'x'.repeat(401 * 1024) } })],
+    }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(TransactionLimitError);
+    expect((error as TransactionLimitError).limit).toBe(TransactionLimit.ITEM_SIZE);
+    expect((error as TransactionLimitError).message).toContain('action 1 (Put outbox)');
+    expect(ddb.calls()).toHaveLength(0);
+  });
+});

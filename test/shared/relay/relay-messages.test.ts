@@ -1,0 +1,275 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { Envelope } from '../../../shared/message/envelope';
+import type { OutboxItem } from '../../../shared/outbox/outbox-item';
+import type { OutboxStore } from '../../../shared/outbox/outbox-store';
+import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher';
+import {
+  type RelayDeps,
+  type RelayInput,
+  relayMessages,
+  toEnvelope,
+} from '../../../shared/relay/relay-messages';
+import { messageBody } from '../../../shared/relay/sqs-publisher';
+import type { RetryPolicy } from '../../../shared/retry/retry-policy';
+import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories';
+
+const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
+const POLICY: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 3 };
+
+function inputs(count: number, overrides: Partial<OutboxItem> = {}): RelayInput[] {
+  return Array.from({ length: count }, (_, i) => ({
+    recordId: `seq-${i + 1}`,
+    message: outboxItem({ messageId: testMessageId(i + 1), ...overrides }),
+  }));
+}
+
+/** A publisher that accepts everything, unless told which message ids SQS rejects. */
+function acceptingPublisher(rejected: ReadonlySet<string> = new Set()) {
+  return {
+    publishBatch: vi.fn(
+      async (_queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> => ({
+        sent: messages.filter((m) => !rejected.has(m.messageId)).map((m) => m.messageId),
+        failed: messages
+          .filter((m) => rejected.has(m.messageId))
+          .map((m) => ({ messageId: m.messageId, error: 'InvalidParameterValue: too big' })),
+      }),
+    ),
+  } satisfies MessagePublisher;
+}
+
+function fakeStore() {
+  return {
+    markSent: vi.fn<OutboxStore['markSent']>(async () => 'SENT'),
+    recordSendFailure: vi.fn<OutboxStore['recordSendFailure']>(async (_id, _seen, decision) =>
+      decision.kind === 'retry' ? 'RETRY_SCHEDULED' : 'FAILED',
+    ),
+    confirm: vi.fn<OutboxStore['confirm']>(async () => 'CONFIRMED'),
+  } satisfies OutboxStore;
+}
+
+function depsWith(overrides: Partial<RelayDeps> = {}) {
+  const publisher = acceptingPublisher();
+  const store = fakeStore();
+  const deps: RelayDeps = {
+    publisher,
+    store,
+    queueFor: (topic) => (topic === 'order.created' ? QUEUE : undefined),
+    retryPolicyFor: () => POLICY,
+    clock: () => FIXED_NOW,
+    random: () => 0.5,
+    ...overrides,
+  };
+  return { deps, publisher, store };
+}
+
+describe('relayMessages', () => {
+  it('sends 25 messages as SendMessageBatch chunks of 10, 10 and 5, and marks each SENT', async () => {
+    const { deps, publisher, store } = depsWith();
+
+    const report = await relayMessages(inputs(25), deps);
+
+    expect(publisher.publishBatch.mock.calls.map(([, messages]) => messages.length)).toEqual([10, 10, 5]);
+    expect(publisher.publishBatch.mock.calls.every(([queueUrl]) => queueUrl === QUEUE)).toBe(true);
+    expect(store.markSent).toHaveBeenCalledTimes(25);
+    expect(store.markSent).toHaveBeenCalledWith(testMessageId(25), FIXED_NOW);
+    expect(report).toEqual({ sent: 25, alreadyAdvanced: 0, retryScheduled: 0, failed: 0, unrecorded: [] });
+  });
+
+  it('issues the chunks in parallel: every batch is started before the first one completes', async () => {
+    const pending: { resolve: (result: PublishResult) => void; messages: readonly Envelope[] }[] = [];
+    const publisher: MessagePublisher = {
+      publishBatch: (_queueUrl, messages) =>
+        new Promise<PublishResult>((resolve) => {
+          pending.push({ resolve, messages });
+        }),
+    };
+    const { deps } = depsWith({ publisher });
+
+    const relayed = relayMessages(inputs(25), deps);
+    await Promise.resolve();
+
+    // No batch has completed yet, and all three are already in flight.
+    expect(pending).toHaveLength(3);
+    for (const { resolve, messages } of pending)
+      resolve({ sent: messages.map((m) => m.messageId), failed: [] });
+    await expect(relayed).resolves.toMatchObject({ sent: 25 });
+  });
+
+  it('counts the message attributes against the 256 KiB batch limit, not only the bodies', async () => {
+    const { deps, publisher } = depsWith();
+    const bare = Buffer.byteLength(messageBody(toEnvelope(outboxItem({ payload: '' }))));
+    // Two bodies that together fill 256 KiB exactly: the attributes push the pair over SQS's limit.
+    const payload = 'x'.repeat(128 * 1024 - bare);
+    const pair = inputs(2, { payload });
+    expect(pair.reduce((sum, i) => sum + Buffer.byteLength(messageBody(toEnvelope(i.message))), 0)).toBe(
+      256 * 1024,
+    );
+
+    await relayMessages(pair, deps);
+
+    expect(publisher.publishBatch.mock.calls.map(([, messages]) => messages.length)).toEqual([1, 1]);
+  });
+
+  it('sends only the envelope to the queue, not the outbox bookkeeping', async () => {
+    const { deps, publisher } = depsWith();
+    const [input] = inputs(1, { headers: { traceparent: 'tp' } });
+    if (input === undefined) throw new Error('no input');
+
+    await relayMessages([input], deps);
+
+    expect(publisher.publishBatch.mock.calls[0]?.[1]).toEqual([toEnvelope(input.message)]);
+    expect(publisher.publishBatch.mock.calls[0]?.[1][0]).not.toHaveProperty('status');
+    expect(publisher.publishBatch.mock.calls[0]?.[1][0]).not.toHaveProperty('dueShard');
+  });
+
+  it('records a rejected entry on its message and marks the others SENT, without reporting a batch failure', async () => {
+    const rejectedId = testMessageId(2);
+    const { deps, store } = depsWith({ publisher: acceptingPublisher(new Set([rejectedId])) });
+
+    const report = await relayMessages(inputs(3), deps);
+
+    expect(store.recordSendFailure).toHaveBeenCalledTimes(1);
+    expect(store.recordSendFailure).toHaveBeenCalledWith(
+      rejectedId,
+      0,
+      { kind: 'retry', attempts: 1, nextAttemptAt: new Date(FIXED_NOW.getTime() + 500) },
+      'InvalidParameterValue: too big',
+      FIXED_NOW,
+    );
+    expect(store.markSent.mock.calls.map(([id]) => id).sort()).toEqual([testMessageId(1), testMessageId(3)]);
+    expect(report).toMatchObject({ sent: 2, retryScheduled: 1, unrecorded: [] });
+  });
+
+  it('moves a message to FAILED after the last attempt', async () => {
+    const { deps, store } = depsWith({ publisher: acceptingPublisher(new Set([testMessageId(1)])) });
+
+    const report = await relayMessages(inputs(1, { attempts: POLICY.maxAttempts - 1 }), deps);
+
+    expect(store.recordSendFailure).toHaveBeenCalledWith(
+      testMessageId(1),
+      POLICY.maxAttempts - 1,
+      { kind: 'fail', attempts: POLICY.maxAttempts },
+      expect.any(String),
+      FIXED_NOW,
+    );
+    expect(report).toMatchObject({ failed: 1, sent: 0 });
+  });
+
+  it('reports the record whose SENT mark could not be written, so the stream retries it', async () => {
+    const { deps, store } = depsWith();
+    store.markSent.mockImplementation(async (id) => {
+      if (id === testMessageId(2)) throw new Error('DynamoDB unavailable');
+      return 'SENT';
+    });
+
+    const report = await relayMessages(inputs(3), deps);
+
+    expect(report.unrecorded).toEqual(['seq-2']);
+    expect(report.sent).toBe(2);
+  });
+
+  it('reports the record whose failure could not be written', async () => {
+    const { deps, store } = depsWith({ publisher: acceptingPublisher(new Set([testMessageId(1)])) });
+    store.recordSendFailure.mockRejectedValue(new Error('DynamoDB unavailable'));
+
+    const report = await relayMessages(inputs(2), deps);
+
+    expect(report.unrecorded).toEqual(['seq-1']);
+  });
+
+  it('sends a message that appears twice in a batch once, and reports both records if its mark fails', async () => {
+    const { deps, publisher, store } = depsWith();
+    const message = outboxItem({ messageId: testMessageId(9) });
+    store.markSent.mockRejectedValue(new Error('DynamoDB unavailable'));
+
+    const report = await relayMessages(
+      [
+        { recordId: 'seq-1', message },
+        { recordId: 'seq-2', message },
+      ],
+      deps,
+    );
+
+    expect(publisher.publishBatch).toHaveBeenCalledTimes(1);
+    expect(publisher.publishBatch.mock.calls[0]?.[1]).toHaveLength(1);
+    expect(store.markSent).toHaveBeenCalledTimes(1);
+    expect(report.unrecorded).toEqual(['seq-1', 'seq-2']);
+  });
+
+  it('records a failure naming the topic when no queue is routed for it, and sends nothing', async () => {
+    const { deps, publisher, store } = depsWith();
+
+    const report = await relayMessages(inputs(1, { topic: 'payment.captured' }), deps);
+
+    expect(publisher.publishBatch).not.toHaveBeenCalled();
+    expect(store.recordSendFailure).toHaveBeenCalledWith(
+      testMessageId(1),
+      0,
+      expect.objectContaining({ kind: 'retry' }),
+      'no queue is routed for topic "payment.captured"',
+      FIXED_NOW,
+    );
+    expect(report).toMatchObject({ sent: 0, retryScheduled: 1 });
+  });
+
+  it('records every entry of a batch whose publisher throws as failed', async () => {
+    const publisher: MessagePublisher = {
+      publishBatch: async () => {
+        throw new Error('socket hang up');
+      },
+    };
+    const { deps, store } = depsWith({ publisher });
+
+    const report = await relayMessages(inputs(12), deps);
+
+    expect(store.recordSendFailure).toHaveBeenCalledTimes(12);
+    expect(
+      store.recordSendFailure.mock.calls.every(([, , , error]) => error === 'Error: socket hang up'),
+    ).toBe(true);
+    expect(store.markSent).not.toHaveBeenCalled();
+    expect(report).toMatchObject({ sent: 0, retryScheduled: 12, unrecorded: [] });
+  });
+
+  it('sends each topic to its own queue', async () => {
+    const { deps, publisher } = depsWith({
+      queueFor: (topic) => `https://sqs.eu-west-1.amazonaws.com/123456789012/${topic.replace('.', '-')}`,
+    });
+
+    await relayMessages(
+      [
+        { recordId: 's1', message: outboxItem({ messageId: testMessageId(1), topic: 'order.created' }) },
+        { recordId: 's2', message: outboxItem({ messageId: testMessageId(2), topic: 'order.cancelled' }) },
+      ],
+      deps,
+    );
+
+    expect(
+      publisher.publishBatch.mock.calls.map(([queueUrl, messages]) => [queueUrl, messages.length]),
+    ).toEqual([
+      ['https://sqs.eu-west-1.amazonaws.com/123456789012/order-created', 1],
+      ['https://sqs.eu-west-1.amazonaws.com/123456789012/order-cancelled', 1],
+    ]);
+  });
+
+  it('counts a message another writer advanced first as already advanced', async () => {
+    const { deps, store } = depsWith();
+    store.markSent.mockResolvedValue('ALREADY_ADVANCED');
+
+    const report = await relayMessages(inputs(2), deps);
+
+    expect(report).toMatchObject({ sent: 0, alreadyAdvanced: 2, unrecorded: [] });
+  });
+
+  it('does nothing for an empty batch', async () => {
+    const { deps, publisher } = depsWith();
+
+    await expect(relayMessages([], deps)).resolves.toEqual({
+      sent: 0,
+      alreadyAdvanced: 0,
+      retryScheduled: 0,
+      failed: 0,
+      unrecorded: [],
+    });
+    expect(publisher.publishBatch).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,275 @@
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
+import type { RelayDeps } from '../../../shared/relay/relay-messages';
+import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch';
+import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy';
+import { FIXED_NOW, outboxItem, streamRecord, testMessageId } from '../../support/factories';
+
+const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
+const ddb = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+const deps: RelayDeps = {
+  publisher: new SqsPublisher(new SQSClient({ region: 'eu-west-1' })),
+  store: new DynamoOutboxStore({
+    client: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' })),
+    tableName: 'outbox',
+  }),
+  queueFor: (topic) => (topic === 'order.created' ? QUEUE : undefined),
+  retryPolicyFor: () => DEFAULT_RETRY_POLICY,
+  clock: () => FIXED_NOW,
+  random: () => 0.5,
+};
+
+const logger = { info: vi.fn(), warn: vi.fn() };
+
+function sequenceNumber(n: number): string {
+  return String(100_000_000_000_000_000_000n + BigInt(n));
+}
+
+/** A stream batch announcing `count` fresh PENDING messages, record n carrying testMessageId(n). */
+function insertBatch(count: number): DynamoDBStreamEvent {
+  return {
+    Records: Array.from({ length: count }, (_, i) =>
+      streamRecord(outboxItem({ messageId: testMessageId(i + 1) }), {
+        sequenceNumber: sequenceNumber(i + 1),
+      }),
+    ),
+  };
+}
+
+/** SQS accepts every entry except those whose id is in `rejected`. */
+function sqsAccepts(rejected: ReadonlySet<string> = new Set()) {
+  sqs.on(SendMessageBatchCommand).callsFake(async (input: SendMessageBatchCommandInput) => ({
+    Successful: (input.Entries ?? [])
+      .filter((e) => !rejected.has(e.Id ?? ''))
+      .map((e) => ({ Id: e.Id, MessageId: `sqs-${e.Id}`, MD5OfMessageBody: 'x' })),
+    Failed: (input.Entries ?? [])
+      .filter((e) => rejected.has(e.Id ?? ''))
+      .map((e) => ({ Id: e.Id, SenderFault: true, Code: 'InvalidParameterValue', Message: 'rejected' })),
+  }));
+}
+
+function updates(): UpdateCommandInput[] {
+  return ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+}
+
+function updatesTo(status: string): string[] {
+  return updates()
+    .filter((input) => input.ExpressionAttributeValues?.[':to'] === status)
+    .map((input) => String(input.Key?.messageId))
+    .sort();
+}
+
+function sentMessageIds(): string[] {
+  return sqs
+    .commandCalls(SendMessageBatchCommand)
+    .flatMap((call) => call.args[0].input.Entries ?? [])
+    .map((entry) => entry.Id ?? '')
+    .sort();
+}
+
+beforeEach(() => {
+  ddb.reset();
+  sqs.reset();
+  logger.info.mockReset();
+  logger.warn.mockReset();
+  ddb.on(UpdateCommand).resolves({});
+});
+
+describe('relayStreamBatch', () => {
+  it('forwards 25 inserted messages in SendMessageBatch calls of 10, 10 and 5 and marks them all SENT', async () => {
+    sqsAccepts();
+
+    const response = await relayStreamBatch(insertBatch(25), deps, logger);
+
+    const calls = sqs.commandCalls(SendMessageBatchCommand);
+    expect(calls.map((call) => call.args[0].input.Entries?.length)).toEqual([10, 10, 5]);
+    for (const call of calls) {
+      expect(call.args[0].input.QueueUrl).toBe(QUEUE);
+      for (const entry of call.args[0].input.Entries ?? []) {
+        expect(entry.MessageAttributes?.message_id?.StringValue).toBe(entry.Id);
+        expect(entry.MessageAttributes?.topic?.StringValue).toBe('order.created');
+      }
+    }
+    expect(updatesTo('SENT')).toHaveLength(25);
+    expect(response).toEqual({ batchItemFailures: [] });
+  });
+
+  it('carries the traceparent header to the SQS message attributes', async () => {
+    sqsAccepts();
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+    await relayStreamBatch(
+      { Records: [streamRecord(outboxItem({ headers: { traceparent } }))] },
+      deps,
+      logger,
+    );
+
+    const entry = sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input.Entries?.[0];
+    expect(entry?.MessageAttributes?.traceparent).toEqual({ DataType: 'String', StringValue: traceparent });
+  });
+
+  it('issues the SendMessageBatch calls in parallel', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const releases: (() => void)[] = [];
+    sqs.on(SendMessageBatchCommand).callsFake(async (input: SendMessageBatchCommandInput) => {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise<void>((release) => releases.push(release));
+      inFlight -= 1;
+      return {
+        Successful: (input.Entries ?? []).map((e) => ({ Id: e.Id, MessageId: 'm', MD5OfMessageBody: 'x' })),
+      };
+    });
+
+    const relayed = relayStreamBatch(insertBatch(25), deps, logger);
+    await vi.waitFor(() => expect(releases).toHaveLength(3));
+    for (const release of releases) release();
+
+    await expect(relayed).resolves.toEqual({ batchItemFailures: [] });
+    expect(maxInFlight).toBe(3);
+  });
+
+  it('records an entry SQS rejected on its message and marks the others SENT, failing no record', async () => {
+    const rejected = testMessageId(2);
+    sqsAccepts(new Set([rejected]));
+
+    const response = await relayStreamBatch(insertBatch(3), deps, logger);
+
+    expect(updatesTo('SENT')).toEqual([testMessageId(1), testMessageId(3)]);
+    const failure = updates().find((input) => input.Key?.messageId === rejected);
+    expect(failure?.ExpressionAttributeValues).toMatchObject({
+      ':to': 'PENDING',
+      ':attempts': 1,
+      ':seen': 0,
+      ':error': 'InvalidParameterValue: rejected',
+      // Full jitter with random 0.5 on the first 2 s ceiling.
+      ':next': new Date(FIXED_NOW.getTime() + 1_000).toISOString(),
+    });
+    expect(response).toEqual({ batchItemFailures: [] });
+  });
+
+  it('returns the sequence number of a record whose SENT mark failed after the send', async () => {
+    sqsAccepts();
+    ddb
+      .on(UpdateCommand, { Key: { messageId: testMessageId(2) } })
+      .rejects(new Error('DynamoDB unavailable'));
+
+    const response = await relayStreamBatch(insertBatch(3), deps, logger);
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: sequenceNumber(2) }] });
+    expect(updatesTo('SENT')).toEqual([testMessageId(1), testMessageId(2), testMessageId(3)]);
+  });
+
+  it('treats a message already advanced by someone else as settled, not as a failure', async () => {
+    sqsAccepts();
+    ddb.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'failed', $metadata: {} }));
+
+    await expect(relayStreamBatch(insertBatch(2), deps, logger)).resolves.toEqual({ batchItemFailures: [] });
+  });
+
+  it('sends a message whose insert appears twice in the batch only once', async () => {
+    sqsAccepts();
+    const item = outboxItem({ messageId: testMessageId(5) });
+
+    await relayStreamBatch(
+      {
+        Records: [
+          streamRecord(item, { sequenceNumber: sequenceNumber(1) }),
+          streamRecord(item, { sequenceNumber: sequenceNumber(2) }),
+        ],
+      },
+      deps,
+      logger,
+    );
+
+    expect(sentMessageIds()).toEqual([testMessageId(5)]);
+    expect(updatesTo('SENT')).toEqual([testMessageId(5)]);
+  });
+
+  it('records a clear error on a message whose topic has no queue, and sends nothing', async () => {
+    const item = outboxItem({ messageId: testMessageId(1), topic: 'payment.captured' });
+
+    const response = await relayStreamBatch({ Records: [streamRecord(item)] }, deps, logger);
+
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+    expect(updates()).toHaveLength(1);
+    expect(updates()[0]?.ExpressionAttributeValues?.[':error']).toBe(
+      'no queue is routed for topic "payment.captured"',
+    );
+    expect(response).toEqual({ batchItemFailures: [] });
+  });
+
+  it('skips modifications, removals, non-PENDING inserts and records that are not outbox messages', async () => {
+    sqsAccepts();
+    const event: DynamoDBStreamEvent = {
+      Records: [
+        streamRecord(outboxItem({ messageId: testMessageId(1), status: 'SENT' }), { eventName: 'MODIFY' }),
+        streamRecord(outboxItem({ messageId: testMessageId(2) }), { eventName: 'REMOVE' }),
+        streamRecord(outboxItem({ messageId: testMessageId(3), status: 'CONFIRMED' })),
+        streamRecord({ orderId: 'order-1', customerId: 'c' }),
+        streamRecord(outboxItem({ messageId: 'not-a-ulid' })),
+        streamRecord(outboxItem({ messageId: testMessageId(4) }), { newImage: null }),
+      ],
+    };
+
+    const response = await relayStreamBatch(event, deps, logger);
+
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+    expect(ddb.calls()).toHaveLength(0);
+    expect(response).toEqual({ batchItemFailures: [] });
+    // The three records that are not outbox messages are worth a warning; status changes are not.
+    expect(logger.warn).toHaveBeenCalledTimes(3);
+  });
+
+  it('forwards the PENDING inserts of a batch that also holds records to skip', async () => {
+    sqsAccepts();
+    const event: DynamoDBStreamEvent = {
+      Records: [
+        streamRecord(outboxItem({ messageId: testMessageId(1), status: 'SENT' }), { eventName: 'MODIFY' }),
+        streamRecord(outboxItem({ messageId: testMessageId(2) }), { sequenceNumber: sequenceNumber(2) }),
+        streamRecord({ garbage: true }),
+      ],
+    };
+
+    await relayStreamBatch(event, deps, logger);
+
+    expect(sentMessageIds()).toEqual([testMessageId(2)]);
+  });
+
+  it('records every entry as failed when the whole SendMessageBatch call throws', async () => {
+    sqs.on(SendMessageBatchCommand).rejects(new Error('connect ETIMEDOUT'));
+
+    const response = await relayStreamBatch(insertBatch(3), deps, logger);
+
+    expect(updatesTo('SENT')).toEqual([]);
+    expect(updatesTo('PENDING')).toEqual([testMessageId(1), testMessageId(2), testMessageId(3)]);
+    expect(
+      updates().every((input) => String(input.ExpressionAttributeValues?.[':error']).includes('ETIMEDOUT')),
+    ).toBe(true);
+    expect(response).toEqual({ batchItemFailures: [] });
+  });
+
+  it('adds MessageGroupId = aggregateId and MessageDeduplicationId = messageId for a FIFO queue', async () => {
+    sqsAccepts();
+    const fifoDeps: RelayDeps = { ...deps, queueFor: () => `${QUEUE}.fifo` };
+    const item = outboxItem({ messageId: testMessageId(8), aggregateId: 'order-8' });
+
+    await relayStreamBatch({ Records: [streamRecord(item)] }, fifoDeps, logger);
+
+    const input = sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input;
+    expect(input?.QueueUrl).toBe(`${QUEUE}.fifo`);
+    expect(input?.Entries?.[0]).toMatchObject({
+      MessageGroupId: 'order-8',
+      MessageDeduplicationId: testMessageId(8),
+    });
+  });
+});

@@ -1,0 +1,132 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { messageBody, messageSizeBytes, SqsPublisher } from '../../../shared/relay/sqs-publisher';
+import { envelope, testMessageId } from '../../support/factories';
+
+const sqs = mockClient(SQSClient);
+const publisher = new SqsPublisher(new SQSClient({ region: 'eu-west-1' }));
+const STANDARD = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
+const FIFO = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created.fifo';
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+beforeEach(() => {
+  sqs.reset();
+});
+
+function sentInput() {
+  const calls = sqs.commandCalls(SendMessageBatchCommand);
+  expect(calls).toHaveLength(1);
+  const input = calls[0]?.args[0].input;
+  if (input === undefined) throw new Error('no SendMessageBatch sent');
+  return input;
+}
+
+describe('SqsPublisher', () => {
+  it('sends the envelope as the body, with message_id, topic and traceparent as message attributes', async () => {
+    const message = envelope({ messageId: testMessageId(1), headers: { traceparent: TRACEPARENT } });
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+
+    await publisher.publishBatch(STANDARD, [message]);
+
+    expect(sentInput()).toEqual({
+      QueueUrl: STANDARD,
+      Entries: [
+        {
+          Id: message.messageId,
+          MessageBody: messageBody(message),
+          MessageAttributes: {
+            message_id: { DataType: 'String', StringValue: message.messageId },
+            topic: { DataType: 'String', StringValue: 'order.created' },
+            traceparent: { DataType: 'String', StringValue: TRACEPARENT },
+          },
+        },
+      ],
+    });
+    expect(JSON.parse(sentInput().Entries?.[0]?.MessageBody ?? '')).toEqual(message);
+  });
+
+  it('leaves out the traceparent attribute when the message has none', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({});
+
+    await publisher.publishBatch(STANDARD, [envelope()]);
+
+    expect(Object.keys(sentInput().Entries?.[0]?.MessageAttributes ?? {}).sort()).toEqual([
+      'message_id',
+      'topic',
+    ]);
+  });
+
+  it('leaves out an empty traceparent, which SQS would refuse on every retry', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({});
+
+    await publisher.publishBatch(STANDARD, [envelope({ headers: { traceparent: '' } })]);
+
+    expect(sentInput().Entries?.[0]?.MessageAttributes).not.toHaveProperty('traceparent');
+  });
+
+  it('gives FIFO entries the aggregate as message group and the message id as deduplication id', async () => {
+    const message = envelope({ messageId: testMessageId(3), aggregateId: 'order-42' });
+    sqs.on(SendMessageBatchCommand).resolves({});
+
+    await publisher.publishBatch(FIFO, [message]);
+
+    expect(sentInput().Entries?.[0]).toMatchObject({
+      MessageGroupId: 'order-42',
+      MessageDeduplicationId: message.messageId,
+    });
+  });
+
+  it('sets no FIFO fields on a standard queue', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({});
+
+    await publisher.publishBatch(STANDARD, [envelope()]);
+
+    const entry = sentInput().Entries?.[0];
+    expect(entry).not.toHaveProperty('MessageGroupId');
+    expect(entry).not.toHaveProperty('MessageDeduplicationId');
+  });
+
+  it('reports the entries SQS accepted and the ones it rejected, with the reason', async () => {
+    const [a, b] = [envelope({ messageId: testMessageId(1) }), envelope({ messageId: testMessageId(2) })];
+    sqs.on(SendMessageBatchCommand).resolves({
+      Successful: [{ Id: a.messageId, MessageId: 'sqs-1', MD5OfMessageBody: 'x' }],
+      Failed: [{ Id: b.messageId, SenderFault: true, Code: 'InvalidParameterValue', Message: 'too long' }],
+    });
+
+    await expect(publisher.publishBatch(STANDARD, [a, b])).resolves.toEqual({
+      sent: [a.messageId],
+      failed: [{ messageId: b.messageId, error: 'InvalidParameterValue: too long' }],
+    });
+  });
+
+  it('fails every entry when the whole call throws', async () => {
+    const messages = [envelope({ messageId: testMessageId(1) }), envelope({ messageId: testMessageId(2) })];
+    const throttled = new Error('Rate exceeded');
+    throttled.name = 'ThrottlingException';
+    sqs.on(SendMessageBatchCommand).rejects(throttled);
+
+    await expect(publisher.publishBatch(STANDARD, messages)).resolves.toEqual({
+      sent: [],
+      failed: messages.map((m) => ({ messageId: m.messageId, error: 'ThrottlingException: Rate exceeded' })),
+    });
+  });
+});
+
+describe('messageSizeBytes', () => {
+  it('counts the body and every attribute name, type and value, as SQS does', () => {
+    const message = envelope({ headers: { traceparent: 'tp' } });
+    const attributes =
+      'message_id'.length +
+      'String'.length +
+      message.messageId.length +
+      'topic'.length +
+      'String'.length +
+      'order.created'.length +
+      'traceparent'.length +
+      'String'.length +
+      'tp'.length;
+
+    expect(messageSizeBytes(message)).toBe(Buffer.byteLength(messageBody(message)) + attributes);
+  });
+});

@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { RetryPolicy } from '../../../shared/retry/retry-policy';
+import { decideAfterSendFailure } from '../../../shared/retry/send-failure-decision';
+import { FIXED_NOW } from '../../support/factories';
+
+const policy: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 10_000, maxAttempts: 3 };
+
+describe('decideAfterSendFailure', () => {
+  it('schedules a retry with a backed-off, jittered delay while attempts remain', () => {
+    const decision = decideAfterSendFailure(policy, 1, FIXED_NOW, () => 0.5);
+
+    // Second failed send: ceiling 2 000 ms, half of it.
+    expect(decision).toEqual({
+      kind: 'retry',
+      attempts: 2,
+      nextAttemptAt: new Date(FIXED_NOW.getTime() + 1_000),
+    });
+  });
+
+  it('counts the failed send as an attempt', () => {
+    expect(decideAfterSendFailure(policy, 0, FIXED_NOW, () => 0).attempts).toBe(1);
+  });
+
+  it('gives up (fail) when the failed send was the last allowed attempt', () => {
+    expect(decideAfterSendFailure(policy, 2, FIXED_NOW, () => 0.5)).toEqual({ kind: 'fail', attempts: 3 });
+  });
+
+  it('gives up for a message already past the maximum', () => {
+    expect(decideAfterSendFailure(policy, 7, FIXED_NOW, () => 0.5)).toEqual({ kind: 'fail', attempts: 8 });
+  });
+
+  it('never schedules a retry before now or beyond the capped delay', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (seen, draw) => {
+          const decision = decideAfterSendFailure(policy, seen, FIXED_NOW, () => draw);
+          expect(decision.kind).toBe('retry');
+          if (decision.kind !== 'retry') return;
+          const delay = decision.nextAttemptAt.getTime() - FIXED_NOW.getTime();
+          expect(delay).toBeGreaterThanOrEqual(0);
+          expect(delay).toBeLessThanOrEqual(policy.maxDelayMs);
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,80 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { OutboxErrorCode, TransactionConditionError, TransactionConflictError } from '../../../shared/errors';
+import { cancellationCodes, transactWrite } from '../../../shared/transaction/transact-write';
+import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits';
+import { transactionCanceled } from '../../support/factories';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
+
+const actions: TransactWriteAction[] = [
+  { Put: { TableName: 'a', Item: { id: '1' }, ConditionExpression: 'attribute_not_exists(id)' } },
+  { Put: { TableName: 'b', Item: { id: '2' } } },
+];
+
+beforeEach(() => {
+  ddb.reset();
+});
+
+describe('transactWrite', () => {
+  it('sends the actions, in order, as one TransactWriteItems', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+
+    await transactWrite(client, actions);
+
+    const calls = ddb.commandCalls(TransactWriteCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toEqual({ TransactItems: actions });
+  });
+
+  it('passes a client request token when given one', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+
+    await transactWrite(client, actions, 'token-1');
+
+    expect(ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.ClientRequestToken).toBe('token-1');
+  });
+
+  it('maps a failed condition to TransactionConditionError with the failed action indexes', async () => {
+    const cancelled = transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }]);
+    ddb.on(TransactWriteCommand).rejects(cancelled);
+
+    const error = await transactWrite(client, actions).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(TransactionConditionError);
+    expect((error as TransactionConditionError).failedActions).toEqual([1]);
+    expect((error as TransactionConditionError).code).toBe(OutboxErrorCode.TRANSACTION_CONDITION_FAILED);
+    expect((error as TransactionConditionError).cause).toBe(cancelled);
+  });
+
+  it('maps a conflict with a concurrent transaction to the retryable TransactionConflictError', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(transactionCanceled([{ Code: 'TransactionConflict' }, { Code: 'None' }]));
+
+    await expect(transactWrite(client, actions)).rejects.toBeInstanceOf(TransactionConflictError);
+  });
+
+  it('rethrows any other error unchanged', async () => {
+    const throttled = new Error('Rate exceeded');
+    ddb.on(TransactWriteCommand).rejects(throttled);
+
+    await expect(transactWrite(client, actions)).rejects.toBe(throttled);
+  });
+});
+
+describe('cancellationCodes', () => {
+  it('lists the reason of every action, None for missing codes', () => {
+    expect(cancellationCodes(transactionCanceled([{ Code: 'ConditionalCheckFailed' }, {}]))).toEqual([
+      'ConditionalCheckFailed',
+      'None',
+    ]);
+  });
+
+  it('is undefined for an error that is not a cancellation', () => {
+    expect(cancellationCodes(new Error('x'))).toBeUndefined();
+  });
+});
