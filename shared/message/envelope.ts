@@ -19,7 +19,8 @@ export const headersSchema = z.record(z.string(), z.string());
 export const envelopeSchema = z.object({
   messageId: messageIdSchema,
   topic: topicSchema,
-  aggregateId: z.string().min(1).max(256),
+  // 128: SQS FIFO's MessageGroupId limit, since the aggregate is the message group.
+  aggregateId: z.string().min(1).max(128),
   payload: z.unknown(),
   headers: headersSchema,
   createdAt: z.iso.datetime(),

@@ -72,19 +72,23 @@ export class SqsPublisher implements MessagePublisher {
         failed: messages.map((message) => ({ messageId: message.messageId, error: reason })),
       };
     }
-    return {
-      sent: (response.Successful ?? []).flatMap((entry) => (entry.Id === undefined ? [] : [entry.Id])),
-      failed: (response.Failed ?? []).flatMap((entry) =>
-        entry.Id === undefined
-          ? []
-          : [
-              {
-                messageId: entry.Id,
-                error: `${entry.Code ?? 'Error'}: ${entry.Message ?? 'SQS rejected the entry'}`,
-              },
-            ],
-      ),
-    };
+    const sent = (response.Successful ?? []).flatMap((entry) => (entry.Id === undefined ? [] : [entry.Id]));
+    const failed = (response.Failed ?? []).flatMap((entry) =>
+      entry.Id === undefined
+        ? []
+        : [
+            {
+              messageId: entry.Id,
+              error: `${entry.Code ?? 'Error'}: ${entry.Message ?? 'SQS rejected the entry'}`,
+            },
+          ],
+    );
+    // An entry SQS reported neither way was not confirmed sent: count it failed so it is retried on schedule.
+    const answered = new Set([...sent, ...failed.map((entry) => entry.messageId)]);
+    const unanswered = messages
+      .filter((message) => !answered.has(message.messageId))
+      .map((message) => ({ messageId: message.messageId, error: 'SQS reported no result for this entry' }));
+    return { sent, failed: [...failed, ...unanswered] };
   }
 }
 

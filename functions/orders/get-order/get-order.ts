@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { z } from 'zod';
 import { parseValue } from '../../../shared/http/parse-request';
@@ -31,15 +31,7 @@ export async function getOrder(
     deps.client.send(
       new GetCommand({ TableName: deps.ordersTable, Key: { orderId: orderId.value }, ConsistentRead: true }),
     ),
-    deps.client.send(
-      new QueryCommand({
-        TableName: deps.outboxTable,
-        IndexName: OUTBOX_KEYS.aggregateIndex.name,
-        KeyConditionExpression: '#aggregateId = :orderId',
-        ExpressionAttributeNames: { '#aggregateId': OUTBOX_KEYS.aggregateIndex.partitionKey },
-        ExpressionAttributeValues: { ':orderId': orderId.value },
-      }),
-    ),
+    messagesOf(orderId.value, deps),
   ]);
   if (order.Item === undefined) {
     return errorResponse(404, 'order not found', [
@@ -51,7 +43,7 @@ export async function getOrder(
     customerId: order.Item.customerId,
     items: order.Item.items,
     createdAt: order.Item.createdAt,
-    messages: ((messages.Items ?? []) as OutboxItem[]).map((message) => ({
+    messages: messages.map((message) => ({
       messageId: message.messageId,
       topic: message.topic,
       status: message.status,
@@ -61,4 +53,21 @@ export async function getOrder(
       ...(message.lastError === undefined ? {} : { lastError: message.lastError }),
     })),
   });
+}
+
+/** Every outbox message of an order, across query pages (a page stops at 1 MB). */
+async function messagesOf(orderId: string, deps: GetOrderDeps): Promise<OutboxItem[]> {
+  const messages: OutboxItem[] = [];
+  const pages = paginateQuery(
+    { client: deps.client },
+    {
+      TableName: deps.outboxTable,
+      IndexName: OUTBOX_KEYS.aggregateIndex.name,
+      KeyConditionExpression: '#aggregateId = :orderId',
+      ExpressionAttributeNames: { '#aggregateId': OUTBOX_KEYS.aggregateIndex.partitionKey },
+      ExpressionAttributeValues: { ':orderId': orderId },
+    },
+  );
+  for await (const page of pages) messages.push(...((page.Items ?? []) as OutboxItem[]));
+  return messages;
 }
