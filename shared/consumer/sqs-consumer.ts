@@ -1,25 +1,38 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { parseEnvelope } from '../message/envelope';
+import type { LogSink } from '../lambda/log-sink';
+import { type Envelope, parseEnvelope } from '../message/envelope';
 import { type ConsumeDeps, consumeMessage, type PlanEffect } from './consume-message';
+import { type FailureHandling, handleFailedRecord, PoisonMessageError } from './failure-handling';
 
 /**
  * The consumer function's core: consumes each SQS record exactly once in effect and reports the records
- * that failed transiently as partial batch failures, so only they are redelivered.
+ * that failed transiently as partial batch failures, so only they are redelivered. With `failures`, a
+ * failed record is also given an exponential visibility backoff, and a poison message (or one on its last
+ * receive) is dead-lettered at once with its reason.
  */
 export async function consumeSqsBatch(
   event: SQSEvent,
   context: Context,
   plan: PlanEffect,
   deps: ConsumeDeps,
-  logger: Pick<Logger, 'info' | 'warn'>,
+  logger: LogSink,
+  failures?: FailureHandling,
 ): Promise<SQSBatchResponse> {
   const recordHandler = async (record: SQSRecord) => {
-    const message = parseEnvelope(JSON.parse(record.body));
-    const result = await consumeMessage(message, plan, deps);
-    logger.info('consumed message', { messageId: message.messageId, topic: message.topic, ...result });
-    return result;
+    try {
+      const message = readEnvelope(record);
+      const result = await consumeMessage(message, plan, deps);
+      logger.info('consumed message', { messageId: message.messageId, topic: message.topic, ...result });
+      return result;
+    } catch (error) {
+      if (failures === undefined) throw error;
+      const disposition = await handleFailedRecord(record, error, failures);
+      logger.warn('message failed', { sqsMessageId: record.messageId, disposition, error: String(error) });
+      // A dead-lettered record is done here: acknowledging it removes it from the source queue.
+      if (disposition === 'DEAD_LETTERED') return disposition;
+      throw error;
+    }
   };
   // A processor per batch: it holds the batch's successes and failures.
   return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
@@ -27,4 +40,15 @@ export async function consumeSqsBatch(
     // Report every record as failed rather than throwing, so the runtime sees one uniform response.
     throwOnFullBatchFailure: false,
   });
+}
+
+/** The envelope in a record's body; a body that is not one can never be processed. */
+function readEnvelope(record: SQSRecord): Envelope {
+  try {
+    return parseEnvelope(JSON.parse(record.body));
+  } catch (cause) {
+    throw new PoisonMessageError(`SQS message ${record.messageId} does not carry a valid envelope`, {
+      cause,
+    });
+  }
 }

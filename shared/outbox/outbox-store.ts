@@ -1,7 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MessageStatus } from '../message/message-status';
+import { claimUpdate, releaseUpdate, requeueUpdate } from './claim-updates';
+import { OUTBOX_KEYS, type OutboxItem } from './outbox-item';
 import {
   confirmUpdate,
   DEFAULT_RETENTION_DAYS,
@@ -36,6 +38,27 @@ export interface OutboxStore {
   confirm(messageId: string, now: Date): Promise<ConfirmOutcome>;
 }
 
+/** Result of a claim: only one of several concurrent sweepers gets CLAIMED. */
+export type ClaimOutcome = 'CLAIMED' | 'LOST';
+
+/** The sweeper's view of the outbox: due work, claims and reconciliation moves. */
+export interface SweepStore extends OutboxStore {
+  /** Up to `limit` messages of one due-index shard whose `nextAttemptAt` has passed, oldest first. */
+  findDue(shard: string, now: Date, limit: number): Promise<OutboxItem[]>;
+  /** Leases a due message in `status` to `owner` until now + leaseMs. */
+  claim(
+    messageId: string,
+    status: MessageStatus,
+    owner: string,
+    now: Date,
+    leaseMs: number,
+  ): Promise<ClaimOutcome>;
+  /** SENT → PENDING (reconciliation: the downstream never got it), keeping the claim. */
+  requeue(messageId: string, owner: string, now: Date): Promise<boolean>;
+  /** Drops a claim; the message is due again at `nextAttemptAt`. */
+  release(messageId: string, owner: string, now: Date, nextAttemptAt: Date): Promise<boolean>;
+}
+
 /** Settings of the DynamoDB outbox store. */
 export interface DynamoOutboxStoreOptions {
   readonly client: DynamoDBDocumentClient;
@@ -50,7 +73,7 @@ export interface DynamoOutboxStoreOptions {
 export const DEFAULT_CONFIRM_DEADLINE_MS = 5 * 60_000;
 
 /** {@link OutboxStore} on a DynamoDB table; every change is a conditional update on the expected status. */
-export class DynamoOutboxStore implements OutboxStore {
+export class DynamoOutboxStore implements SweepStore {
   readonly #options: DynamoOutboxStoreOptions;
 
   constructor(options: DynamoOutboxStoreOptions) {
@@ -84,6 +107,47 @@ export class DynamoOutboxStore implements OutboxStore {
     if (result.applied) return 'CONFIRMED';
     if (result.current === undefined) return 'NOT_FOUND';
     return result.current.status === MessageStatus.CONFIRMED ? 'ALREADY_CONFIRMED' : 'NOT_CONFIRMABLE';
+  }
+
+  /** @inheritdoc */
+  async findDue(shard: string, now: Date, limit: number): Promise<OutboxItem[]> {
+    const result = await this.#options.client.send(
+      new QueryCommand({
+        TableName: this.#options.tableName,
+        IndexName: OUTBOX_KEYS.dueIndex.name,
+        // The sparse index holds only messages with work left, so this never scans finished ones.
+        KeyConditionExpression: '#shard = :shard AND #nextAttemptAt <= :now',
+        ExpressionAttributeNames: {
+          '#shard': OUTBOX_KEYS.dueIndex.partitionKey,
+          '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+        },
+        ExpressionAttributeValues: { ':shard': shard, ':now': now.toISOString() },
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []) as OutboxItem[];
+  }
+
+  /** @inheritdoc */
+  async claim(
+    messageId: string,
+    status: MessageStatus,
+    owner: string,
+    now: Date,
+    leaseMs: number,
+  ): Promise<ClaimOutcome> {
+    const result = await this.#update(claimUpdate(messageId, status, owner, now, leaseMs));
+    return result.applied ? 'CLAIMED' : 'LOST';
+  }
+
+  /** @inheritdoc */
+  async requeue(messageId: string, owner: string, now: Date): Promise<boolean> {
+    return (await this.#update(requeueUpdate(messageId, owner, now))).applied;
+  }
+
+  /** @inheritdoc */
+  async release(messageId: string, owner: string, now: Date, nextAttemptAt: Date): Promise<boolean> {
+    return (await this.#update(releaseUpdate(messageId, owner, now, nextAttemptAt))).applied;
   }
 
   async #update(

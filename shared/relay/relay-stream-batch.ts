@@ -1,5 +1,5 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { LogSink } from '../lambda/log-sink';
 import { type RelayDeps, type RelayInput, relayMessages } from './relay-messages';
 import { outboxItemFromStreamRecord } from './stream-records';
 
@@ -11,7 +11,7 @@ import { outboxItemFromStreamRecord } from './stream-records';
 export async function relayStreamBatch(
   event: DynamoDBStreamEvent,
   deps: RelayDeps,
-  logger: Pick<Logger, 'info' | 'warn'>,
+  logger: LogSink,
 ): Promise<DynamoDBBatchResponse> {
   const inputs: RelayInput[] = [];
   for (const record of event.Records) {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors';
 
 const routesSchema = z.record(z.string().min(1), z.url());
+const tableNamesSchema = z.record(z.string().min(1), z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/));
 
 /**
  * Parses the relay's topic → queue URL routing (`TOPIC_QUEUES`, a JSON object), failing loudly on a bad
@@ -21,6 +22,25 @@ export function parseTopicRoutes(
   const parsed = routesSchema.safeParse(value);
   if (!parsed.success) {
     throw new ConfigError(`${setting} must map topics to queue URLs: ${z.prettifyError(parsed.error)}`);
+  }
+  return new Map(Object.entries(parsed.data));
+}
+
+/**
+ * Parses a topic → table name map (`DELIVERY_INBOXES`: the inbox table whose rows prove a topic's messages
+ * were applied downstream). Absent means no topic has a reconciliation check.
+ */
+export function parseTopicTables(json: string | undefined, setting: string): ReadonlyMap<string, string> {
+  if (json === undefined) return new Map();
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (cause) {
+    throw new ConfigError(`${setting} is not valid JSON`, { cause });
+  }
+  const parsed = tableNamesSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new ConfigError(`${setting} must map topics to table names: ${z.prettifyError(parsed.error)}`);
   }
   return new Map(Object.entries(parsed.data));
 }

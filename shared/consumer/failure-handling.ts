@@ -1,0 +1,84 @@
+import type { SQSRecord } from 'aws-lambda';
+import { OutboxError, OutboxErrorCode } from '../errors';
+
+/** SQS's longest visibility timeout: 12 hours. */
+const MAX_VISIBILITY_SECONDS = 43_200;
+
+/** A message that can never be processed (unreadable body, invalid envelope): retrying cannot help. */
+export class PoisonMessageError extends OutboxError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(OutboxErrorCode.POISON_MESSAGE, message, options);
+  }
+}
+
+/** How long a transiently failed message stays invisible before SQS redelivers it. */
+export interface VisibilityBackoff {
+  readonly baseSeconds: number;
+  readonly maxSeconds: number;
+}
+
+/** Defaults: 10 s after the first failure, doubling, capped at 15 minutes. */
+export const DEFAULT_VISIBILITY_BACKOFF: VisibilityBackoff = { baseSeconds: 10, maxSeconds: 900 };
+
+/**
+ * The visibility timeout after the `receiveCount`-th failed receive: exponential, capped, with equal
+ * jitter (half fixed, half random) so retries spread out but never come back at once.
+ */
+export function visibilityTimeoutSeconds(
+  receiveCount: number,
+  backoff: VisibilityBackoff,
+  random: () => number,
+): number {
+  const ceiling = Math.min(
+    backoff.maxSeconds,
+    MAX_VISIBILITY_SECONDS,
+    backoff.baseSeconds * 2 ** Math.max(0, receiveCount - 1),
+  );
+  return Math.max(1, Math.round(ceiling / 2 + random() * (ceiling / 2)));
+}
+
+/** The queue operations failure handling needs; SQS in production, in memory in drills. */
+export interface QueueOperations {
+  changeVisibility(queueUrl: string, receiptHandle: string, seconds: number): Promise<void>;
+  /** Sends a message, as it was received, to a dead-letter queue with the reason it is there. */
+  deadLetter(queueUrl: string, record: SQSRecord, reason: DeadLetterReason, lastError: string): Promise<void>;
+}
+
+/** Why the consumer dead-lettered a message itself. */
+export type DeadLetterReason = 'POISON' | 'MAX_RECEIVES';
+
+/** What failure handling needs. */
+export interface FailureHandling {
+  readonly queues: QueueOperations;
+  readonly sourceQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  /** The source queue's maxReceiveCount: on the last receive the consumer dead-letters with the reason. */
+  readonly maxReceiveCount: number;
+  readonly backoff: VisibilityBackoff;
+  readonly random: () => number;
+}
+
+/** What became of a failed record. */
+export type FailureDisposition = 'DEAD_LETTERED' | 'RETRY_LATER';
+
+/**
+ * Decides what a failed record becomes: a poison message, or one on its last receive, goes to the DLQ now
+ * with its reason and last error (so an operator can replay it knowing why it failed); any other failure
+ * is retried after an exponential, jittered visibility timeout instead of the queue's fixed one.
+ */
+export async function handleFailedRecord(
+  record: SQSRecord,
+  error: unknown,
+  handling: FailureHandling,
+): Promise<FailureDisposition> {
+  const lastError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+  if (error instanceof PoisonMessageError || receiveCount >= handling.maxReceiveCount) {
+    const reason: DeadLetterReason = error instanceof PoisonMessageError ? 'POISON' : 'MAX_RECEIVES';
+    await handling.queues.deadLetter(handling.deadLetterQueueUrl, record, reason, lastError);
+    return 'DEAD_LETTERED';
+  }
+  const seconds = visibilityTimeoutSeconds(receiveCount, handling.backoff, handling.random);
+  await handling.queues.changeVisibility(handling.sourceQueueUrl, record.receiptHandle, seconds);
+  return 'RETRY_LATER';
+}

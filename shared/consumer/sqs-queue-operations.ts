@@ -1,0 +1,71 @@
+import {
+  ChangeMessageVisibilityCommand,
+  type MessageAttributeValue,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import type { DeadLetterReason, QueueOperations } from './failure-handling';
+
+/** Attributes the consumer adds to a message it dead-letters itself. */
+export const DEAD_LETTER_ATTRIBUTES = {
+  reason: 'dead_letter_reason',
+  lastError: 'last_error',
+  receiveCount: 'receive_count',
+  sourceQueue: 'source_queue',
+} as const;
+
+/** {@link QueueOperations} on SQS. */
+export class SqsQueueOperations implements QueueOperations {
+  readonly #client: SQSClient;
+
+  constructor(client: SQSClient) {
+    this.#client = client;
+  }
+
+  /** @inheritdoc */
+  async changeVisibility(queueUrl: string, receiptHandle: string, seconds: number): Promise<void> {
+    await this.#client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: queueUrl,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async deadLetter(
+    queueUrl: string,
+    record: SQSRecord,
+    reason: DeadLetterReason,
+    lastError: string,
+  ): Promise<void> {
+    const reasonAttributes: Record<string, string> = {
+      [DEAD_LETTER_ATTRIBUTES.reason]: reason,
+      [DEAD_LETTER_ATTRIBUTES.lastError]: lastError.slice(0, 1_000) || '-',
+      [DEAD_LETTER_ATTRIBUTES.receiveCount]: record.attributes.ApproximateReceiveCount,
+      [DEAD_LETTER_ATTRIBUTES.sourceQueue]: record.eventSourceARN,
+    };
+    const attributes: Record<string, MessageAttributeValue> = Object.fromEntries(
+      Object.entries(reasonAttributes).map(([name, value]) => [
+        name,
+        { DataType: 'String', StringValue: value },
+      ]),
+    );
+    for (const [name, value] of Object.entries(record.messageAttributes)) {
+      if (value.stringValue !== undefined && !(name in attributes)) {
+        attributes[name] = { DataType: value.dataType, StringValue: value.stringValue };
+      }
+    }
+    // The body stays exactly as received, so a replay sends it back unchanged. SQS allows 10 attributes;
+    // the reason comes first so it is never the one dropped.
+    await this.#client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: record.body,
+        MessageAttributes: Object.fromEntries(Object.entries(attributes).slice(0, 10)),
+      }),
+    );
+  }
+}

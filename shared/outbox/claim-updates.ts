@@ -1,0 +1,91 @@
+import type { MessageStatus } from '../message/message-status';
+import { OUTBOX_KEYS } from './outbox-item';
+import { TRANSITIONS } from './state-machine';
+import type { OutboxUpdate } from './transition-updates';
+
+const key = (messageId: string) => ({ [OUTBOX_KEYS.partitionKey]: messageId });
+
+/**
+ * Claims a due message for one sweeper (seed: 投递中 + timeout): sets the lease and moves `nextAttemptAt`
+ * to its end. Conditional on the message still being in `status` and still due, so of two sweepers that
+ * read the same due entry only the first claim succeeds; a crashed owner's lease simply falls due again.
+ */
+export function claimUpdate(
+  messageId: string,
+  status: MessageStatus,
+  owner: string,
+  now: Date,
+  leaseMs: number,
+): OutboxUpdate {
+  const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+  return {
+    Key: key(messageId),
+    UpdateExpression: 'SET #leaseOwner = :owner, #leaseUntil = :leaseUntil, #nextAttemptAt = :leaseUntil',
+    ConditionExpression: '#status = :status AND #nextAttemptAt <= :now',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#leaseOwner': 'leaseOwner',
+      '#leaseUntil': 'leaseUntil',
+      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+    },
+    ExpressionAttributeValues: {
+      ':status': status,
+      ':owner': owner,
+      ':leaseUntil': leaseUntil,
+      ':now': now.toISOString(),
+    },
+  };
+}
+
+/**
+ * SENT → PENDING when reconciliation finds the downstream never received the message; due at once, and
+ * still leased to the claimant so it can resend without a second claim.
+ */
+export function requeueUpdate(messageId: string, owner: string, now: Date): OutboxUpdate {
+  return {
+    Key: key(messageId),
+    UpdateExpression: 'SET #status = :to, #updatedAt = :now, #lastError = :reason',
+    ConditionExpression: '#status = :from AND #leaseOwner = :owner',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#updatedAt': 'updatedAt',
+      '#lastError': 'lastError',
+      '#leaseOwner': 'leaseOwner',
+    },
+    ExpressionAttributeValues: {
+      ':from': TRANSITIONS.requeue.from[0],
+      ':to': TRANSITIONS.requeue.to,
+      ':now': now.toISOString(),
+      ':owner': owner,
+      ':reason': 'not confirmed by the downstream before the deadline; resending',
+    },
+  };
+}
+
+/**
+ * Gives a claimed message back without changing its status, due again at `nextAttemptAt` (e.g. the
+ * downstream could not be asked this time).
+ */
+export function releaseUpdate(
+  messageId: string,
+  owner: string,
+  now: Date,
+  nextAttemptAt: Date,
+): OutboxUpdate {
+  return {
+    Key: key(messageId),
+    UpdateExpression: 'SET #nextAttemptAt = :next, #updatedAt = :now REMOVE #leaseOwner, #leaseUntil',
+    ConditionExpression: '#leaseOwner = :owner',
+    ExpressionAttributeNames: {
+      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+      '#updatedAt': 'updatedAt',
+      '#leaseOwner': 'leaseOwner',
+      '#leaseUntil': 'leaseUntil',
+    },
+    ExpressionAttributeValues: {
+      ':next': nextAttemptAt.toISOString(),
+      ':now': now.toISOString(),
+      ':owner': owner,
+    },
+  };
+}

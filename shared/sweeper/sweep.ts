@@ -1,0 +1,211 @@
+import { MessageStatus } from '../message/message-status';
+import type { OutboxItem } from '../outbox/outbox-item';
+import type { SweepStore } from '../outbox/outbox-store';
+import { type RelayDeps, relayMessages } from '../relay/relay-messages';
+import { hasAttemptsLeft } from '../retry/retry-policy';
+
+/** Asks a topic's downstream whether it applied a message (seed: 对账, reconciliation). */
+export type DeliveryCheck = (message: OutboxItem) => Promise<'DELIVERED' | 'MISSING'>;
+
+/** How a sweeper run paces itself. */
+export interface SweeperSettings {
+  /** Partitions of the due index (must match the writer's). */
+  readonly dueShards: number;
+  /** How long a claim lasts; a crashed claimant's messages fall due again after it. */
+  readonly leaseMs: number;
+  /** Due messages read per shard and round. */
+  readonly pageSize: number;
+  /** Bounded work: messages claimed per run at most. */
+  readonly maxMessagesPerRun: number;
+  /** Pause between rounds that found nothing due. */
+  readonly idleWaitMs: number;
+  /** Stop starting rounds when less than this remains of the run. */
+  readonly stopBeforeMs: number;
+  /** When the downstream could not be asked, ask again after this long. */
+  readonly recheckAfterMs: number;
+}
+
+/** Defaults: a one-minute run that leaves 5 s to spare; claims outlive a send-and-mark comfortably. */
+export const DEFAULT_SWEEPER_SETTINGS: SweeperSettings = {
+  dueShards: 8,
+  leaseMs: 60_000,
+  pageSize: 25,
+  maxMessagesPerRun: 2_000,
+  idleWaitMs: 1_000,
+  stopBeforeMs: 5_000,
+  recheckAfterMs: 60_000,
+};
+
+/** What a sweeper needs: the relay's pieces, a claimable store, per-topic checks and a time budget. */
+export interface SweeperDeps extends Omit<RelayDeps, 'store'> {
+  readonly store: SweepStore;
+  /** Unique per run (the Lambda request id): the lease owner. */
+  readonly owner: string;
+  /** The downstream check of a topic; without one, an unconfirmed message is resent (consumers dedupe). */
+  readonly deliveryCheckFor: (topic: string) => DeliveryCheck | undefined;
+  /** Milliseconds left in this run (Lambda's `getRemainingTimeInMillis`). */
+  readonly remainingMs: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly settings: SweeperSettings;
+}
+
+/** What one sweeper run did. */
+export interface SweepReport {
+  rounds: number;
+  claimed: number;
+  lostClaims: number;
+  sent: number;
+  retryScheduled: number;
+  failed: number;
+  reconciledConfirmed: number;
+  requeued: number;
+  unrecorded: number;
+  /** Store or downstream calls that failed; their messages fall due again when the lease ends. */
+  errors: number;
+}
+
+/**
+ * One sweeper run: until its time budget is nearly spent, finds due work in the sparse due index (never a
+ * scan), claims each message conditionally, and then
+ * - PENDING (a retry that fell due, a stream record that was never processed, an expired claim): sends it
+ *   and marks it SENT, or records the failure (FAILED once attempts are exhausted);
+ * - SENT past its confirmation deadline: asks the downstream; CONFIRMED if it has the message, otherwise
+ *   back to PENDING and resent.
+ * Safe to run concurrently (claims) and to crash at any line (leases expire, consumers dedupe).
+ */
+export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
+  const report: SweepReport = {
+    rounds: 0,
+    claimed: 0,
+    lostClaims: 0,
+    sent: 0,
+    retryScheduled: 0,
+    failed: 0,
+    reconciledConfirmed: 0,
+    requeued: 0,
+    unrecorded: 0,
+    errors: 0,
+  };
+  const { settings } = deps;
+  while (deps.remainingMs() > settings.stopBeforeMs && report.claimed < settings.maxMessagesPerRun) {
+    report.rounds += 1;
+    const due = await findDue(deps, report);
+    if (due.length === 0) {
+      await deps.sleep(
+        Math.min(settings.idleWaitMs, Math.max(0, deps.remainingMs() - settings.stopBeforeMs)),
+      );
+      continue;
+    }
+    const budget = settings.maxMessagesPerRun - report.claimed;
+    await sweepRound(due.slice(0, budget), deps, report);
+  }
+  return report;
+}
+
+async function findDue(deps: SweeperDeps, report: SweepReport): Promise<OutboxItem[]> {
+  const now = deps.clock();
+  const shards = Array.from({ length: deps.settings.dueShards }, (_, shard) => String(shard));
+  // One unreadable shard (throttled, say) must not stop the others from being swept.
+  const pages = await Promise.all(
+    shards.map(
+      async (shard) =>
+        (await guarded(report, () => deps.store.findDue(shard, now, deps.settings.pageSize))) ?? [],
+    ),
+  );
+  return pages.flat();
+}
+
+/** Runs one step; a failure is counted and left to the lease, never allowed to stop the run. */
+async function guarded<T>(report: SweepReport, step: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await step();
+  } catch {
+    report.errors += 1;
+    return undefined;
+  }
+}
+
+async function sweepRound(due: readonly OutboxItem[], deps: SweeperDeps, report: SweepReport): Promise<void> {
+  const claimed = await Promise.all(
+    due.map(async (message) => {
+      const outcome = await guarded(report, () =>
+        deps.store.claim(message.messageId, message.status, deps.owner, deps.clock(), deps.settings.leaseMs),
+      );
+      return outcome === 'CLAIMED' ? message : undefined;
+    }),
+  );
+  const mine = claimed.filter((message): message is OutboxItem => message !== undefined);
+  report.claimed += mine.length;
+  report.lostClaims += due.length - mine.length;
+
+  const reconciled = await Promise.all(
+    mine
+      .filter((m) => m.status === MessageStatus.SENT)
+      .map((message) => guarded(report, () => reconcile(message, deps, report))),
+  );
+  const toSend = [
+    ...mine.filter((m) => m.status === MessageStatus.PENDING),
+    ...reconciled.filter((message): message is OutboxItem => message !== undefined),
+  ];
+  await send(toSend, deps, report);
+}
+
+/** Settles a SENT message past its deadline; returns it (now PENDING) when it must be resent. */
+async function reconcile(
+  message: OutboxItem,
+  deps: SweeperDeps,
+  report: SweepReport,
+): Promise<OutboxItem | undefined> {
+  const check = deps.deliveryCheckFor(message.topic);
+  let verdict: 'DELIVERED' | 'MISSING';
+  try {
+    verdict = check ? await check(message) : 'MISSING';
+  } catch {
+    // The downstream could not be asked: keep the message SENT and ask again later.
+    const now = deps.clock();
+    await deps.store.release(
+      message.messageId,
+      deps.owner,
+      now,
+      new Date(now.getTime() + deps.settings.recheckAfterMs),
+    );
+    return undefined;
+  }
+  if (verdict === 'DELIVERED') {
+    const outcome = await deps.store.confirm(message.messageId, deps.clock());
+    if (outcome === 'CONFIRMED') report.reconciledConfirmed += 1;
+    return undefined;
+  }
+  if (!(await deps.store.requeue(message.messageId, deps.owner, deps.clock()))) return undefined;
+  report.requeued += 1;
+  return { ...message, status: MessageStatus.PENDING };
+}
+
+async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: SweepReport): Promise<void> {
+  const exhausted = messages.filter((m) => !hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.attempts));
+  const sendable = messages.filter((m) => hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.attempts));
+  await Promise.all(
+    exhausted.map(async (message) => {
+      const outcome = await guarded(report, () =>
+        deps.store.recordSendFailure(
+          message.messageId,
+          message.attempts,
+          { kind: 'fail', attempts: message.attempts },
+          message.lastError ?? `no confirmation after ${message.attempts} attempts`,
+          deps.clock(),
+        ),
+      );
+      if (outcome === 'FAILED') report.failed += 1;
+    }),
+  );
+  if (sendable.length === 0) return;
+  const relayed = await relayMessages(
+    sendable.map((message) => ({ recordId: message.messageId, message })),
+    { ...deps, store: deps.store },
+  );
+  report.sent += relayed.sent;
+  report.retryScheduled += relayed.retryScheduled;
+  report.failed += relayed.failed;
+  // Outcomes that could not be written are left to the lease: the message falls due again.
+  report.unrecorded += relayed.unrecorded.length;
+}
