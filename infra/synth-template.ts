@@ -2,6 +2,9 @@
  * The example stack's CloudFormation template, synthesized in-process: for the infra tests and for the local
  * runtime, which deploys it to an emulator (DESIGN §5) so that local runs use exactly what `cdk deploy` does.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App, type Stack, Stage } from 'aws-cdk-lib';
 import { cdkJsonContext, createExampleStack } from './stacks/example-app';
 
@@ -21,8 +24,9 @@ export interface SynthTemplateOptions {
 }
 
 /** The example stack in a fresh app with cdk.json's context, bundling skipped unless `bundle` is set. */
-export function buildExampleStack(options: SynthTemplateOptions = {}): Stack {
+export function buildExampleStack(options: SynthTemplateOptions = {}, outdir?: string): Stack {
   const app = new App({
+    ...(outdir === undefined ? {} : { outdir }),
     context: {
       ...cdkJsonContext(),
       // An empty list of stacks to bundle makes NodejsFunction skip esbuild (it only needs the entry file).
@@ -39,11 +43,17 @@ export function buildExampleStack(options: SynthTemplateOptions = {}): Stack {
  * await cloudFormation.send(new CreateStackCommand({ StackName: 'OutboxExample', TemplateBody: JSON.stringify(template) }));
  */
 export function synthExampleTemplate(options: SynthTemplateOptions = {}): Record<string, unknown> {
-  const stack = buildExampleStack(options);
-  const assembly = Stage.of(stack)?.synth();
-  const template: unknown = assembly?.getStackArtifact(stack.artifactId).template;
-  if (typeof template !== 'object' || template === null) {
-    throw new Error('synthExampleTemplate: the app synthesized no template for the example stack');
+  // A private output folder, removed afterwards, so repeated synths leave nothing behind in /tmp.
+  const outdir = mkdtempSync(join(tmpdir(), 'outbox-synth-'));
+  try {
+    const stack = buildExampleStack(options, outdir);
+    const assembly = Stage.of(stack)?.synth();
+    const template: unknown = assembly?.getStackArtifact(stack.artifactId).template;
+    if (typeof template !== 'object' || template === null) {
+      throw new Error('synthExampleTemplate: the app synthesized no template for the example stack');
+    }
+    return { ...template };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
   }
-  return { ...template };
 }

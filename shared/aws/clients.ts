@@ -10,6 +10,8 @@ export interface AwsClientConfig {
    */
   readonly endpoint?: string;
   readonly region?: string;
+  /** Static credentials from the environment (dummy ones for an emulator; Lambda sets real ones). */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
 }
 
 /** Reads the client settings from an environment (at the edge only). */
@@ -17,6 +19,16 @@ export function awsClientConfig(env: Readonly<Record<string, string | undefined>
   return {
     ...(env.AWS_ENDPOINT_URL === undefined ? {} : { endpoint: env.AWS_ENDPOINT_URL }),
     ...(env.AWS_REGION === undefined ? {} : { region: env.AWS_REGION }),
+    // The handler's own environment, not process.env: the local runtime gives each handler its own.
+    ...(env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+      ? {
+          credentials: {
+            accessKeyId: env.AWS_ACCESS_KEY_ID,
+            secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,0 +1,181 @@
+/**
+ * The REST API on a loopback port: each request on a topology route becomes an API Gateway proxy event for
+ * that route's function, and the function's proxy result becomes the response.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FunctionKey, RouteSpec } from '../topology';
+import {
+  type ApiResponse,
+  badGateway,
+  fromProxyResult,
+  jsonResponse,
+  toProxyEvent,
+} from './api-gateway-event';
+import { matchRoute } from './api-routes';
+import type { Invocation } from './local-function';
+
+/** API Gateway's payload limit: 10 MB. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** Options of {@link startHttpApi}. */
+export interface HttpApiOptions {
+  readonly routes: readonly RouteSpec[];
+  /** Invokes a route's function with a proxy event. */
+  readonly invoke: (key: FunctionKey, event: unknown) => Promise<Invocation>;
+  /** Port on 127.0.0.1; 0 picks a free one. @default 3000 */
+  readonly port?: number;
+  /** @default 'local' */
+  readonly stage?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** A running local API. */
+export interface HttpApi {
+  /** Base URL, e.g. `http://127.0.0.1:3000`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting requests and resolves when the open ones are answered. */
+  close(): Promise<void>;
+}
+
+/** The local API could not listen (typically: the port is taken). */
+export class HttpApiStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+const DEFAULTS = { port: 3000, host: '127.0.0.1', stage: 'local', closeGraceMs: 5_000 } as const;
+
+class PayloadTooLargeError extends Error {}
+
+/**
+ * Serves the routes on 127.0.0.1 as API Gateway would: unknown route → 404, wrong method → 405, body over
+ * 10 MB → 413, handler error or malformed result → 502 `{"message":"Internal server error"}`.
+ * @example
+ * const api = await startHttpApi({ routes: topology.routes, invoke: (key, event) => functions[key].invoke(event) });
+ */
+export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
+  const stage = options.stage ?? DEFAULTS.stage;
+  const log = options.log ?? (() => {});
+  let port = options.port ?? DEFAULTS.port;
+  const server = createServer((request, response) => {
+    void handle(request, port).then(
+      (answer) => send(response, answer),
+      (error: unknown) => {
+        log(`[api] ${request.method} ${request.url}: ${String(error)}`);
+        send(response, badGateway());
+      },
+    );
+  });
+
+  async function handle(request: IncomingMessage, listeningOn: number): Promise<ApiResponse> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const method = request.method ?? 'GET';
+    const match = matchRoute(options.routes, method, url.pathname);
+    if (match.kind === 'not-found')
+      return jsonResponse(404, { error: `no route for ${method} ${url.pathname}` });
+    if (match.kind === 'method-not-allowed') {
+      return jsonResponse(
+        405,
+        { error: `${method} is not allowed on ${url.pathname}` },
+        { allow: match.allowed.join(', ') },
+      );
+    }
+    let body: Buffer;
+    try {
+      body = await readBody(request, MAX_BODY_BYTES);
+    } catch (error) {
+      if (error instanceof PayloadTooLargeError) {
+        return jsonResponse(413, {
+          error: `request body exceeds ${MAX_BODY_BYTES} bytes (the API Gateway limit)`,
+        });
+      }
+      throw error;
+    }
+    const requestId = randomUUID();
+    const event = toProxyEvent(
+      {
+        method,
+        path: url.pathname,
+        query: url.search.slice(1),
+        rawHeaders: request.rawHeaders,
+        body,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+      },
+      {
+        resource: match.route.path,
+        pathParameters: match.pathParameters,
+        requestId,
+        stage,
+        accountId: '123456789012',
+        apiId: 'local',
+        domainName: `localhost:${listeningOn}`,
+        now: new Date(),
+      },
+    );
+    const invocation = await options.invoke(match.route.function, event);
+    if (!invocation.ok) {
+      log(`[api] ${method} ${url.pathname} → ${match.route.function} failed: ${describe(invocation.error)}`);
+      return badGateway();
+    }
+    return fromProxyResult(invocation.result);
+  }
+
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', (cause) =>
+      reject(
+        new HttpApiStartError(`cannot listen on ${DEFAULTS.host}:${port} (set PORT to another port)`, {
+          cause,
+        }),
+      ),
+    );
+    server.listen(port, DEFAULTS.host, () => resolveListen());
+  });
+  port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${DEFAULTS.host}:${port}`,
+    port,
+    close: () => {
+      closing ??= new Promise<void>((resolveClose) => {
+        server.close(() => resolveClose());
+        // Idle keep-alive sockets would hold close() open; busy ones get a grace period to finish.
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), DEFAULTS.closeGraceMs).unref();
+      });
+      return closing;
+    },
+  };
+}
+
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    // Past the limit the rest is drained, not kept: destroying the request would also lose the 413 answer.
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    request.once('end', () =>
+      size > limit ? reject(new PayloadTooLargeError()) : resolveBody(Buffer.concat(chunks)),
+    );
+    request.once('error', reject);
+  });
+}
+
+function send(response: ServerResponse, answer: ApiResponse): void {
+  if (response.headersSent) return;
+  for (const [name, values] of Object.entries(answer.headers)) response.setHeader(name, [...values]);
+  response.setHeader('content-length', answer.body.length);
+  response.statusCode = answer.statusCode;
+  response.end(answer.body);
+}
+
+function describe(error: Error): string {
+  return error.stack ?? `${error.name}: ${error.message}`;
+}

@@ -1,0 +1,249 @@
+/**
+ * Starts a fresh moto server for one local run, or adopts the emulator that `AWS_ENDPOINT_URL` names
+ * (LocalStack at http://localhost:4566). A fresh moto per run keeps state small: moto slows down as data
+ * grows and keeps every model instance alive (DESIGN §5).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** An emulator endpoint, and the moto process behind it when this process started one. */
+export interface Emulator {
+  /** Base URL of the emulator, e.g. `http://127.0.0.1:50123`. */
+  readonly endpoint: string;
+  /** Process id of the moto server this process started; `undefined` for an external emulator. */
+  readonly pid: number | undefined;
+  /** Stops the moto server this process started (with its children) and waits for it to exit; no-op otherwise. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startMotoServer}. */
+export interface MotoServerOptions {
+  /** Port to bind on 127.0.0.1; a free port when omitted. */
+  readonly port?: number;
+  /** How long to wait for the server to answer HTTP. */
+  readonly readyTimeoutMs?: number;
+  /** Receives moto's own output (its request log); dropped when omitted. */
+  readonly log?: (line: string) => void;
+}
+
+/** moto could not be started or did not answer in time. */
+export class MotoStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The emulator named by `AWS_ENDPOINT_URL` did not answer. */
+export class EmulatorUnreachableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+const DEFAULTS = {
+  // Loopback only: the emulator accepts any credentials, so it must not be reachable from the network.
+  // SDK clients work with the IP form; only `cdk deploy`'s asset publishing needs `localhost` (DESIGN §5),
+  // and the local runtime deploys with CreateStack, not the CDK CLI.
+  host: '127.0.0.1',
+  // moto imports every service's models on start: a few seconds, more on a cold or busy machine.
+  readyTimeoutMs: 30_000,
+  stopTimeoutMs: 5_000,
+  pollIntervalMs: 100,
+} as const;
+
+/**
+ * Python started with this script serves moto exactly like `moto_server`, and also exits when its stdin
+ * reaches EOF: stdin is a pipe from this Node process, so moto goes away however Node dies (even SIGKILL,
+ * where no `exit` handler runs).
+ */
+const WATCHDOG_SCRIPT = [
+  'import os, sys, threading',
+  'def _exit_with_parent():',
+  // Raw os.read, not sys.stdin: a thread blocked in the buffered reader aborts interpreter shutdown.
+  '    while os.read(0, 4096):',
+  '        pass',
+  '    os._exit(0)',
+  'threading.Thread(target=_exit_with_parent, daemon=True).start()',
+  'from moto.server import main',
+  'main(sys.argv[1:])',
+].join('\n');
+
+/** Ways to launch moto, best first: the watchdog needs moto importable by `python3`; `moto_server` is the plain CLI. */
+function launchCommands(host: string, port: number): readonly { command: string; args: string[] }[] {
+  const serverArgs = ['-H', host, '-p', String(port)];
+  return [
+    { command: 'python3', args: ['-c', WATCHDOG_SCRIPT, ...serverArgs] },
+    { command: 'moto_server', args: serverArgs },
+  ];
+}
+
+/** A free TCP port on the loopback interface (bind port 0, read the port the OS chose, release it). */
+export async function findFreePort(host: string = DEFAULTS.host): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether anything answers HTTP at `endpoint` (any status counts: the server is up). */
+export async function answersHttp(endpoint: string, timeoutMs = 1_000): Promise<boolean> {
+  try {
+    const response = await fetch(endpoint, { signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts `moto_server` on 127.0.0.1 (a free port unless given) and resolves once it answers HTTP.
+ * @example
+ * const moto = await startMotoServer();
+ * try { ... new DynamoDBClient(emulatorClientConfig(moto.endpoint)) ... } finally { await moto.stop(); }
+ */
+export async function startMotoServer(options: MotoServerOptions = {}): Promise<Emulator> {
+  const port = options.port ?? (await findFreePort());
+  const endpoint = `http://${DEFAULTS.host}:${port}`;
+  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs;
+  const failures: string[] = [];
+  for (const { command, args } of launchCommands(DEFAULTS.host, port)) {
+    const attempt = await launch(command, args, endpoint, readyTimeoutMs, options.log);
+    if (attempt.kind === 'ready') return attempt.emulator;
+    failures.push(`${command}: ${attempt.reason}`);
+  }
+  throw new MotoStartError(
+    `could not start moto on ${endpoint} (is moto[server] 5.x installed for python3?)\n${failures.join('\n')}`,
+  );
+}
+
+/**
+ * The emulator for a local run: the one `AWS_ENDPOINT_URL` names (checked to answer), else a fresh moto.
+ * @example
+ * const emulator = await resolveEmulator(process.env);
+ */
+export async function resolveEmulator(
+  env: Readonly<Record<string, string | undefined>>,
+  options: MotoServerOptions = {},
+): Promise<Emulator> {
+  const external = env.AWS_ENDPOINT_URL;
+  if (external === undefined || external === '') return startMotoServer(options);
+  await waitUntilAnswering(external, options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs).catch(
+    (cause: unknown) => {
+      throw new EmulatorUnreachableError(`AWS_ENDPOINT_URL=${external} does not answer HTTP`, { cause });
+    },
+  );
+  return { endpoint: external.replace(/\/+$/, ''), pid: undefined, stop: async () => {} };
+}
+
+type LaunchResult = { kind: 'ready'; emulator: Emulator } | { kind: 'failed'; reason: string };
+
+async function launch(
+  command: string,
+  args: string[],
+  endpoint: string,
+  readyTimeoutMs: number,
+  log: ((line: string) => void) | undefined,
+): Promise<LaunchResult> {
+  // Detached: moto leads its own process group, so stop() can signal it with any children at once, and a
+  // terminal's Ctrl-C reaches only Node, which then shuts down in order (pollers first, moto last).
+  const child = spawn(command, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const recent: string[] = [];
+  const onLine = (line: string): void => {
+    recent.push(line);
+    if (recent.length > 20) recent.shift();
+    log?.(line);
+  };
+  // Always drain moto's output: a full pipe would block its request log and with it every request.
+  forEachLine(child.stdout, onLine);
+  forEachLine(child.stderr, onLine);
+  const exited = new Promise<string>((resolve) => {
+    child.once('error', (error) => resolve(error.message));
+    child.once('exit', (code, signal) => resolve(`exited with ${signal ?? `code ${code}`}`));
+  });
+  const ready = waitUntilAnswering(endpoint, readyTimeoutMs).then(
+    () => 'ready' as const,
+    (error: unknown) => `did not answer within ${readyTimeoutMs} ms (${String(error)})`,
+  );
+  const outcome = await Promise.race([ready, exited]);
+  if (outcome === 'ready' && child.pid !== undefined) {
+    return { kind: 'ready', emulator: ownedEmulator(child, child.pid, endpoint) };
+  }
+  killGroup(child, 'SIGKILL');
+  return { kind: 'failed', reason: `${outcome}\n${recent.join('\n')}`.trim() };
+}
+
+function ownedEmulator(child: ChildProcess, pid: number, endpoint: string): Emulator {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  // `exit` handlers run on process.exit() and a normal end, not on an unhandled signal; the watchdog's stdin
+  // pipe covers that case.
+  const killOnExit = (): void => killGroup(child, 'SIGKILL');
+  process.on('exit', killOnExit);
+  // A forgotten stop() must not keep Node alive: the exit handler and the watchdog still end moto.
+  child.unref();
+  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as Socket | null)?.unref();
+  let stopping: Promise<void> | undefined;
+  return {
+    endpoint,
+    pid,
+    stop: () => {
+      stopping ??= (async () => {
+        killGroup(child, 'SIGTERM');
+        const timedOut = await Promise.race([
+          exited.then(() => false),
+          sleep(DEFAULTS.stopTimeoutMs).then(() => true),
+        ]);
+        if (timedOut) {
+          killGroup(child, 'SIGKILL');
+          await exited;
+        }
+        process.off('exit', killOnExit);
+      })();
+      return stopping;
+    },
+  };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    // A negative pid signals the whole process group (moto and anything it forked).
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+async function waitUntilAnswering(endpoint: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await answersHttp(endpoint)) return;
+    await sleep(DEFAULTS.pollIntervalMs);
+  }
+  throw new Error(`no HTTP answer from ${endpoint} within ${timeoutMs} ms`);
+}
+
+function forEachLine(stream: Readable | null, onLine: (line: string) => void): void {
+  if (stream === null) return;
+  let pending = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) if (line.trim() !== '') onLine(line);
+  });
+}

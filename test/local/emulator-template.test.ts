@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import {
+  asTemplate,
+  type CloudFormationTemplate,
+  PLACEHOLDER_FUNCTION_CODE,
+  TemplateTransformError,
+  templateForEmulator,
+} from '../../infra/local/emulator-template';
+
+function cdkTemplate(): CloudFormationTemplate {
+  return {
+    Description: 'example',
+    Parameters: {
+      BootstrapVersion: {
+        Type: 'AWS::SSM::Parameter::Value<String>',
+        Default: '/cdk-bootstrap/hnb659fds/version',
+      },
+      Other: { Type: 'String' },
+    },
+    Rules: { CheckBootstrapVersion: { Assertions: [] } },
+    Resources: {
+      Table: { Type: 'AWS::DynamoDB::Table', Properties: { KeySchema: [] } },
+      Relay: {
+        Type: 'AWS::Lambda::Function',
+        Properties: {
+          Code: {
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub syntax, not a JavaScript template
+            S3Bucket: { 'Fn::Sub': 'cdk-hnb659fds-assets-${AWS::AccountId}-${AWS::Region}' },
+            S3Key: 'abc.zip',
+          },
+          Handler: 'index.handler',
+          Runtime: 'nodejs22.x',
+          Role: { 'Fn::GetAtt': ['RelayRole', 'Arn'] },
+        },
+        DependsOn: ['RelayRole', 'LogRetention'],
+      },
+      RelayRole: { Type: 'AWS::IAM::Role', Properties: {} },
+      RelayMapping: {
+        Type: 'AWS::Lambda::EventSourceMapping',
+        Properties: {
+          FunctionName: { Ref: 'Relay' },
+          EventSourceArn: { 'Fn::GetAtt': ['Table', 'StreamArn'] },
+        },
+      },
+      LogRetention: { Type: 'Custom::LogRetention', Properties: { ServiceToken: 'arn' } },
+    },
+    Outputs: { tableName: { Value: { Ref: 'Table' } } },
+  };
+}
+
+describe('templateForEmulator', () => {
+  it('removes event source mappings, which moto would run itself and break the stream and queue', () => {
+    const result = templateForEmulator(cdkTemplate());
+    expect(Object.values(result.Resources).map((resource) => resource.Type)).not.toContain(
+      'AWS::Lambda::EventSourceMapping',
+    );
+  });
+
+  it('removes Lambda-backed custom resources and the dependencies on them', () => {
+    const result = templateForEmulator(cdkTemplate());
+    expect(result.Resources.LogRetention).toBeUndefined();
+    expect(result.Resources.Relay?.DependsOn).toEqual(['RelayRole']);
+  });
+
+  it('removes the CDK bootstrap-version rule and parameter and keeps other parameters', () => {
+    const result = templateForEmulator(cdkTemplate());
+    expect(result.Rules).toBeUndefined();
+    expect(result.Parameters).toEqual({ Other: { Type: 'String' } });
+  });
+
+  it('gives every function inline placeholder code instead of the CDK asset bucket', () => {
+    const relay = templateForEmulator(cdkTemplate()).Resources.Relay;
+    expect(relay?.Properties?.Code).toEqual({ ZipFile: PLACEHOLDER_FUNCTION_CODE });
+    expect(relay?.Properties?.Handler).toBe('index.handler');
+    expect(relay?.Properties?.Role).toEqual({ 'Fn::GetAtt': ['RelayRole', 'Arn'] });
+  });
+
+  it('keeps everything else, outputs included, and leaves its input untouched', () => {
+    const input = cdkTemplate();
+    const snapshot = structuredClone(input);
+    const result = templateForEmulator(input);
+    expect(input).toEqual(snapshot);
+    expect(result.Description).toBe('example');
+    expect(result.Outputs).toEqual(input.Outputs);
+    expect(result.Resources.Table).toEqual(input.Resources.Table);
+  });
+
+  it('drops DependsOn entirely when only removed resources were listed', () => {
+    const template = cdkTemplate();
+    const result = templateForEmulator({
+      ...template,
+      Resources: { ...template.Resources, Queue: { Type: 'AWS::SQS::Queue', DependsOn: 'LogRetention' } },
+    });
+    expect(result.Resources.Queue).toEqual({ Type: 'AWS::SQS::Queue' });
+  });
+
+  it('fails loudly when a kept resource or output needs a removed one', () => {
+    const template = cdkTemplate();
+    const referring = (value: unknown): CloudFormationTemplate => ({
+      ...template,
+      Outputs: { mapping: { Value: value } },
+    });
+    expect(() => templateForEmulator(referring({ Ref: 'RelayMapping' }))).toThrow(TemplateTransformError);
+    expect(() => templateForEmulator(referring({ 'Fn::GetAtt': 'LogRetention.Arn' }))).toThrow(
+      /LogRetention/,
+    );
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub syntax, not a JavaScript template
+    expect(() => templateForEmulator(referring({ 'Fn::Sub': 'x-${Table}-${RelayMapping}' }))).toThrow(
+      /RelayMapping/,
+    );
+    expect(() =>
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub syntax, not a JavaScript template
+      templateForEmulator(referring({ 'Fn::Sub': '${!RelayMapping}-${AWS::Region}' })),
+    ).not.toThrow();
+  });
+});
+
+describe('asTemplate', () => {
+  it('accepts an object with Resources and rejects anything else', () => {
+    expect(asTemplate({ Resources: {} })).toEqual({ Resources: {} });
+    expect(() => asTemplate({})).toThrow(TemplateTransformError);
+    expect(() => asTemplate('{}')).toThrow(TemplateTransformError);
+  });
+});

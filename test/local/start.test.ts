@@ -1,0 +1,127 @@
+/**
+ * End to end: `npm start` as a user runs it (the tsx CLI on infra/local/start.ts, without AWS credentials),
+ * an order taken through to CONFIRMED over HTTP, then Ctrl-C (SIGINT) and no moto left behind.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answersHttp, findFreePort } from '../../infra/local/moto-server';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const STARTUP_TIMEOUT_MS = 90_000;
+
+let cli: ChildProcess;
+let output = '';
+let apiUrl: string;
+let motoPid: number;
+let motoEndpoint: string;
+let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(async () => {
+  const port = await findFreePort();
+  // No AWS credentials or endpoint: `npm start` must work on a machine that has never seen AWS.
+  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port) };
+  for (const name of [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_PROFILE',
+    'AWS_ENDPOINT_URL',
+  ]) {
+    delete env[name];
+  }
+  cli = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['infra/local/start.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  exited = new Promise((resolveExit) => cli.once('exit', (code, signal) => resolveExit({ code, signal })));
+  cli.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  cli.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (!output.includes('Ctrl-C stops everything')) {
+    if (Date.now() > deadline || cli.exitCode !== null) {
+      throw new Error(`npm start did not become ready:\n${output}`);
+    }
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  apiUrl = /REST API\s+(\S+)/.exec(output)?.[1] ?? '';
+  const emulator = /emulator\s+(http:\/\/\S+) \(moto, pid (\d+)\)/.exec(output);
+  motoEndpoint = emulator?.[1] ?? '';
+  motoPid = Number(emulator?.[2]);
+  expect(apiUrl).toBe(`http://127.0.0.1:${port}`);
+}, STARTUP_TIMEOUT_MS + 10_000);
+
+afterAll(async () => {
+  // Whatever happened above, leave no process behind.
+  if (cli?.exitCode === null && cli.signalCode === null) {
+    cli.kill('SIGKILL');
+    await exited;
+  }
+  if (motoPid > 0 && isAlive(motoPid)) process.kill(motoPid, 'SIGKILL');
+});
+
+interface OrderPage {
+  readonly orderId: string;
+  readonly messages: readonly { readonly status: string }[];
+}
+
+describe('npm start', () => {
+  it('prints where the emulator and the API run, how to try it and which pollers run', () => {
+    expect(output).toContain('curl -s -X POST');
+    expect(output).toMatch(/relay ← outbox stream: batch 100/);
+    expect(output).toMatch(/inventoryConsumer ← orderEvents queue: batch 10/);
+    expect(isAlive(motoPid)).toBe(true);
+  });
+
+  it('takes an order through to CONFIRMED and reduces the stock', async () => {
+    const before = (await (await fetch(`${apiUrl}/inventory/SKU-APPLE`)).json()) as { available: number };
+    const created = await fetch(`${apiUrl}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customerId: 'c-e2e', items: [{ sku: 'SKU-APPLE', quantity: 3 }] }),
+    });
+    expect(created.status).toBe(201);
+    const { orderId, messageId } = (await created.json()) as { orderId: string; messageId: string };
+    expect(messageId).toBeTruthy();
+
+    await expect
+      .poll(
+        async () => {
+          const page = (await (await fetch(`${apiUrl}/orders/${orderId}`)).json()) as OrderPage;
+          return page.messages[0]?.status;
+        },
+        { timeout: 30_000, interval: 250 },
+      )
+      .toBe('CONFIRMED');
+    const after = (await (await fetch(`${apiUrl}/inventory/SKU-APPLE`)).json()) as {
+      sku: string;
+      available: number;
+    };
+    expect(after).toEqual({ sku: 'SKU-APPLE', available: before.available - 3 });
+    await expect
+      .poll(() => output, { timeout: 5_000 })
+      .toMatch(/orders 1 · pending 0 · sent 0 · confirmed 1/);
+  });
+
+  it('stops everything on SIGINT and exits 0, leaving no moto behind', async () => {
+    cli.kill('SIGINT');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(isAlive(motoPid)).toBe(false);
+    expect(await answersHttp(motoEndpoint)).toBe(false);
+    expect(await answersHttp(apiUrl)).toBe(false);
+  });
+});
