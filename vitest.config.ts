@@ -23,6 +23,8 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/local/**/*.test.ts'],
           testTimeout: 120_000,
+          // Starting moto and deploying the template takes a few seconds per suite.
+          hookTimeout: 120_000,
           // The suites share one emulator and its data; running them in parallel slows moto down (DESIGN §5).
           fileParallelism: false,
         },

@@ -4,6 +4,8 @@
  * emulator from it, so a local run cannot drift from what `cdk deploy` creates (STYLE §3).
  */
 import { DEFAULT_DUE_SHARDS, OUTBOX_KEYS } from '../shared/outbox/outbox-item';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../shared/outbox/outbox-store';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../shared/retry/retry-policy';
 
 /** A DynamoDB table. */
 export interface TableSpec {
@@ -27,6 +29,9 @@ export interface QueueSpec {
 export type EnvValue =
   | { readonly tableName: TableKey }
   | { readonly queueUrl: QueueKey }
+  | { readonly deadLetterQueueUrl: QueueKey }
+  /** JSON object mapping topics to table names (e.g. the inbox that proves a topic's delivery). */
+  | { readonly tableNamesByTopic: Readonly<Record<string, TableKey>> }
   /** JSON object mapping each topic to its queue URL. */
   | { readonly topicRoutes: true }
   | { readonly literal: string };
@@ -68,6 +73,10 @@ export interface FunctionSpec {
   readonly tables: Readonly<Partial<Record<TableKey, TableAccess>>>;
   /** Queues the function sends to. */
   readonly sendsTo?: readonly QueueKey[];
+  /** Queues whose dead-letter queue the function sends to (a consumer dead-lettering with a reason). */
+  readonly sendsToDeadLetter?: readonly QueueKey[];
+  /** Invoked on a schedule (an EventBridge rule in AWS, a timer locally). */
+  readonly schedule?: { readonly rateMinutes: number };
   readonly streamSource?: StreamSourceSpec;
   readonly queueSource?: QueueSourceSpec;
 }
@@ -81,6 +90,25 @@ export interface RouteSpec {
   /** Whether API Gateway validates the body against the function's request model (POST/PUT). */
   readonly validateBody?: boolean;
 }
+
+/** Per topic: how sends are retried and where delivery can be checked (DESIGN §4, retry and sweep rows). */
+export interface TopicSpec {
+  readonly retry: RetryPolicy;
+  /** The table whose row, keyed by message id, proves the downstream applied a message (its inbox). */
+  readonly deliveryInbox?: TableKey;
+}
+
+const topics = {
+  'order.created': { retry: DEFAULT_RETRY_POLICY, deliveryInbox: 'inbox' },
+} as const satisfies Record<string, TopicSpec>;
+
+/** How long a SENT message may go unconfirmed before the sweeper asks the downstream (relay and sweeper agree). */
+const CONFIRM_DEADLINE_MS = String(DEFAULT_CONFIRM_DEADLINE_MS);
+
+/** RETRY_POLICIES: each topic's retry policy, as the relay and the sweeper read it. */
+const RETRY_POLICIES = JSON.stringify(
+  Object.fromEntries(Object.entries(topics).map(([topic, spec]) => [topic, spec.retry])),
+);
 
 const tables = {
   orders: { partitionKey: 'orderId' },
@@ -143,7 +171,12 @@ const functions = {
     description: 'Outbox stream → SQS: forwards new messages, marks them SENT or records the failure',
     timeoutSeconds: 30,
     memoryMb: 512,
-    environment: { OUTBOX_TABLE: { tableName: 'outbox' }, TOPIC_QUEUES: { topicRoutes: true } },
+    environment: {
+      OUTBOX_TABLE: { tableName: 'outbox' },
+      TOPIC_QUEUES: { topicRoutes: true },
+      RETRY_POLICIES: { literal: RETRY_POLICIES },
+      CONFIRM_DEADLINE_MS: { literal: CONFIRM_DEADLINE_MS },
+    },
     tables: { outbox: 'write' },
     sendsTo: ['orderEvents'],
     streamSource: {
@@ -169,9 +202,35 @@ const functions = {
       INVENTORY_TABLE: { tableName: 'inventory' },
       INBOX_TABLE: { tableName: 'inbox' },
       OUTBOX_TABLE: { tableName: 'outbox' },
+      SOURCE_QUEUE_URL: { queueUrl: 'orderEvents' },
+      DEAD_LETTER_QUEUE_URL: { deadLetterQueueUrl: 'orderEvents' },
+      MAX_RECEIVE_COUNT: { literal: String(queues.orderEvents.maxReceiveCount) },
     },
     tables: { inventory: 'write', inbox: 'write', outbox: 'write' },
+    sendsToDeadLetter: ['orderEvents'],
     queueSource: { queue: 'orderEvents', batchSize: 10, maxBatchingWindowSeconds: 1 },
+  },
+  sweeper: {
+    entry: 'functions/outbox/sweeper/handler.ts',
+    description:
+      'Every minute: sends due retries and lost stream records, recovers expired claims, reconciles unconfirmed messages',
+    // A run keeps working until about 5 s before its timeout, so second-level backoffs are honoured.
+    timeoutSeconds: 60,
+    memoryMb: 512,
+    environment: {
+      OUTBOX_TABLE: { tableName: 'outbox' },
+      TOPIC_QUEUES: { topicRoutes: true },
+      RETRY_POLICIES: { literal: RETRY_POLICIES },
+      CONFIRM_DEADLINE_MS: { literal: CONFIRM_DEADLINE_MS },
+      DELIVERY_INBOXES: {
+        tableNamesByTopic: Object.fromEntries(
+          Object.entries(topics).map(([topic, spec]) => [topic, spec.deliveryInbox]),
+        ) as Record<string, TableKey>,
+      },
+    },
+    tables: { outbox: 'readWrite', inbox: 'read' },
+    sendsTo: ['orderEvents'],
+    schedule: { rateMinutes: 1 },
   },
 } as const satisfies Record<string, FunctionSpec>;
 
@@ -189,6 +248,9 @@ const routes = [
 export const topology = {
   stackName: 'OutboxExample',
   dueShards: DEFAULT_DUE_SHARDS,
+  /** The CONFIRM_DEADLINE_MS the relay and the sweeper share, as a number (the TransactionalOutbox prop). */
+  confirmDeadlineMs: Number(CONFIRM_DEADLINE_MS),
+  topics: topics as Readonly<Record<string, TopicSpec>>,
   tables: tables as Readonly<Record<TableKey, TableSpec>>,
   queues: queues as Readonly<Record<QueueKey, QueueSpec>>,
   functions: functions as Readonly<Record<FunctionKey, FunctionSpec>>,

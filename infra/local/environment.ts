@@ -3,6 +3,7 @@
  * deployed stack's outputs, the same sources CDK resolves them from on AWS.
  */
 import {
+  deadLetterQueueOutputName,
   type EnvValue,
   type FunctionKey,
   type FunctionSpec,
@@ -72,7 +73,20 @@ export function resolveEnvValue(
 ): string {
   if ('tableName' in value) return requireOutput(outputs, tableOutputName(value.tableName), neededBy);
   if ('queueUrl' in value) return requireOutput(outputs, queueOutputName(value.queueUrl), neededBy);
+  if ('deadLetterQueueUrl' in value) {
+    return requireOutput(outputs, deadLetterQueueOutputName(value.deadLetterQueueUrl), neededBy);
+  }
   if ('topicRoutes' in value) return topicRoutesJson(outputs, neededBy);
+  if ('tableNamesByTopic' in value) {
+    return JSON.stringify(
+      Object.fromEntries(
+        Object.entries(value.tableNamesByTopic).map(([topic, table]) => [
+          topic,
+          requireOutput(outputs, tableOutputName(table), neededBy),
+        ]),
+      ),
+    );
+  }
   return value.literal;
 }
 

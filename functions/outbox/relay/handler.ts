@@ -6,16 +6,17 @@ import { type Env, integerSetting, requireSetting } from '../../../shared/config
 import { createLogger } from '../../../shared/lambda/create-logger';
 import { lazyHandler } from '../../../shared/lambda/lazy-handler';
 import { DEFAULT_CONFIRM_DEADLINE_MS, DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
+import type { RelayDeps } from '../../../shared/relay/relay-messages';
 import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch';
 import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
 import { parseTopicRoutes } from '../../../shared/relay/topic-routes';
-import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy';
+import { parseRetryPolicies } from '../../../shared/retry/topic-policies';
 
-/** Builds the outbox stream → SQS relay from its environment (OUTBOX_TABLE, TOPIC_QUEUES). */
-export function createHandler(env: Env) {
+/** The relay's dependencies from its environment (OUTBOX_TABLE, TOPIC_QUEUES, RETRY_POLICIES?, CONFIRM_DEADLINE_MS?). */
+export function relayDeps(env: Env): RelayDeps {
   const clients = awsClientConfig(env);
   const routes = parseTopicRoutes(env.TOPIC_QUEUES);
-  const deps = {
+  return {
     publisher: new SqsPublisher(createSqsClient(clients)),
     store: new DynamoOutboxStore({
       client: createDocumentClient(clients),
@@ -23,10 +24,15 @@ export function createHandler(env: Env) {
       confirmDeadlineMs: integerSetting(env, 'CONFIRM_DEADLINE_MS', DEFAULT_CONFIRM_DEADLINE_MS),
     }),
     queueFor: (topic: string) => routes.get(topic),
-    retryPolicyFor: () => DEFAULT_RETRY_POLICY,
+    retryPolicyFor: parseRetryPolicies(env.RETRY_POLICIES),
     clock: () => new Date(),
     random: Math.random,
   };
+}
+
+/** Builds the outbox stream → SQS relay from its environment (see {@link relayDeps}). */
+export function createHandler(env: Env) {
+  const deps = relayDeps(env);
   const logger = createLogger('relay', env);
   return middy((event: DynamoDBStreamEvent) => relayStreamBatch(event, deps, logger)).use(
     injectLambdaContext(logger),

@@ -10,6 +10,9 @@ const env = {
   INVENTORY_TABLE: 'inventory-table',
   INBOX_TABLE: 'inbox-table',
   OUTBOX_TABLE: 'outbox-table',
+  SOURCE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events',
+  DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events-dlq',
+  MAX_RECEIVE_COUNT: '5',
   AWS_REGION: 'eu-west-1',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 };
@@ -19,7 +22,7 @@ beforeEach(() => {
 });
 
 describe('apply-order handler', () => {
-  it.each(['INVENTORY_TABLE', 'INBOX_TABLE', 'OUTBOX_TABLE'])(
+  it.each(['INVENTORY_TABLE', 'INBOX_TABLE', 'OUTBOX_TABLE', 'SOURCE_QUEUE_URL', 'DEAD_LETTER_QUEUE_URL'])(
     'fails loudly at start with a ConfigError naming %s',
     (setting) => {
       const incomplete = { ...env, [setting]: undefined };

@@ -1,0 +1,134 @@
+import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { consumerParts } from '../../functions/inventory/apply-order/handler';
+import { relayDeps } from '../../functions/outbox/relay/handler';
+import type { LocalRuntime } from '../../infra/local/runtime';
+import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer';
+import type { RelayDeps } from '../../shared/relay/relay-messages';
+import { relayStreamBatch } from '../../shared/relay/relay-stream-batch';
+import { placeOrder, scanAll, startRuntime, stockOf, waitFor, waitForMessageStatus } from './support';
+
+const quiet = { info: () => {}, warn: () => {} };
+
+/** Faults the tests switch on: which message's markSent crashes once, and which entry SQS rejects. */
+const faults = {
+  crashAfterSend: new Set<string>(),
+  rejectEntry: new Set<string>(),
+  sends: new Map<string, number>(),
+};
+const consumed: string[] = [];
+
+let runtime: LocalRuntime;
+
+beforeAll(async () => {
+  runtime = await startRuntime({
+    handlers: {
+      relay: (_base, env) => {
+        const deps = relayDeps(env);
+        const faulty: RelayDeps = {
+          ...deps,
+          publisher: {
+            publishBatch: async (queueUrl, messages) => {
+              const rejected = messages.filter((m) => faults.rejectEntry.has(m.aggregateId));
+              const result = await deps.publisher.publishBatch(
+                queueUrl,
+                messages.filter((m) => !faults.rejectEntry.has(m.aggregateId)),
+              );
+              for (const id of result.sent) faults.sends.set(id, (faults.sends.get(id) ?? 0) + 1);
+              return {
+                sent: result.sent,
+                failed: [
+                  ...result.failed,
+                  ...rejected.map((m) => ({
+                    messageId: m.messageId,
+                    error: 'InternalError: injected by the test',
+                  })),
+                ],
+              };
+            },
+          },
+          store: {
+            ...deps.store,
+            markSent: async (messageId, now) => {
+              // The relay dies after SQS accepted the message and before it could mark it SENT.
+              if (faults.crashAfterSend.delete(messageId)) throw new Error('relay crashed after send');
+              return deps.store.markSent(messageId, now);
+            },
+            recordSendFailure: (...args) => deps.store.recordSendFailure(...args),
+            confirm: (...args) => deps.store.confirm(...args),
+          },
+        };
+        return (event) => relayStreamBatch(event as DynamoDBStreamEvent, faulty, quiet);
+      },
+      inventoryConsumer: (_base, env) => {
+        const { plan, deps, failures } = consumerParts(env);
+        const counting = {
+          info: (_message: string, data: Record<string, unknown>) => consumed.push(String(data.kind)),
+          warn: () => {},
+        };
+        return (event, context) =>
+          consumeSqsBatch(event as SQSEvent, context, plan, deps, counting, failures);
+      },
+    },
+  });
+});
+
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+beforeEach(() => {
+  consumed.length = 0;
+});
+
+describe('relay faults (moto)', () => {
+  it('redelivers after a crash between send and mark, and the consumer applies the order once', async () => {
+    const before = await stockOf(runtime, 'SKU-APPLE');
+    await runtime.pausePollers();
+    const { orderId, messageId } = await placeOrder(
+      runtime,
+      [{ sku: 'SKU-APPLE', quantity: 4 }],
+      'order-crash-1',
+    );
+    faults.crashAfterSend.add(messageId);
+    runtime.resumePollers();
+
+    await waitForMessageStatus(runtime, orderId, 'CONFIRMED');
+    await runtime.drain();
+
+    // Sent twice: once before the crash, once when the stream retried the unrecorded record.
+    expect(faults.sends.get(messageId)).toBe(2);
+    expect(consumed.filter((kind) => kind === 'DUPLICATE')).toHaveLength(1);
+    expect(await stockOf(runtime, 'SKU-APPLE')).toBe(before - 4);
+    expect((await scanAll(runtime, 'inbox')).filter((row) => row.messageId === messageId)).toHaveLength(1);
+  });
+
+  it('records a rejected entry on its message without failing or blocking the rest of the batch', async () => {
+    await runtime.pausePollers();
+    faults.rejectEntry.add('order-batch-2');
+    const placed = [];
+    for (const orderId of ['order-batch-1', 'order-batch-2', 'order-batch-3']) {
+      placed.push(await placeOrder(runtime, [{ sku: 'SKU-BANANA', quantity: 1 }], orderId));
+    }
+    runtime.resumePollers();
+
+    await waitForMessageStatus(runtime, 'order-batch-1', 'CONFIRMED');
+    await waitForMessageStatus(runtime, 'order-batch-3', 'CONFIRMED');
+    const failed = await waitFor(async () => {
+      const message = (await scanAll(runtime, 'outbox')).find((m) => m.aggregateId === 'order-batch-2');
+      return message?.attempts === 1 ? message : undefined;
+    });
+    await runtime.drain();
+
+    expect(failed).toMatchObject({
+      status: 'PENDING',
+      attempts: 1,
+      lastError: expect.stringContaining('InternalError'),
+    });
+    expect(Date.parse(String(failed.nextAttemptAt))).toBeGreaterThan(Date.parse(String(failed.createdAt)));
+    // The batch did not fail: the others were sent exactly once, not retried with it.
+    expect(faults.sends.get(placed[0]?.messageId ?? '')).toBe(1);
+    expect(faults.sends.get(placed[2]?.messageId ?? '')).toBe(1);
+    expect(faults.sends.has(placed[1]?.messageId ?? '')).toBe(false);
+  });
+});
