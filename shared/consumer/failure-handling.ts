@@ -29,11 +29,9 @@ export function visibilityTimeoutSeconds(
   backoff: VisibilityBackoff,
   random: () => number,
 ): number {
-  const ceiling = Math.min(
-    backoff.maxSeconds,
-    MAX_VISIBILITY_SECONDS,
-    backoff.baseSeconds * 2 ** Math.max(0, receiveCount - 1),
-  );
+  // 2^30 s is far past SQS's 12-hour cap; bounding the exponent keeps 0 × 2^1024 (NaN) out of the result.
+  const growth = 2 ** Math.min(30, Math.max(0, receiveCount - 1));
+  const ceiling = Math.min(backoff.maxSeconds, MAX_VISIBILITY_SECONDS, backoff.baseSeconds * growth);
   return Math.max(1, Math.round(ceiling / 2 + random() * (ceiling / 2)));
 }
 

@@ -65,6 +65,14 @@ export class SqsQueueOperations implements QueueOperations {
         QueueUrl: queueUrl,
         MessageBody: record.body,
         MessageAttributes: Object.fromEntries(Object.entries(attributes).slice(0, 10)),
+        // A FIFO queue's DLQ must be FIFO, and SQS refuses a FIFO send without a group: keep the original
+        // group, and dedupe on the SQS message id so a retried dead-lettering does not land twice.
+        ...(queueUrl.endsWith('.fifo')
+          ? {
+              MessageGroupId: record.attributes.MessageGroupId ?? record.messageId,
+              MessageDeduplicationId: record.messageId,
+            }
+          : {}),
       }),
     );
   }

@@ -205,7 +205,7 @@ export class MemoryDocumentClient {
     }
     if (sortKey !== undefined) {
       const by = sortKey;
-      candidates.sort((a, b) => String(a[by]).localeCompare(String(b[by])));
+      candidates.sort((a, b) => compareKeyValues(a[by], b[by]));
     }
     const limited = input.Limit === undefined ? candidates : candidates.slice(0, input.Limit);
     return { Items: limited.map((item) => structuredClone(item)), Count: limited.length };
@@ -282,6 +282,17 @@ export class MemoryDocumentClient {
       ...(input.ExpressionAttributeValues ? { values: input.ExpressionAttributeValues } : {}),
     };
   }
+}
+
+/**
+ * DynamoDB's order of key values: numbers by value, strings by character code (not by locale, which
+ * would put `a` before `B` and `10` before `9`).
+ */
+function compareKeyValues(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const left = String(a);
+  const right = String(b);
+  return left < right ? -1 : left > right ? 1 : 0;
 }
 
 /** The partition value of a key condition `#pk = :value AND …`, when its first term names `partitionKey`. */

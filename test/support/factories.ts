@@ -7,9 +7,10 @@ import type {
   SQSRecord,
   AttributeValue as StreamAttributeValue,
 } from 'aws-lambda';
+import type { MemoryTableSchema } from '../../shared/memory/memory-document-client';
 import { ENVELOPE_SCHEMA_VERSION, type Envelope } from '../../shared/message/envelope';
 import { MessageStatus } from '../../shared/message/message-status';
-import { dueShardOf, type OutboxItem } from '../../shared/outbox/outbox-item';
+import { dueShardOf, OUTBOX_KEYS, type OutboxItem } from '../../shared/outbox/outbox-item';
 
 /** The instant every factory uses unless told otherwise: 2024-05-01T12:00:00.000Z. */
 export const FIXED_NOW = new Date('2024-05-01T12:00:00.000Z');
@@ -229,3 +230,52 @@ export function transactionCanceled(reasons: readonly CancellationReason[]): Tra
     CancellationReasons: [...reasons],
   });
 }
+
+/** `record` as SQS delivers it on its `receiveCount`-th receive (ApproximateReceiveCount). */
+export function withReceiveCount(record: SQSRecord, receiveCount: number): SQSRecord {
+  return { ...record, attributes: { ...record.attributes, ApproximateReceiveCount: String(receiveCount) } };
+}
+
+/** A clock that stands still until a test moves it; starts at {@link FIXED_NOW}. */
+export interface ManualClock {
+  /** The current instant (a fresh Date each call). */
+  readonly now: () => Date;
+  /** Moves the clock forward by `ms`. */
+  advance(ms: number): void;
+}
+
+/** A {@link ManualClock} starting at `start`. */
+export function manualClock(start: Date = FIXED_NOW): ManualClock {
+  let current = start.getTime();
+  return {
+    now: () => new Date(current),
+    advance: (ms) => {
+      current += ms;
+    },
+  };
+}
+
+/**
+ * Key schemas of the example's tables as an in-memory DynamoDB holds them (`new MemoryDocumentClient(…)`):
+ * the outbox with its sparse due index and aggregate index, the consumer's inbox, orders and inventory.
+ */
+export const MEMORY_TABLE_SCHEMAS = {
+  outbox: {
+    partitionKey: OUTBOX_KEYS.partitionKey,
+    globalIndexes: [
+      {
+        name: OUTBOX_KEYS.dueIndex.name,
+        partitionKey: OUTBOX_KEYS.dueIndex.partitionKey,
+        sortKey: OUTBOX_KEYS.dueIndex.sortKey,
+      },
+      {
+        name: OUTBOX_KEYS.aggregateIndex.name,
+        partitionKey: OUTBOX_KEYS.aggregateIndex.partitionKey,
+        sortKey: OUTBOX_KEYS.aggregateIndex.sortKey,
+      },
+    ],
+  },
+  inbox: { partitionKey: 'messageId' },
+  orders: { partitionKey: 'orderId' },
+  inventory: { partitionKey: 'sku' },
+} as const satisfies Record<string, MemoryTableSchema>;

@@ -1,0 +1,193 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, type Mock, vi } from 'vitest';
+import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message';
+import {
+  type FailureHandling,
+  type QueueOperations,
+  visibilityTimeoutSeconds,
+} from '../../../shared/consumer/failure-handling';
+import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer';
+import {
+  envelope,
+  FIXED_NOW,
+  lambdaContext,
+  sqsRecord,
+  testMessageId,
+  withReceiveCount,
+} from '../../support/factories';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
+const deps: ConsumeDeps = { client, inboxTable: 'inbox', clock: () => FIXED_NOW };
+const plan: PlanEffect = () => ({ reject: 'NOTHING_TO_DO' });
+const logger = { info: vi.fn(), warn: vi.fn() };
+
+const SOURCE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
+const DLQ = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created-dlq';
+const BACKOFF = { baseSeconds: 10, maxSeconds: 900 };
+
+const good1 = envelope({ messageId: testMessageId(1) });
+const flaky = envelope({ messageId: testMessageId(2) });
+const good3 = envelope({ messageId: testMessageId(3) });
+
+let queues: {
+  changeVisibility: Mock<QueueOperations['changeVisibility']>;
+  deadLetter: Mock<QueueOperations['deadLetter']>;
+};
+let failures: FailureHandling;
+
+beforeEach(() => {
+  ddb.reset();
+  logger.info.mockReset();
+  logger.warn.mockReset();
+  ddb.on(TransactWriteCommand).resolves({});
+  ddb.on(UpdateCommand).resolves({});
+  queues = {
+    changeVisibility: vi.fn<QueueOperations['changeVisibility']>(async () => {}),
+    deadLetter: vi.fn<QueueOperations['deadLetter']>(async () => {}),
+  };
+  failures = {
+    queues,
+    sourceQueueUrl: SOURCE,
+    deadLetterQueueUrl: DLQ,
+    maxReceiveCount: 5,
+    backoff: BACKOFF,
+    random: () => 0.5,
+  };
+});
+
+/** DynamoDB is unavailable for the inbox put of `messageId` only. */
+function unavailableFor(messageId: string): void {
+  ddb.on(TransactWriteCommand).callsFake(async (input: TransactWriteCommandInput) => {
+    if (input.TransactItems?.[0]?.Put?.Item?.messageId === messageId) {
+      throw new Error('ProvisionedThroughputExceededException: slow down');
+    }
+    return {};
+  });
+}
+
+function committedIds(): unknown[] {
+  return ddb
+    .commandCalls(TransactWriteCommand)
+    .flatMap((call) => {
+      const id = call.args[0].input.TransactItems?.[0]?.Put?.Item?.messageId;
+      return id === undefined ? [] : [id];
+    })
+    .sort();
+}
+
+describe('consumeSqsBatch with failure handling', () => {
+  it('dead-letters a malformed body as POISON and acknowledges it; the rest of the batch succeeds', async () => {
+    const malformed = sqsRecord(envelope(), { messageId: 'not-json', rawBody: '{"messageId":' });
+    const notAnEnvelope = sqsRecord(envelope(), { messageId: 'no-envelope', rawBody: '{"hello":"world"}' });
+    const event = {
+      Records: [sqsRecord(good1, { messageId: 'good-1' }), malformed, notAnEnvelope, sqsRecord(good3)],
+    };
+
+    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger, failures);
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(
+      queues.deadLetter.mock.calls.map(([url, record, reason]) => [url, record.messageId, reason]),
+    ).toEqual([
+      [DLQ, 'not-json', 'POISON'],
+      [DLQ, 'no-envelope', 'POISON'],
+    ]);
+    expect(queues.deadLetter.mock.calls[0]?.[3]).toMatch(/^PoisonMessageError: SQS message not-json/);
+    expect(queues.changeVisibility).not.toHaveBeenCalled();
+    expect(committedIds()).toEqual([good1.messageId, good3.messageId]);
+  });
+
+  it('backs off a transient failure with ChangeMessageVisibility and reports only that record', async () => {
+    unavailableFor(flaky.messageId);
+    const flakyRecord = withReceiveCount(sqsRecord(flaky, { messageId: 'flaky' }), 2);
+    const event = { Records: [sqsRecord(good1), flakyRecord, sqsRecord(good3)] };
+
+    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger, failures);
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'flaky' }] });
+    expect(queues.changeVisibility).toHaveBeenCalledExactlyOnceWith(
+      SOURCE,
+      flakyRecord.receiptHandle,
+      visibilityTimeoutSeconds(2, BACKOFF, () => 0.5),
+    );
+    expect(queues.deadLetter).not.toHaveBeenCalled();
+    expect(committedIds()).toEqual([good1.messageId, flaky.messageId, good3.messageId]);
+    expect(logger.warn).toHaveBeenCalledWith(
+      'message failed',
+      expect.objectContaining({ sqsMessageId: 'flaky', disposition: 'RETRY_LATER' }),
+    );
+  });
+
+  it('dead-letters a transient failure on its last receive (MAX_RECEIVES) and acknowledges it', async () => {
+    unavailableFor(flaky.messageId);
+    const lastReceive = withReceiveCount(sqsRecord(flaky, { messageId: 'flaky' }), 5);
+
+    const response = await consumeSqsBatch(
+      { Records: [lastReceive, sqsRecord(good3)] },
+      lambdaContext(),
+      plan,
+      deps,
+      logger,
+      failures,
+    );
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(queues.deadLetter).toHaveBeenCalledExactlyOnceWith(
+      DLQ,
+      lastReceive,
+      'MAX_RECEIVES',
+      'Error: ProvisionedThroughputExceededException: slow down',
+    );
+    expect(queues.changeVisibility).not.toHaveBeenCalled();
+  });
+
+  it('reports a poison record as failed when it cannot be dead-lettered, so SQS keeps it', async () => {
+    queues.deadLetter.mockRejectedValueOnce(new Error('AccessDenied'));
+    const malformed = sqsRecord(envelope(), { messageId: 'not-json', rawBody: 'nope' });
+
+    const response = await consumeSqsBatch(
+      { Records: [malformed, sqsRecord(good1)] },
+      lambdaContext(),
+      plan,
+      deps,
+      logger,
+      failures,
+    );
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'not-json' }] });
+    expect(committedIds()).toEqual([good1.messageId]);
+  });
+
+  it('still reports a transient failure when its visibility cannot be changed', async () => {
+    unavailableFor(flaky.messageId);
+    queues.changeVisibility.mockRejectedValueOnce(new Error('ReceiptHandleIsInvalid'));
+
+    const response = await consumeSqsBatch(
+      { Records: [sqsRecord(flaky, { messageId: 'flaky' })] },
+      lambdaContext(),
+      plan,
+      deps,
+      logger,
+      failures,
+    );
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'flaky' }] });
+  });
+
+  it('leaves a malformed body to SQS (a batch item failure) when no failure handling is given', async () => {
+    const malformed = sqsRecord(envelope(), { messageId: 'not-json', rawBody: 'nope' });
+
+    const response = await consumeSqsBatch({ Records: [malformed] }, lambdaContext(), plan, deps, logger);
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'not-json' }] });
+    expect(queues.deadLetter).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,678 @@
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client';
+import { MemoryQueues } from '../../../shared/memory/memory-queues';
+import type { Envelope } from '../../../shared/message/envelope';
+import { MessageStatus } from '../../../shared/message/message-status';
+import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item';
+import { DynamoOutboxStore, type SweepStore } from '../../../shared/outbox/outbox-store';
+import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher';
+import { toEnvelope } from '../../../shared/relay/relay-messages';
+import { messageBody } from '../../../shared/relay/sqs-publisher';
+import { backoffCeilingMs, type RetryPolicy } from '../../../shared/retry/retry-policy';
+import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check';
+import {
+  DEFAULT_SWEEPER_SETTINGS,
+  type SweeperDeps,
+  type SweeperSettings,
+  sweep,
+} from '../../../shared/sweeper/sweep';
+import {
+  FIXED_NOW,
+  type ManualClock,
+  MEMORY_TABLE_SCHEMAS,
+  manualClock,
+  outboxItem,
+  testMessageId,
+} from '../../support/factories';
+
+const QUEUE = 'memory://order-created';
+const POLICY: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 4 };
+const CONFIRM_DEADLINE_MS = 300_000;
+const SETTINGS: SweeperSettings = { ...DEFAULT_SWEEPER_SETTINGS, leaseMs: 60_000, recheckAfterMs: 120_000 };
+const SEND_ERROR = 'KMS.DisabledException: the queue key is disabled';
+
+const id = testMessageId;
+/** An ISO time `offsetMs` from the fixed start. */
+const at = (offsetMs: number) => new Date(FIXED_NOW.getTime() + offsetMs).toISOString();
+
+type Method = keyof SweepStore;
+
+/**
+ * The real store, watched: counts the sweeper's rounds (each round reads shard 0 first) and can fail a
+ * call once, as a throttled or unreachable DynamoDB would.
+ */
+class ObservedStore implements SweepStore {
+  rounds = 0;
+  readonly #inner: SweepStore;
+  readonly #faults: { method: Method; firstArg: string | undefined; left: number }[] = [];
+
+  constructor(inner: SweepStore) {
+    this.#inner = inner;
+  }
+
+  /** The next call of `method` (for `firstArg`: a message id or shard, when given) throws. */
+  failOnce(method: Method, firstArg?: string): void {
+    this.#faults.push({ method, firstArg, left: 1 });
+  }
+
+  #inject(method: Method, firstArg: string): void {
+    const fault = this.#faults.find(
+      (f) => f.method === method && f.left > 0 && (f.firstArg === undefined || f.firstArg === firstArg),
+    );
+    if (!fault) return;
+    fault.left -= 1;
+    throw new Error(`ProvisionedThroughputExceededException: injected ${method} failure`);
+  }
+
+  async findDue(...args: Parameters<SweepStore['findDue']>) {
+    if (args[0] === '0') this.rounds += 1;
+    this.#inject('findDue', args[0]);
+    return this.#inner.findDue(...args);
+  }
+  async claim(...args: Parameters<SweepStore['claim']>) {
+    this.#inject('claim', args[0]);
+    return this.#inner.claim(...args);
+  }
+  async requeue(...args: Parameters<SweepStore['requeue']>) {
+    this.#inject('requeue', args[0]);
+    return this.#inner.requeue(...args);
+  }
+  async release(...args: Parameters<SweepStore['release']>) {
+    this.#inject('release', args[0]);
+    return this.#inner.release(...args);
+  }
+  async markSent(...args: Parameters<SweepStore['markSent']>) {
+    this.#inject('markSent', args[0]);
+    return this.#inner.markSent(...args);
+  }
+  async recordSendFailure(...args: Parameters<SweepStore['recordSendFailure']>) {
+    this.#inject('recordSendFailure', args[0]);
+    return this.#inner.recordSendFailure(...args);
+  }
+  async confirm(...args: Parameters<SweepStore['confirm']>) {
+    this.#inject('confirm', args[0]);
+    return this.#inner.confirm(...args);
+  }
+}
+
+/** A publisher over the in-memory queues whose SQS rejects the entries of `rejected` message ids. */
+function rejecting(queues: MemoryQueues, rejected: ReadonlySet<string>): MessagePublisher {
+  return {
+    async publishBatch(queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> {
+      const accepted = messages.filter((m) => !rejected.has(m.messageId));
+      if (accepted.length > 0) await queues.publishBatch(queueUrl, accepted);
+      return {
+        sent: accepted.map((m) => m.messageId),
+        failed: messages
+          .filter((m) => rejected.has(m.messageId))
+          .map((m) => ({ messageId: m.messageId, error: SEND_ERROR })),
+      };
+    },
+  };
+}
+
+let clock: ManualClock;
+let db: MemoryDocumentClient;
+let queues: MemoryQueues;
+
+beforeEach(() => {
+  clock = manualClock();
+  db = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS);
+  queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, clock.now);
+});
+
+interface SweeperOptions extends Partial<Omit<SweeperDeps, 'settings'>> {
+  /** Rounds the run may start before its time budget is spent. @default 1 */
+  readonly rounds?: number;
+  readonly settings?: Partial<SweeperSettings>;
+  /** The document client the store uses. @default the in-memory one */
+  readonly client?: DynamoDBDocumentClient;
+}
+
+/** A sweeper on the in-memory table and queues, with a budget of `rounds` rounds. */
+function sweeper(options: SweeperOptions = {}): { deps: SweeperDeps; store: ObservedStore } {
+  const { rounds = 1, settings, client, ...overrides } = options;
+  const store = new ObservedStore(
+    new DynamoOutboxStore({
+      client: client ?? db.asDocumentClient(),
+      tableName: 'outbox',
+      confirmDeadlineMs: CONFIRM_DEADLINE_MS,
+    }),
+  );
+  const deps: SweeperDeps = {
+    publisher: queues,
+    store,
+    queueFor: (topic) => (topic === 'order.created' ? QUEUE : undefined),
+    retryPolicyFor: () => POLICY,
+    clock: clock.now,
+    random: () => 0.5,
+    owner: 'sweeper-a',
+    deliveryCheckFor: () => undefined,
+    remainingMs: () => (store.rounds < rounds ? 60_000 : 0),
+    sleep: async () => {},
+    settings: { ...SETTINGS, ...settings },
+    ...overrides,
+  };
+  return { deps, store };
+}
+
+async function putMessage(overrides: Partial<OutboxItem>): Promise<OutboxItem> {
+  const item = outboxItem(overrides);
+  await db.send(new PutCommand({ TableName: 'outbox', Item: { ...item } }));
+  return item;
+}
+
+async function message(messageId: string): Promise<Record<string, unknown> | undefined> {
+  return (await db.send(new GetCommand({ TableName: 'outbox', Key: { messageId } }))).Item as
+    | Record<string, unknown>
+    | undefined;
+}
+
+/** Message ids of everything SQS holds, in send order (a resend shows up twice). */
+function sentIds(): string[] {
+  return queues.peek(QUEUE).map(({ body }) => (JSON.parse(body) as Envelope).messageId);
+}
+
+/** Ids in the due index at `now`, across every shard. */
+async function dueAt(now: Date): Promise<string[]> {
+  const store = new DynamoOutboxStore({ client: db.asDocumentClient(), tableName: 'outbox' });
+  const pages = await Promise.all(
+    Array.from({ length: SETTINGS.dueShards }, (_, shard) => store.findDue(String(shard), now, 1_000)),
+  );
+  return pages.flat().map((item) => item.messageId);
+}
+
+describe('sweep', () => {
+  describe('PENDING messages', () => {
+    it('sends a PENDING message whose stream record was lost once it falls due, and marks it SENT', async () => {
+      const lost = await putMessage({ messageId: id(1), nextAttemptAt: at(-1_000) });
+      const inGrace = await putMessage({ messageId: id(2), nextAttemptAt: at(30_000) });
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report).toMatchObject({ rounds: 1, claimed: 1, sent: 1, errors: 0, unrecorded: 0 });
+      expect(queues.peek(QUEUE).map((m) => m.body)).toEqual([messageBody(toEnvelope(lost))]);
+      const sent = await message(id(1));
+      expect(sent).toMatchObject({
+        status: MessageStatus.SENT,
+        attempts: 1,
+        sentAt: FIXED_NOW.toISOString(),
+        nextAttemptAt: at(CONFIRM_DEADLINE_MS),
+      });
+      expect(sent).not.toHaveProperty('leaseOwner');
+      expect(await message(id(2))).toEqual(inGrace);
+    });
+
+    it.each([0, 0.5, 0.999_999])(
+      'schedules a retry after a failed send: attempts + 1, backed off within the policy, lastError set (draw %s)',
+      async (draw) => {
+        await putMessage({ messageId: id(1), attempts: 1, nextAttemptAt: at(-1_000) });
+        const { deps } = sweeper({ publisher: rejecting(queues, new Set([id(1)])), random: () => draw });
+
+        const report = await sweep(deps);
+
+        expect(report).toMatchObject({ claimed: 1, sent: 0, retryScheduled: 1, failed: 0 });
+        expect(sentIds()).toEqual([]);
+        const retried = await message(id(1));
+        expect(retried).toMatchObject({ status: MessageStatus.PENDING, attempts: 2, lastError: SEND_ERROR });
+        expect(retried).not.toHaveProperty('leaseOwner');
+        const next = Date.parse(String(retried?.nextAttemptAt));
+        expect(next).toBeGreaterThanOrEqual(FIXED_NOW.getTime());
+        expect(next).toBeLessThanOrEqual(FIXED_NOW.getTime() + backoffCeilingMs(POLICY, 2));
+        // Still in the due index, so the next run retries it when the backoff ends.
+        expect(await dueAt(new Date(next))).toEqual([id(1)]);
+      },
+    );
+
+    it('moves a message to FAILED when its last attempt fails, keeping payload and lastError, out of the due index', async () => {
+      const original = await putMessage({
+        messageId: id(1),
+        attempts: POLICY.maxAttempts - 1,
+        nextAttemptAt: at(-1_000),
+      });
+      const { deps } = sweeper({ publisher: rejecting(queues, new Set([id(1)])) });
+
+      const report = await sweep(deps);
+
+      expect(report).toMatchObject({ claimed: 1, failed: 1, retryScheduled: 0 });
+      const failed = await message(id(1));
+      expect(failed).toMatchObject({
+        status: MessageStatus.FAILED,
+        attempts: POLICY.maxAttempts,
+        lastError: SEND_ERROR,
+        payload: original.payload,
+        aggregateId: original.aggregateId,
+      });
+      expect(failed).not.toHaveProperty('dueShard');
+      expect(failed).not.toHaveProperty('nextAttemptAt');
+      expect(await dueAt(new Date(FIXED_NOW.getTime() + 365 * 86_400_000))).toEqual([]);
+    });
+
+    it('fails a due message that has no attempts left without sending it again, keeping its lastError', async () => {
+      await putMessage({
+        messageId: id(1),
+        attempts: POLICY.maxAttempts,
+        lastError: 'not confirmed by the downstream before the deadline; resending',
+        nextAttemptAt: at(-1_000),
+      });
+      await putMessage({ messageId: id(2), attempts: POLICY.maxAttempts, nextAttemptAt: at(-1_000) });
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report).toMatchObject({ claimed: 2, failed: 2, sent: 0 });
+      expect(sentIds()).toEqual([]);
+      expect(await message(id(1))).toMatchObject({
+        status: MessageStatus.FAILED,
+        lastError: 'not confirmed by the downstream before the deadline; resending',
+      });
+      expect(await message(id(2))).toMatchObject({
+        status: MessageStatus.FAILED,
+        lastError: `no confirmation after ${POLICY.maxAttempts} attempts`,
+      });
+    });
+
+    it('records a failure for a topic with no routed queue instead of dropping the message', async () => {
+      await putMessage({ messageId: id(1), topic: 'order.shipped', nextAttemptAt: at(-1_000) });
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report.retryScheduled).toBe(1);
+      expect(await message(id(1))).toMatchObject({
+        status: MessageStatus.PENDING,
+        attempts: 1,
+        lastError: 'no queue is routed for topic "order.shipped"',
+      });
+    });
+  });
+
+  describe('claims', () => {
+    it('reclaims and sends a message whose claimant crashed (lease expired)', async () => {
+      await putMessage({
+        messageId: id(1),
+        leaseOwner: 'crashed-sweeper',
+        leaseUntil: at(-1_000),
+        nextAttemptAt: at(-1_000),
+      });
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report).toMatchObject({ claimed: 1, sent: 1 });
+      expect(sentIds()).toEqual([id(1)]);
+      const sent = await message(id(1));
+      expect(sent).toMatchObject({ status: MessageStatus.SENT });
+      expect(sent).not.toHaveProperty('leaseOwner');
+    });
+
+    it('leaves alone a message freshly claimed by another sweeper', async () => {
+      const claimedPending = await putMessage({
+        messageId: id(1),
+        leaseOwner: 'sweeper-b',
+        leaseUntil: at(30_000),
+        nextAttemptAt: at(30_000),
+      });
+      const claimedSent = await putMessage({
+        messageId: id(2),
+        status: MessageStatus.SENT,
+        attempts: 1,
+        leaseOwner: 'sweeper-b',
+        leaseUntil: at(30_000),
+        nextAttemptAt: at(30_000),
+      });
+
+      const report = await sweep(sweeper({ rounds: 3 }).deps);
+
+      expect(report).toMatchObject({ claimed: 0, lostClaims: 0, sent: 0 });
+      expect(sentIds()).toEqual([]);
+      expect(await message(id(1))).toEqual(claimedPending);
+      expect(await message(id(2))).toEqual(claimedSent);
+    });
+
+    it('sends each message exactly once when two sweepers run at the same time', async () => {
+      const ids = Array.from({ length: 12 }, (_, n) => id(n + 1));
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+          fc.integer({ min: 2, max: 3 }),
+          async (seed, count) => {
+            db = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS);
+            queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, clock.now);
+            for (const messageId of ids) await putMessage({ messageId, nextAttemptAt: at(-1_000) });
+            const random = seededRandom(seed);
+            const sweepers = Array.from({ length: count }, (_, n) =>
+              sweeper({
+                owner: `sweeper-${n}`,
+                rounds: 2,
+                client: yielding(db, random),
+                publisher: yieldingPublisher(queues, random),
+              }),
+            );
+
+            const reports = await Promise.all(sweepers.map(({ deps }) => sweep(deps)));
+
+            expect(sentIds().sort()).toEqual(ids);
+            expect(reports.reduce((sum, r) => sum + r.claimed, 0)).toBe(ids.length);
+            expect(reports.reduce((sum, r) => sum + r.sent, 0)).toBe(ids.length);
+            for (const messageId of ids) {
+              expect(await message(messageId)).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
+            }
+          },
+        ),
+        { numRuns: 25 },
+      );
+    });
+  });
+
+  describe('SENT messages past their confirmation deadline', () => {
+    const overdue = (n: number) => ({
+      messageId: id(n),
+      status: MessageStatus.SENT,
+      attempts: 1,
+      sentAt: at(-CONFIRM_DEADLINE_MS - 60_000),
+      nextAttemptAt: at(-60_000),
+    });
+    const withInboxCheck = () => ({
+      deliveryCheckFor: () => inboxDeliveryCheck(db.asDocumentClient(), 'inbox'),
+    });
+
+    async function inboxHas(messageId: string): Promise<void> {
+      await db.send(new PutCommand({ TableName: 'inbox', Item: { messageId, outcome: 'APPLIED' } }));
+    }
+
+    it('confirms a message the downstream has (its inbox row exists) without resending it', async () => {
+      await putMessage(overdue(1));
+      await inboxHas(id(1));
+
+      const report = await sweep(sweeper(withInboxCheck()).deps);
+
+      expect(report).toMatchObject({ claimed: 1, reconciledConfirmed: 1, requeued: 0, sent: 0 });
+      expect(sentIds()).toEqual([]);
+      const confirmed = await message(id(1));
+      expect(confirmed).toMatchObject({
+        status: MessageStatus.CONFIRMED,
+        confirmedAt: FIXED_NOW.toISOString(),
+      });
+      expect(confirmed).not.toHaveProperty('leaseOwner');
+      expect(await dueAt(new Date(FIXED_NOW.getTime() + 365 * 86_400_000))).toEqual([]);
+    });
+
+    it('requeues and resends a message the downstream never got: SENT again, attempts + 1', async () => {
+      await putMessage(overdue(1));
+
+      const report = await sweep(sweeper(withInboxCheck()).deps);
+
+      expect(report).toMatchObject({ claimed: 1, requeued: 1, sent: 1, reconciledConfirmed: 0 });
+      expect(sentIds()).toEqual([id(1)]);
+      expect(await message(id(1))).toMatchObject({
+        status: MessageStatus.SENT,
+        attempts: 2,
+        sentAt: FIXED_NOW.toISOString(),
+        nextAttemptAt: at(CONFIRM_DEADLINE_MS),
+      });
+    });
+
+    it('resends when the topic has no delivery check (consumers dedupe)', async () => {
+      await putMessage(overdue(1));
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report).toMatchObject({ requeued: 1, sent: 1 });
+      expect(sentIds()).toEqual([id(1)]);
+    });
+
+    it('keeps a message SENT and releases it when the downstream cannot be asked; asks again later', async () => {
+      await putMessage(overdue(1));
+      const unreachable = sweeper({
+        deliveryCheckFor: () => async () => {
+          throw new Error('inbox table unreachable');
+        },
+      });
+
+      const report = await sweep(unreachable.deps);
+
+      expect(report).toMatchObject({ claimed: 1, requeued: 0, reconciledConfirmed: 0, sent: 0 });
+      expect(sentIds()).toEqual([]);
+      const released = await message(id(1));
+      expect(released).toMatchObject({
+        status: MessageStatus.SENT,
+        attempts: 1,
+        nextAttemptAt: at(SETTINGS.recheckAfterMs),
+      });
+      expect(released).not.toHaveProperty('leaseOwner');
+      expect(released).not.toHaveProperty('leaseUntil');
+
+      // Not due before the recheck time…
+      expect((await sweep(sweeper(withInboxCheck()).deps)).claimed).toBe(0);
+      // …and settled once it is.
+      await inboxHas(id(1));
+      clock.advance(SETTINGS.recheckAfterMs);
+      const later = await sweep(sweeper(withInboxCheck()).deps);
+      expect(later.reconciledConfirmed).toBe(1);
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.CONFIRMED });
+    });
+
+    it('fails a requeued message that has no attempts left instead of resending it', async () => {
+      await putMessage({ ...overdue(1), attempts: POLICY.maxAttempts });
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report).toMatchObject({ requeued: 1, failed: 1, sent: 0 });
+      expect(sentIds()).toEqual([]);
+      expect(await message(id(1))).toMatchObject({
+        status: MessageStatus.FAILED,
+        attempts: POLICY.maxAttempts,
+        lastError: `no confirmation after ${POLICY.maxAttempts} attempts`,
+      });
+    });
+  });
+
+  describe('errors', () => {
+    it('counts a throwing claim and carries on; the message is swept in a later round', async () => {
+      for (const n of [1, 2, 3]) await putMessage({ messageId: id(n), nextAttemptAt: at(-1_000) });
+      const { deps, store } = sweeper({ rounds: 2 });
+      store.failOnce('claim', id(2));
+
+      const report = await sweep(deps);
+
+      expect(report).toMatchObject({ rounds: 2, errors: 1, claimed: 3, sent: 3 });
+      expect(sentIds().sort()).toEqual([id(1), id(2), id(3)]);
+    });
+
+    it('keeps sweeping the other shards when one shard cannot be read', async () => {
+      const ids = Array.from({ length: 8 }, (_, n) => id(n + 1));
+      for (const messageId of ids) await putMessage({ messageId, nextAttemptAt: at(-1_000) });
+      const broken = dueShardOf(id(1));
+      const { deps, store } = sweeper();
+      store.failOnce('findDue', broken);
+
+      const report = await sweep(deps);
+
+      const expected = ids.filter((messageId) => dueShardOf(messageId) !== broken);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(report.errors).toBe(1);
+      expect(sentIds().sort()).toEqual(expected);
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.PENDING });
+    });
+
+    it('leaves a message whose SENT mark failed after the send to its lease, and resends it when the lease ends', async () => {
+      await putMessage({ messageId: id(1), nextAttemptAt: at(-1_000) });
+      const first = sweeper();
+      first.store.failOnce('markSent', id(1));
+
+      const report = await sweep(first.deps);
+
+      expect(report).toMatchObject({ claimed: 1, sent: 0, unrecorded: 1 });
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.PENDING, leaseOwner: 'sweeper-a' });
+
+      clock.advance(SETTINGS.leaseMs);
+      const second = await sweep(sweeper({ owner: 'sweeper-b' }).deps);
+
+      expect(second).toMatchObject({ claimed: 1, sent: 1 });
+      // Sent twice (the crash case of DESIGN §4): the consumer's inbox makes the second a no-op.
+      expect(sentIds()).toEqual([id(1), id(1)]);
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
+    });
+  });
+
+  describe('bounded work', () => {
+    it('claims at most maxMessagesPerRun messages in a run', async () => {
+      for (let n = 1; n <= 10; n += 1) await putMessage({ messageId: id(n), nextAttemptAt: at(-1_000) });
+
+      const report = await sweep(sweeper({ rounds: 5, settings: { maxMessagesPerRun: 4 } }).deps);
+
+      expect(report).toMatchObject({ rounds: 1, claimed: 4, sent: 4 });
+      expect(sentIds()).toHaveLength(4);
+    });
+
+    it('spreads maxMessagesPerRun over rounds when pages are small', async () => {
+      for (let n = 1; n <= 6; n += 1) {
+        await putMessage({ messageId: id(n), dueShard: '0', nextAttemptAt: at(-1_000 * n) });
+      }
+
+      const report = await sweep(
+        sweeper({ rounds: 10, settings: { pageSize: 2, maxMessagesPerRun: 5 } }).deps,
+      );
+
+      expect(report).toMatchObject({ rounds: 3, claimed: 5 });
+      expect(sentIds()).toHaveLength(5);
+    });
+
+    it('takes the oldest due messages of a shard first', async () => {
+      await putMessage({ messageId: id(1), dueShard: '0', nextAttemptAt: at(-1_000) });
+      await putMessage({ messageId: id(2), dueShard: '0', nextAttemptAt: at(-3_000) });
+      await putMessage({ messageId: id(3), dueShard: '0', nextAttemptAt: at(-2_000) });
+
+      await sweep(sweeper({ settings: { pageSize: 2 } }).deps);
+
+      expect(sentIds().sort()).toEqual([id(2), id(3)]);
+    });
+
+    it('starts no round when the remaining time is not above stopBeforeMs', async () => {
+      await putMessage({ messageId: id(1), nextAttemptAt: at(-1_000) });
+
+      const report = await sweep(sweeper({ remainingMs: () => SETTINGS.stopBeforeMs }).deps);
+
+      expect(report.rounds).toBe(0);
+      expect(sentIds()).toEqual([]);
+    });
+
+    it('stops starting rounds once the remaining time drops below stopBeforeMs', async () => {
+      const { deps, store } = sweeper({ settings: { stopBeforeMs: 5_000 } });
+      const budgeted = { ...deps, remainingMs: () => 14_000 - store.rounds * 3_000 };
+
+      const report = await sweep(budgeted);
+
+      // 14 000, 11 000, 8 000 and 5 000 ms left at the checks: three rounds, then stop.
+      expect(report.rounds).toBe(3);
+    });
+
+    it('waits between empty rounds, never past the point where it must stop', async () => {
+      // Time passes only while the sweeper sleeps; the run must stop with 5 s to spare.
+      const deadline = FIXED_NOW.getTime() + 7_400;
+      const sleep = vi.fn(async (ms: number) => clock.advance(ms));
+      const { deps } = sweeper({
+        sleep,
+        remainingMs: () => deadline - clock.now().getTime(),
+        settings: { idleWaitMs: 1_000, stopBeforeMs: 5_000 },
+      });
+
+      const report = await sweep(deps);
+
+      expect(report.rounds).toBe(3);
+      expect(sleep.mock.calls.map(([ms]) => ms)).toEqual([1_000, 1_000, 400]);
+      expect(deadline - clock.now().getTime()).toBe(5_000);
+    });
+  });
+});
+
+/** mulberry32: a small seeded PRNG, so a failing interleaving can be replayed from its seed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Gives other pending work a chance to run first: a random number of turns of the event loop. */
+async function randomPause(random: () => number): Promise<void> {
+  for (let turns = Math.floor(random() * 4); turns > 0; turns -= 1) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The in-memory client with a random pause before each command, so concurrent callers interleave. */
+function yielding(memory: MemoryDocumentClient, random: () => number): DynamoDBDocumentClient {
+  const client = {
+    send: async (command: unknown) => {
+      await randomPause(random);
+      return memory.send(command);
+    },
+  };
+  return client as unknown as DynamoDBDocumentClient;
+}
+
+function yieldingPublisher(target: MemoryQueues, random: () => number): MessagePublisher {
+  return {
+    publishBatch: async (queueUrl, messages) => {
+      await randomPause(random);
+      return target.publishBatch(queueUrl, messages);
+    },
+  };
+}
+
+describe('inboxDeliveryCheck', () => {
+  const message = outboxItem({ messageId: id(8) });
+
+  /** The in-memory client, recording every command it is sent. */
+  function recording(): { client: DynamoDBDocumentClient; commands: unknown[] } {
+    const commands: unknown[] = [];
+    const client = {
+      send: async (command: unknown) => {
+        commands.push(command);
+        return db.send(command);
+      },
+    };
+    return { client: client as unknown as DynamoDBDocumentClient, commands };
+  }
+
+  it('reports DELIVERED when the consumer’s inbox holds the message id, MISSING otherwise', async () => {
+    const check = inboxDeliveryCheck(db.asDocumentClient(), 'inbox');
+
+    await expect(check(message)).resolves.toBe('MISSING');
+    await db.send(
+      new PutCommand({ TableName: 'inbox', Item: { messageId: message.messageId, outcome: 'X' } }),
+    );
+    await expect(check(message)).resolves.toBe('DELIVERED');
+  });
+
+  it('reads the inbox row strongly consistently, so a just-committed effect is never taken for missing', async () => {
+    const { client, commands } = recording();
+
+    await inboxDeliveryCheck(client, 'inbox')(message);
+
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).toBeInstanceOf(GetCommand);
+    expect((commands[0] as GetCommand).input).toMatchObject({
+      TableName: 'inbox',
+      Key: { messageId: message.messageId },
+      ConsistentRead: true,
+    });
+  });
+
+  it('lets a read failure escape, so the sweeper asks again later instead of resending', async () => {
+    const failing = {
+      send: async () => {
+        throw new Error('ProvisionedThroughputExceededException');
+      },
+    } as unknown as DynamoDBDocumentClient;
+
+    await expect(inboxDeliveryCheck(failing, 'inbox')(message)).rejects.toThrow(
+      'ProvisionedThroughputExceededException',
+    );
+  });
+});
