@@ -5,8 +5,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, type Stack, Stage } from 'aws-cdk-lib';
+import { App, Stage } from 'aws-cdk-lib';
 import { cdkJsonContext, createExampleStack } from './stacks/example-app';
+import type { OutboxExampleStack } from './stacks/outbox-example-stack';
 
 /** Options of {@link synthExampleTemplate} and {@link buildExampleStack}. */
 export interface SynthTemplateOptions {
@@ -24,7 +25,7 @@ export interface SynthTemplateOptions {
 }
 
 /** The example stack in a fresh app with cdk.json's context, bundling skipped unless `bundle` is set. */
-export function buildExampleStack(options: SynthTemplateOptions = {}, outdir?: string): Stack {
+export function buildExampleStack(options: SynthTemplateOptions = {}, outdir?: string): OutboxExampleStack {
   const app = new App({
     ...(outdir === undefined ? {} : { outdir }),
     context: {

@@ -8,6 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store';
 
 /** Settings of every DynamoDB table. */
 export const TABLE_DEFAULTS = {
@@ -61,14 +62,48 @@ export function defaultBundling(): nodejs.BundlingOptions {
   };
 }
 
+/** Environment variables the shipped relay and sweeper read (functions/outbox/relay and /sweeper). */
+export const OUTBOX_VARIABLES = {
+  table: 'OUTBOX_TABLE',
+  topicQueues: 'TOPIC_QUEUES',
+  retryPolicies: 'RETRY_POLICIES',
+  confirmDeadlineMs: 'CONFIRM_DEADLINE_MS',
+  deliveryInboxes: 'DELIVERY_INBOXES',
+} as const;
+
+/** Settings the relay and the sweeper share, so that they cannot disagree. */
+export const OUTBOX_DEFAULTS = {
+  // How long a SENT message may go unconfirmed before the sweeper asks its downstream.
+  confirmDeadline: Duration.millis(DEFAULT_CONFIRM_DEADLINE_MS),
+} as const;
+
 /** Settings of the outbox relay function. */
 export const RELAY_DEFAULTS = {
   serviceName: 'outbox-relay',
   // One batch is up to 100 records sent as parallel SendMessageBatch calls of 10 (the SQS batch limit).
   timeout: Duration.seconds(30),
   memorySize: 512,
-  tableVariable: 'OUTBOX_TABLE',
-  topicQueuesVariable: 'TOPIC_QUEUES',
+  tableVariable: OUTBOX_VARIABLES.table,
+  topicQueuesVariable: OUTBOX_VARIABLES.topicQueues,
+} as const;
+
+/** Settings of the outbox sweeper function and its schedule (DESIGN §4, sweep and retry rows). */
+export const SWEEPER_DEFAULTS = {
+  serviceName: 'outbox-sweeper',
+  // A run keeps working until about 5 s before its timeout, so a minute covers one scheduling period.
+  timeout: Duration.seconds(60),
+  memorySize: 512,
+  // Retries become due within seconds (the first backoff is 2 s), so the sweeper looks every minute, the
+  // shortest EventBridge rate.
+  scheduleRate: Duration.minutes(1),
+} as const;
+
+/** Settings of every EventBridge schedule that invokes a function. */
+export const SCHEDULE_DEFAULTS = {
+  // A failed scheduled run is superseded by the next one; EventBridge's default (185 retries over 24 h)
+  // would only pile stale runs on top of fresh ones.
+  retryAttempts: 2,
+  maxEventAge: Duration.minutes(5),
 } as const;
 
 /** Settings of the outbox stream → relay mapping (DESIGN §4, relay row). */

@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -8,7 +10,17 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item';
-import { OUTBOX_STREAM_DEFAULTS, RELAY_DEFAULTS, TABLE_DEFAULTS } from './defaults';
+import type { RetryPolicy } from '../../shared/retry/retry-policy';
+import { parseRetryPolicies } from '../../shared/retry/topic-policies';
+import {
+  OUTBOX_DEFAULTS,
+  OUTBOX_STREAM_DEFAULTS,
+  OUTBOX_VARIABLES,
+  RELAY_DEFAULTS,
+  SCHEDULE_DEFAULTS,
+  SWEEPER_DEFAULTS,
+  TABLE_DEFAULTS,
+} from './defaults';
 import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq';
 import { ServiceFunction, type ServiceFunctionProps } from './service-function';
 import { grantTableAccess } from './table-access';
@@ -16,6 +28,11 @@ import { grantTableAccess } from './table-access';
 /** The relay handler this package ships. */
 const SHIPPED_RELAY_ENTRY = fileURLToPath(
   new URL('../../functions/outbox/relay/handler.ts', import.meta.url),
+);
+
+/** The sweeper handler this package ships. */
+const SHIPPED_SWEEPER_ENTRY = fileURLToPath(
+  new URL('../../functions/outbox/sweeper/handler.ts', import.meta.url),
 );
 
 /** A queue the relay forwards messages to, with the topics routed to it. */
@@ -54,6 +71,41 @@ export interface OutboxRelayProps
    * @default 'TOPIC_QUEUES'
    */
   readonly topicQueuesVariable?: string;
+}
+
+/** Settings of the sweeper function and the schedule that runs it. */
+export interface OutboxSweeperProps
+  extends Omit<ServiceFunctionProps, 'entry' | 'serviceName' | 'environment' | 'timeout' | 'memorySize'> {
+  /**
+   * Handler module of the sweeper; it exports `handler`.
+   * @default - the sweeper shipped in functions/outbox/sweeper/handler.ts
+   */
+  readonly entry?: string;
+  /**
+   * @default 'outbox-sweeper'
+   */
+  readonly serviceName?: string;
+  /**
+   * How long one run may take; the shipped sweeper works until about 5 s before it.
+   * @default Duration.seconds(60)
+   */
+  readonly timeout?: Duration;
+  /**
+   * @default 512
+   */
+  readonly memorySize?: number;
+  /**
+   * When the sweeper runs.
+   * @default events.Schedule.rate(Duration.minutes(1))
+   */
+  readonly schedule?: events.Schedule;
+  /**
+   * Per topic, the downstream's inbox table: a row keyed by the message id proves the message was applied,
+   * so a SENT message past its confirmation deadline becomes CONFIRMED instead of being resent. The sweeper
+   * may read these tables, nothing more.
+   * @default - no topic has a check; an unconfirmed message is resent and the consumer dedupes it
+   */
+  readonly deliveryInboxes?: Readonly<Record<string, dynamodb.ITable>>;
 }
 
 /** Settings of the outbox stream → relay event source mapping. */
@@ -111,6 +163,23 @@ export interface TransactionalOutboxProps {
    */
   readonly stream?: OutboxStreamProps;
   /**
+   * @default - the {@link OutboxSweeperProps} defaults
+   */
+  readonly sweeper?: OutboxSweeperProps;
+  /**
+   * Per topic, how failed sends are retried (`RETRY_POLICIES`). One setting for the relay and the sweeper,
+   * which both schedule retries, so they cannot disagree.
+   * @default - every topic gets DEFAULT_RETRY_POLICY (shared/retry/retry-policy.ts)
+   */
+  readonly retryPolicies?: Readonly<Record<string, RetryPolicy>>;
+  /**
+   * How long a SENT message may wait for its consumer's confirmation before the sweeper reconciles it
+   * (`CONFIRM_DEADLINE_MS`). The relay stamps the deadline when it marks a message SENT and the sweeper
+   * stamps it when it resends, so both get this one value.
+   * @default Duration.minutes(5)
+   */
+  readonly confirmDeadline?: Duration;
+  /**
    * What happens to the outbox table when it leaves the stack.
    * @default RemovalPolicy.RETAIN
    */
@@ -119,10 +188,12 @@ export interface TransactionalOutboxProps {
 
 /**
  * The outbox around a service: the outbox table and its stream, the relay that forwards new messages to
- * their topic queues, each queue's DLQ, and the queue that records stream batches the relay gave up on.
+ * their topic queues, each queue's DLQ, the queue that records stream batches the relay gave up on, and the
+ * scheduled sweeper that retries, recovers and reconciles what the relay could not finish.
  * @example
  * const outbox = new TransactionalOutbox(this, 'Outbox', {
  *   topicQueues: { orderEvents: { topics: ['order.created'], visibilityTimeout: Duration.minutes(3) } },
+ *   sweeper: { deliveryInboxes: { 'order.created': inventoryInbox } },
  * });
  * grantTableAccess(outbox.table, createOrder, 'write');
  */
@@ -143,6 +214,12 @@ export class TransactionalOutbox extends Construct {
   public readonly relayLogGroup: logs.LogGroup;
   /** The stream → relay event source. */
   public readonly streamSource: sources.DynamoEventSource;
+  /** The sweeper function: due retries, lost stream records, expired claims, unconfirmed messages. */
+  public readonly sweeper: nodejs.NodejsFunction;
+  /** The sweeper's log group. */
+  public readonly sweeperLogGroup: logs.LogGroup;
+  /** The EventBridge rule that runs the sweeper. */
+  public readonly sweeperSchedule: events.Rule;
 
   constructor(scope: Construct, id: string, props: TransactionalOutboxProps) {
     super(scope, id);
@@ -170,6 +247,13 @@ export class TransactionalOutbox extends Construct {
     const { entry, serviceName, timeout, memorySize, tableVariable, topicQueuesVariable, ...functionProps } =
       props.relay ?? {};
     const routeUrls = Object.fromEntries([...routes].map(([topic, queue]) => [topic, queue.queueUrl]));
+    // The relay and the sweeper both send, mark SENT and schedule retries: they get the same policies.
+    const sendSettings = {
+      [OUTBOX_VARIABLES.retryPolicies]: retryPoliciesJson(props.retryPolicies ?? {}, routes),
+      [OUTBOX_VARIABLES.confirmDeadlineMs]: confirmDeadlineMs(
+        props.confirmDeadline ?? OUTBOX_DEFAULTS.confirmDeadline,
+      ),
+    };
     const relay = new ServiceFunction(this, 'Relay', {
       ...functionProps,
       entry: entry ?? SHIPPED_RELAY_ENTRY,
@@ -180,6 +264,7 @@ export class TransactionalOutbox extends Construct {
       environment: {
         [tableVariable ?? RELAY_DEFAULTS.tableVariable]: this.table.tableName,
         [topicQueuesVariable ?? RELAY_DEFAULTS.topicQueuesVariable]: Stack.of(this).toJsonString(routeUrls),
+        ...sendSettings,
       },
     });
     this.relay = relay.function;
@@ -205,7 +290,97 @@ export class TransactionalOutbox extends Construct {
       onFailure: new sources.SqsDlq(this.failureQueue.queue),
     });
     this.relay.addEventSource(this.streamSource);
+
+    const sweeper = this.createSweeper(props, routes, sendSettings);
+    this.sweeper = sweeper.function;
+    this.sweeperLogGroup = sweeper.logGroup;
+    this.sweeperSchedule = new events.Rule(this, 'SweeperSchedule', {
+      description: 'Runs the outbox sweeper',
+      schedule: props.sweeper?.schedule ?? events.Schedule.rate(SWEEPER_DEFAULTS.scheduleRate),
+      targets: [new targets.LambdaFunction(this.sweeper, SCHEDULE_DEFAULTS)],
+    });
   }
+
+  /** The sweeper function with its least-privilege grants (its schedule is added by the constructor). */
+  private createSweeper(
+    props: TransactionalOutboxProps,
+    routes: ReadonlyMap<string, sqs.IQueue>,
+    sendSettings: Readonly<Record<string, string>>,
+  ): ServiceFunction {
+    const {
+      entry,
+      serviceName,
+      timeout,
+      memorySize,
+      schedule: _schedule,
+      deliveryInboxes = {},
+      ...functionProps
+    } = props.sweeper ?? {};
+    for (const topic of Object.keys(deliveryInboxes)) {
+      if (!routes.has(topic)) {
+        throw new Error(
+          `TransactionalOutbox: sweeper.deliveryInboxes names topic '${topic}', which no queue carries`,
+        );
+      }
+    }
+    const inboxNames = Object.fromEntries(
+      Object.entries(deliveryInboxes).map(([topic, inbox]) => [topic, inbox.tableName]),
+    );
+    const routeUrls = Object.fromEntries([...routes].map(([topic, queue]) => [topic, queue.queueUrl]));
+    const sweeper = new ServiceFunction(this, 'Sweeper', {
+      ...functionProps,
+      entry: entry ?? SHIPPED_SWEEPER_ENTRY,
+      serviceName: serviceName ?? SWEEPER_DEFAULTS.serviceName,
+      timeout: timeout ?? SWEEPER_DEFAULTS.timeout,
+      memorySize: memorySize ?? SWEEPER_DEFAULTS.memorySize,
+      logRemovalPolicy: functionProps.logRemovalPolicy ?? props.removalPolicy,
+      environment: {
+        [OUTBOX_VARIABLES.table]: this.table.tableName,
+        [OUTBOX_VARIABLES.topicQueues]: Stack.of(this).toJsonString(routeUrls),
+        [OUTBOX_VARIABLES.deliveryInboxes]: Stack.of(this).toJsonString(inboxNames),
+        ...sendSettings,
+      },
+    });
+    // Reads the due index (Query on the GSI, whose ARN the table grant includes) and claims, sends, marks
+    // and requeues with conditional updates.
+    grantTableAccess(this.table, sweeper.function, 'readWrite');
+    for (const queue of routes.values()) queue.grantSendMessages(sweeper.function);
+    // Reconciliation only asks whether the inbox has the message: reads, never writes.
+    for (const inbox of Object.values(deliveryInboxes)) grantTableAccess(inbox, sweeper.function, 'read');
+    return sweeper;
+  }
+}
+
+/** `RETRY_POLICIES`: the policies as JSON, checked now with the handlers' own parser so a bad one fails synth. */
+function retryPoliciesJson(
+  policies: Readonly<Record<string, RetryPolicy>>,
+  routes: ReadonlyMap<string, sqs.IQueue>,
+): string {
+  for (const topic of Object.keys(policies)) {
+    if (!routes.has(topic)) {
+      throw new Error(`TransactionalOutbox: retryPolicies names topic '${topic}', which no queue carries`);
+    }
+  }
+  const json = JSON.stringify(policies);
+  try {
+    parseRetryPolicies(json, 'retryPolicies');
+  } catch (cause) {
+    throw new Error(`TransactionalOutbox: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+  }
+  return json;
+}
+
+/** `CONFIRM_DEADLINE_MS`: a positive whole number of milliseconds. */
+function confirmDeadlineMs(deadline: Duration): string {
+  if (deadline.isUnresolved()) throw new Error('TransactionalOutbox: confirmDeadline must be known at synth');
+  // Throws itself for a fraction of a millisecond.
+  const ms = deadline.toMilliseconds();
+  if (ms <= 0) {
+    throw new Error(`TransactionalOutbox: confirmDeadline must be a positive whole number of ms, got ${ms}`);
+  }
+  return String(ms);
 }
 
 /** The outbox table: keyed by message id, streamed, with the sparse due index and the aggregate index. */

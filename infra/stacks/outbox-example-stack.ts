@@ -3,13 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import type { z } from 'zod';
 import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-request';
 import { orderRequestSchema } from '../../functions/orders/create-order/order-request';
-import { TABLE_DEFAULTS } from '../constructs/defaults';
+import { SCHEDULE_DEFAULTS, TABLE_DEFAULTS } from '../constructs/defaults';
 import { QueueWithDlq, type QueueWithDlqProps } from '../constructs/queue-with-dlq';
 import { requestModelSchema } from '../constructs/request-model-schema';
 import { ServiceFunction } from '../constructs/service-function';
@@ -40,9 +42,20 @@ const REQUEST_SCHEMAS: Readonly<Partial<Record<FunctionKey, z.ZodType>>> = {
   putStock: stockRequestSchema,
 };
 
-/** API Gateway's answer to a body that fails its model; the same `{error, details}` shape as the handlers' 400. */
+/** The topology's outbox sweeper: the TransactionalOutbox builds and schedules it. */
+const SWEEPER_KEY = 'sweeper' satisfies FunctionKey;
+
+/**
+ * API Gateway's answer to a body that fails its model, in the handlers' 400 shape:
+ * `{error, details: [{field, problem}]}` (shared/http/responses.ts).
+ * A gateway response template is plain variable substitution, not VTL, so `$util.escapeJavaScript` is not
+ * available and the message is inserted as is: typical messages such as
+ * `[numeric instance is lower than the required minimum (minimum: 1, found: 0)]` keep the body valid JSON,
+ * but validationErrorString may contain double quotes (property names in some messages are quoted), which
+ * would break it. Not verified against real API Gateway.
+ */
 const BAD_REQUEST_BODY_TEMPLATE =
-  '{"error":"invalid request body","details":"$context.error.validationErrorString"}';
+  '{"error":"invalid request body","details":[{"field":"(body)","problem":"$context.error.validationErrorString"}]}';
 
 /** Props of the {@link OutboxExampleStack}. */
 export interface OutboxExampleStackProps extends StackProps {
@@ -58,13 +71,13 @@ export interface OutboxExampleStackProps extends StackProps {
  * infra/topology.ts: every table, queue, function, event source, route and output comes from there.
  */
 export class OutboxExampleStack extends Stack {
-  /** The outbox: its table, relay, topic queues and failure queue. */
+  /** The outbox: its table, relay, sweeper, topic queues and failure queue. */
   public readonly outbox: TransactionalOutbox;
   /** Every table of the topology (the outbox's included). */
   public readonly tables: Readonly<Record<TableKey, dynamodb.ITable>>;
   /** Every queue of the topology with its DLQ (the outbox's included). */
   public readonly queues: Readonly<Record<QueueKey, QueueWithDlq>>;
-  /** Every function of the topology (the outbox relay included). */
+  /** Every function of the topology (the outbox relay and sweeper included). */
   public readonly functions: Readonly<Record<FunctionKey, lambda.Function>>;
   /** The REST API serving the topology's routes. */
   public readonly api: apigateway.RestApi;
@@ -75,14 +88,41 @@ export class OutboxExampleStack extends Stack {
     const bundling = { projectRoot: REPO_ROOT, depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json') };
 
     const [relayKey, relaySpec, stream] = outboxRelay();
+    const sweeperSpec = topology.functions[SWEEPER_KEY];
     const relayQueues = relaySpec.sendsTo ?? [];
-    for (const [topic, queue] of topicQueues()) {
-      if (!relayQueues.includes(queue)) {
-        throw new Error(
-          `topology: topic '${topic}' routes to queue '${queue}', which the relay does not send to`,
-        );
+    // The construct lets the relay and the sweeper send to every topic queue; the topology must say so too.
+    for (const [key, spec] of [
+      [relayKey, relaySpec],
+      [SWEEPER_KEY, sweeperSpec],
+    ] as const) {
+      for (const [topic, queue] of topicQueues()) {
+        if (!(spec.sendsTo ?? []).includes(queue)) {
+          throw new Error(
+            `topology: topic '${topic}' routes to queue '${queue}', which ${key} does not send to`,
+          );
+        }
       }
     }
+    if (sweeperSpec.schedule === undefined) {
+      throw new Error(`topology: '${SWEEPER_KEY}' needs a schedule (the local runtime runs it from there)`);
+    }
+
+    // Business tables first: the outbox's sweeper reads the inboxes that prove delivery.
+    const businessTables = new Map(
+      entries(topology.tables)
+        .filter(([key]) => key !== stream.table)
+        .map(([key, spec]) => [key, tableFromSpec(this, `${key}Table`, spec, removalPolicy)] as const),
+    );
+    const deliveryInboxes: Record<string, dynamodb.ITable> = {};
+    for (const [topic, spec] of Object.entries(topology.topics)) {
+      if (spec.deliveryInbox === undefined) continue;
+      const inbox = businessTables.get(spec.deliveryInbox);
+      if (inbox === undefined) {
+        throw new Error(`topology: topic '${topic}' has the outbox table as its delivery inbox`);
+      }
+      deliveryInboxes[topic] = inbox;
+    }
+
     this.outbox = new TransactionalOutbox(this, 'Outbox', {
       topicQueues: Object.fromEntries(
         relayQueues.map((key) => [key, { ...queueProps(key), topics: topology.queues[key].topics }]),
@@ -97,6 +137,21 @@ export class OutboxExampleStack extends Stack {
         memorySize: relaySpec.memoryMb,
         logRemovalPolicy: removalPolicy,
       },
+      sweeper: {
+        ...bundling,
+        entry: path.join(REPO_ROOT, sweeperSpec.entry),
+        serviceName: SWEEPER_KEY,
+        description: sweeperSpec.description,
+        timeout: Duration.seconds(sweeperSpec.timeoutSeconds),
+        memorySize: sweeperSpec.memoryMb,
+        logRemovalPolicy: removalPolicy,
+        schedule: scheduleOf(sweeperSpec.schedule),
+        deliveryInboxes,
+      },
+      retryPolicies: Object.fromEntries(
+        Object.entries(topology.topics).map(([topic, spec]) => [topic, spec.retry]),
+      ),
+      confirmDeadline: Duration.millis(topology.confirmDeadlineMs),
       stream: {
         batchSize: stream.batchSize,
         maxBatchingWindow: Duration.seconds(stream.maxBatchingWindowSeconds),
@@ -109,15 +164,14 @@ export class OutboxExampleStack extends Stack {
       removalPolicy,
     });
 
-    this.tables = mapEntries(topology.tables, (key, spec) =>
-      key === stream.table ? this.outbox.table : tableFromSpec(this, `${key}Table`, spec, removalPolicy),
-    );
+    this.tables = mapEntries(topology.tables, (key) => businessTables.get(key) ?? this.outbox.table);
     this.queues = mapEntries(topology.queues, (key) => {
       if (key === stream.onFailureQueue) return this.outbox.failureQueue;
       return this.outbox.topicQueues[key] ?? new QueueWithDlq(this, `${key}Queue`, queueProps(key));
     });
     this.functions = mapEntries(topology.functions, (key, spec) => {
       if (key === relayKey) return this.outbox.relay;
+      if (key === SWEEPER_KEY) return this.outbox.sweeper;
       return new ServiceFunction(this, key, {
         ...bundling,
         entry: path.join(REPO_ROOT, spec.entry),
@@ -134,10 +188,11 @@ export class OutboxExampleStack extends Stack {
     this.addOutputs();
   }
 
-  /** Environment, least-privilege grants and the SQS event source of one function, as the topology says. */
+  /** Environment, least-privilege grants, SQS event source and schedule of one function, as the topology says. */
   private wireFunction(key: FunctionKey, spec: FunctionSpec): void {
-    // The relay already has what TransactionalOutbox gives it; the topology's identical variables overwrite
-    // them and its identical grants merge into the same policy statements, so the topology stays the source.
+    // The relay and the sweeper already have what TransactionalOutbox gives them; the topology's identical
+    // variables overwrite them and its identical grants merge into the same policy statements, so the
+    // topology stays the source.
     const fn = this.functions[key];
     for (const [name, value] of Object.entries(spec.environment))
       fn.addEnvironment(name, this.envValue(value));
@@ -145,6 +200,9 @@ export class OutboxExampleStack extends Stack {
       if (access !== undefined) grantTableAccess(this.tables[table], fn, access);
     }
     for (const queue of spec.sendsTo ?? []) this.queues[queue].queue.grantSendMessages(fn);
+    // A consumer that dead-letters a message itself (with its reason) rather than waiting for maxReceiveCount.
+    for (const queue of spec.sendsToDeadLetter ?? [])
+      this.queues[queue].deadLetterQueue.grantSendMessages(fn);
     if (spec.queueSource !== undefined) {
       fn.addEventSource(
         new sources.SqsEventSource(this.queues[spec.queueSource.queue].queue, {
@@ -155,6 +213,14 @@ export class OutboxExampleStack extends Stack {
         }),
       );
     }
+    // The sweeper's schedule belongs to the TransactionalOutbox.
+    if (spec.schedule !== undefined && key !== SWEEPER_KEY) {
+      new events.Rule(this, `${key}Schedule`, {
+        description: `Runs ${key}`,
+        schedule: scheduleOf(spec.schedule),
+        targets: [new targets.LambdaFunction(fn, SCHEDULE_DEFAULTS)],
+      });
+    }
   }
 
   /** The value of one environment variable. */
@@ -164,6 +230,14 @@ export class OutboxExampleStack extends Stack {
     if ('topicRoutes' in value) {
       const routes = [...topicQueues()].map(([topic, queue]) => [topic, this.queues[queue].queue.queueUrl]);
       return this.toJsonString(Object.fromEntries(routes));
+    }
+    if ('deadLetterQueueUrl' in value) return this.queues[value.deadLetterQueueUrl].deadLetterQueue.queueUrl;
+    if ('tableNamesByTopic' in value) {
+      const names = Object.entries(value.tableNamesByTopic).map(([topic, table]) => [
+        topic,
+        this.tables[table].tableName,
+      ]);
+      return this.toJsonString(Object.fromEntries(names));
     }
     return value.literal;
   }
@@ -244,6 +318,11 @@ function outboxRelay(): [FunctionKey, FunctionSpec, StreamSourceSpec] {
     );
   }
   return [reader[0], reader[1], reader[1].streamSource];
+}
+
+/** An EventBridge rate schedule from a topology schedule. */
+function scheduleOf(schedule: NonNullable<FunctionSpec['schedule']>): events.Schedule {
+  return events.Schedule.rate(Duration.minutes(schedule.rateMinutes));
 }
 
 /** A queue's settings from the topology; its visibility timeout covers 6 × its consumer's timeout. */

@@ -130,6 +130,36 @@ export function actionsOn(statements: readonly PolicyStatement[], logicalId: str
   );
 }
 
+/**
+ * The actions a set of statements allows on the indexes of the table `tableLogicalId` (a resource written as
+ * `Fn::Join` of the table's ARN and `/index/...`, as CDK's table grants write it).
+ */
+export function actionsOnIndexesOf(
+  statements: readonly PolicyStatement[],
+  tableLogicalId: string,
+): Set<string> {
+  const isIndexArn = (value: unknown): boolean => {
+    if (typeof value !== 'object' || value === null || !('Fn::Join' in value)) return false;
+    const join = value['Fn::Join'];
+    if (!Array.isArray(join) || !Array.isArray(join[1])) return false;
+    const parts: unknown[] = join[1];
+    return (
+      parts.some((part) => refTarget(part) === tableLogicalId) &&
+      parts.some((part) => typeof part === 'string' && part.startsWith('/index/'))
+    );
+  };
+  return new Set(
+    statements
+      .filter((statement) => {
+        const resources: unknown[] = Array.isArray(statement.Resource)
+          ? statement.Resource
+          : [statement.Resource];
+        return statement.Effect === 'Allow' && resources.some(isIndexArn);
+      })
+      .flatMap(actionsOf),
+  );
+}
+
 /** A string-valued template expression as text, each `{Ref: id}` written as `${id}`. */
 export function renderString(value: unknown): string {
   if (typeof value === 'string') return value;

@@ -6,7 +6,7 @@ import {
   resolveEnvValue,
   serviceName,
 } from '../../infra/local/environment';
-import { queueOutputName, tableOutputName, topology } from '../../infra/topology';
+import { deadLetterQueueOutputName, queueOutputName, tableOutputName, topology } from '../../infra/topology';
 
 const ENDPOINT = 'http://127.0.0.1:5000';
 const outputs: Record<string, string> = {
@@ -16,6 +16,10 @@ const outputs: Record<string, string> = {
   [tableOutputName('inbox')]: 'inbox-table',
   [queueOutputName('orderEvents')]: 'https://sqs.us-east-1.amazonaws.com/123456789012/order-events',
   [queueOutputName('relayFailures')]: 'https://sqs.us-east-1.amazonaws.com/123456789012/relay-failures',
+  [deadLetterQueueOutputName('orderEvents')]:
+    'https://sqs.us-east-1.amazonaws.com/123456789012/order-events-dlq',
+  [deadLetterQueueOutputName('relayFailures')]:
+    'https://sqs.us-east-1.amazonaws.com/123456789012/relay-failures-dlq',
 };
 
 describe('resolveEnvValue', () => {
@@ -28,6 +32,14 @@ describe('resolveEnvValue', () => {
       'order.created': outputs[queueOutputName('orderEvents')],
     });
     expect(resolveEnvValue({ literal: '42' }, outputs, 'x')).toBe('42');
+    expect(resolveEnvValue({ deadLetterQueueUrl: 'orderEvents' }, outputs, 'x')).toBe(
+      outputs[deadLetterQueueOutputName('orderEvents')],
+    );
+    expect(
+      JSON.parse(resolveEnvValue({ tableNamesByTopic: { 'order.created': 'inbox' } }, outputs, 'x')),
+    ).toEqual({
+      'order.created': 'inbox-table',
+    });
   });
 
   it('names the missing output and who needed it', () => {

@@ -2,6 +2,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildExampleStack } from '../../../infra/synth-template';
 import {
+  deadLetterQueueOutputName,
   type FunctionKey,
   type QueueKey,
   queueOutputName,
@@ -12,6 +13,7 @@ import {
 import {
   actionsOf,
   actionsOn,
+  actionsOnIndexesOf,
   type CfnTemplate,
   functionId,
   idsOfType,
@@ -19,6 +21,7 @@ import {
   type PolicyStatement,
   propertiesOf,
   references,
+  refTarget,
   roleStatements,
   templateJson,
 } from '../template-queries';
@@ -43,6 +46,7 @@ const ITEM_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query
 
 const tableId = (key: TableKey) => outputTarget(json, tableOutputName(key));
 const queueId = (key: QueueKey) => outputTarget(json, queueOutputName(key));
+const deadLetterQueueId = (key: QueueKey) => outputTarget(json, deadLetterQueueOutputName(key));
 const statementsOf = (key: FunctionKey): PolicyStatement[] => roleStatements(json, functionId(json, key));
 
 describe('least privilege', () => {
@@ -98,14 +102,65 @@ describe('least privilege', () => {
     expect(actionsOn(statementsOf('relay'), tableId('orders')).size).toBe(0);
   });
 
-  it.each(functionKeys)('lets %s send only to the queues the topology names', (key) => {
+  it.each(functionKeys)('lets %s send only to the queues and DLQs the topology names', (key) => {
     const statements = statementsOf(key);
     const sendsTo: readonly QueueKey[] = topology.functions[key].sendsTo ?? [];
+    const sendsToDeadLetter: readonly QueueKey[] = topology.functions[key].sendsToDeadLetter ?? [];
     const onFailure = topology.functions[key].streamSource?.onFailureQueue;
     for (const queue of queueKeys) {
       const canSend = actionsOn(statements, queueId(queue)).has('sqs:SendMessage');
       expect(canSend, `${key} → ${queue}`).toBe(sendsTo.includes(queue) || queue === onFailure);
+      const canDeadLetter = actionsOn(statements, deadLetterQueueId(queue)).has('sqs:SendMessage');
+      expect(canDeadLetter, `${key} → ${queue} DLQ`).toBe(sendsToDeadLetter.includes(queue));
     }
+  });
+
+  it('lets the sweeper query the outbox due index and update outbox messages', () => {
+    const statements = statementsOf('sweeper');
+    expect(actionsOnIndexesOf(statements, tableId('outbox')).has('dynamodb:Query')).toBe(true);
+    const outbox = actionsOn(statements, tableId('outbox'));
+    for (const action of ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:GetItem']) {
+      expect(outbox.has(action), action).toBe(true);
+    }
+  });
+
+  it('lets the sweeper read the inbox to reconcile, and write no business table', () => {
+    const statements = statementsOf('sweeper');
+    const inbox = actionsOn(statements, tableId('inbox'));
+    expect(inbox.has('dynamodb:GetItem')).toBe(true);
+    for (const table of ['inbox', 'inventory', 'orders'] as const) {
+      const actions = actionsOn(statements, tableId(table));
+      for (const action of ITEM_WRITES) expect(actions.has(action), `${table}: ${action}`).toBe(false);
+    }
+    expect(actionsOn(statements, tableId('inventory')).size).toBe(0);
+    expect(actionsOn(statements, tableId('orders')).size).toBe(0);
+  });
+
+  it('lets the sweeper send to the topic queues only, never to a DLQ or the relay failure queue', () => {
+    const statements = statementsOf('sweeper');
+    const sendTargets = queueKeys.flatMap((queue) => [
+      { name: queue, id: queueId(queue) },
+      { name: `${queue} DLQ`, id: deadLetterQueueId(queue) },
+    ]);
+    const allowed = sendTargets
+      .filter(({ id }) => actionsOn(statements, id).has('sqs:SendMessage'))
+      .map(({ name }) => name);
+    expect(allowed).toEqual(['orderEvents']);
+  });
+
+  it('lets the inventory consumer dead-letter to the orderEvents DLQ and send nowhere else', () => {
+    const statements = statementsOf('inventoryConsumer');
+    const sends = statements.filter(
+      (statement) => statement.Effect === 'Allow' && actionsOf(statement).includes('sqs:SendMessage'),
+    );
+    expect(sends).toHaveLength(1);
+    expect(refTarget(sends[0]?.Resource)).toBe(deadLetterQueueId('orderEvents'));
+  });
+
+  it('lets the inventory consumer change the visibility of orderEvents messages (its retry backoff)', () => {
+    const actions = actionsOn(statementsOf('inventoryConsumer'), queueId('orderEvents'));
+    expect(actions.has('sqs:ChangeMessageVisibility')).toBe(true);
+    expect(actions.has('sqs:SendMessage')).toBe(false);
   });
 
   it('lets only the queue consumer receive and delete messages', () => {

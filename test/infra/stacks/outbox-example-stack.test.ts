@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { stockRequestSchema } from '../../../functions/inventory/put-stock/stock-request';
 import { orderRequestSchema } from '../../../functions/orders/create-order/order-request';
+import type { OutboxExampleStack } from '../../../infra/stacks/outbox-example-stack';
 import { buildExampleStack } from '../../../infra/synth-template';
 import {
   deadLetterQueueOutputName,
@@ -15,6 +16,7 @@ import {
   topicQueues,
   topology,
 } from '../../../infra/topology';
+import { errorResponse } from '../../../shared/http/responses';
 import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item';
 import {
   type CfnTemplate,
@@ -30,11 +32,13 @@ import {
   templateJson,
 } from '../template-queries';
 
+let stack: OutboxExampleStack;
 let template: Template;
 let json: CfnTemplate;
 
 beforeAll(() => {
-  template = Template.fromStack(buildExampleStack());
+  stack = buildExampleStack();
+  template = Template.fromStack(stack);
   json = templateJson(template);
 });
 
@@ -270,7 +274,14 @@ describe('functions', () => {
       const actual = environment[name];
       if ('tableName' in value) expect(actual, name).toEqual({ Ref: tableId(value.tableName) });
       else if ('queueUrl' in value) expect(actual, name).toEqual({ Ref: queueId(value.queueUrl) });
-      else if ('literal' in value) expect(actual, name).toBe(value.literal);
+      else if ('deadLetterQueueUrl' in value)
+        expect(actual, name).toEqual({ Ref: deadLetterQueueId(value.deadLetterQueueUrl) });
+      else if ('tableNamesByTopic' in value) {
+        const tables = Object.fromEntries(
+          Object.entries(value.tableNamesByTopic).map(([topic, table]) => [topic, `\${${tableId(table)}}`]),
+        );
+        expect(JSON.parse(renderString(actual)), name).toEqual(tables);
+      } else if ('literal' in value) expect(actual, name).toBe(value.literal);
       else {
         const routes = Object.fromEntries(
           [...topicQueues()].map(([topic, queue]) => [topic, `\${${queueId(queue)}}`]),
@@ -283,6 +294,86 @@ describe('functions', () => {
   it('routes order.created to the order events queue in the relay environment', () => {
     const routes = renderString(environmentOf(json, functionId(json, 'relay')).TOPIC_QUEUES);
     expect(JSON.parse(routes)).toEqual({ 'order.created': `\${${queueId('orderEvents')}}` });
+  });
+});
+
+describe('outbox sweeper', () => {
+  const sweeperId = () => functionId(json, 'sweeper');
+  const environment = () => environmentOf(json, sweeperId());
+
+  it('builds one sweeper, through the TransactionalOutbox: seven functions in all', () => {
+    expect(functionKeys).toHaveLength(7);
+    expect(idsOfType(json, 'AWS::Lambda::Function')).toHaveLength(7);
+    // functionId finds functions by service name and fails unless exactly one matches.
+    expect(sweeperId()).toBe(stack.getLogicalId(stack.outbox.sweeper.node.defaultChild as never));
+    expect(stack.functions.sweeper).toBe(stack.outbox.sweeper);
+  });
+
+  it('runs the sweeper on Node 22 / ARM64 for up to 60 s with its own log group', () => {
+    const properties = propertiesOf(json, sweeperId());
+    expect(properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Timeout: 60 });
+    const logGroupId = refTarget((properties.LoggingConfig as { LogGroup: unknown }).LogGroup);
+    expect(resource(json, logGroupId ?? '').Type).toBe('AWS::Logs::LogGroup');
+  });
+
+  it('invokes the sweeper every minute from an EventBridge rule, with few retries', () => {
+    const rules = idsOfType(json, 'AWS::Events::Rule').filter((id) =>
+      references(propertiesOf(json, id).Targets, sweeperId()),
+    );
+    expect(rules).toHaveLength(1);
+    const rule = propertiesOf(json, rules[0] ?? '');
+    expect(rule).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    const [target, ...others] = rule.Targets as {
+      Arn: unknown;
+      RetryPolicy?: { MaximumRetryAttempts: number };
+    }[];
+    expect(others).toEqual([]);
+    expect(target?.Arn).toEqual({ 'Fn::GetAtt': [sweeperId(), 'Arn'] });
+    expect(target?.RetryPolicy?.MaximumRetryAttempts).toBeLessThanOrEqual(2);
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      Principal: 'events.amazonaws.com',
+      FunctionName: { 'Fn::GetAtt': [sweeperId(), 'Arn'] },
+      SourceArn: { 'Fn::GetAtt': [rules[0], 'Arn'] },
+    });
+  });
+
+  it('creates one rule per scheduled function and no other', () => {
+    const scheduled = functionKeys.filter((key) => topology.functions[key].schedule !== undefined);
+    expect(scheduled).toEqual(['sweeper']);
+    expect(idsOfType(json, 'AWS::Events::Rule')).toHaveLength(scheduled.length);
+  });
+
+  it('gives the sweeper the outbox table, the topic queues and the order.created retry policy', () => {
+    expect(environment().OUTBOX_TABLE).toEqual({ Ref: tableId('outbox') });
+    expect(JSON.parse(renderString(environment().TOPIC_QUEUES))).toEqual({
+      'order.created': `\${${queueId('orderEvents')}}`,
+    });
+    const policies: unknown = JSON.parse(String(environment().RETRY_POLICIES));
+    expect(policies).toEqual({ 'order.created': topology.topics['order.created']?.retry });
+    expect(policies).toMatchObject({
+      'order.created': {
+        baseDelayMs: expect.any(Number),
+        multiplier: expect.any(Number),
+        maxDelayMs: expect.any(Number),
+        maxAttempts: expect.any(Number),
+      },
+    });
+  });
+
+  it('tells the sweeper which inbox proves an order.created delivery', () => {
+    expect(JSON.parse(renderString(environment().DELIVERY_INBOXES))).toEqual({
+      'order.created': `\${${tableId('inbox')}}`,
+    });
+  });
+
+  it('configures the relay and the sweeper with the same retry policies and confirmation deadline', () => {
+    const relay = environmentOf(json, functionId(json, 'relay'));
+    for (const name of ['RETRY_POLICIES', 'CONFIRM_DEADLINE_MS']) {
+      expect(typeof environment()[name], name).toBe('string');
+      expect(environment()[name], name).toEqual(relay[name]);
+    }
+    expect(environment().CONFIRM_DEADLINE_MS).toBe(String(topology.confirmDeadlineMs));
   });
 });
 
@@ -319,15 +410,25 @@ describe('REST API', () => {
     }
   });
 
-  it('answers an invalid body with the handlers’ {error, details} 400', () => {
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-      ResponseType: 'BAD_REQUEST_BODY',
-      StatusCode: '400',
-      ResponseTemplates: {
-        'application/json':
-          '{"error":"invalid request body","details":"$context.error.validationErrorString"}',
-      },
-    });
+  it('answers an invalid body with the handlers’ {error, details: [{field, problem}]} 400', () => {
+    const ids = idsOfType(json, 'AWS::ApiGateway::GatewayResponse').filter(
+      (id) => propertiesOf(json, id).ResponseType === 'BAD_REQUEST_BODY',
+    );
+    expect(ids).toHaveLength(1);
+    const properties = propertiesOf(json, ids[0] ?? '');
+    expect(properties.StatusCode).toBe('400');
+    const body = (properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
+    expect(body).toContain('$context.error.validationErrorString');
+    // What API Gateway's validator says about a body like {"items": [{"sku": "A", "quantity": 0}]}.
+    const problem = '[numeric instance is lower than the required minimum (minimum: 1, found: 0)]';
+    const answered: unknown = JSON.parse(body.replaceAll('$context.error.validationErrorString', problem));
+    expect(answered).toEqual({ error: 'invalid request body', details: [{ field: '(body)', problem }] });
+    expect(Array.isArray((answered as { details: unknown }).details)).toBe(true);
+    // The same shape, field for field, as a handler's own 400 for an invalid body.
+    const fromHandler: unknown = JSON.parse(
+      errorResponse(400, 'invalid request body', [{ field: '(body)', problem }]).body,
+    );
+    expect(answered).toEqual(fromHandler);
   });
 });
 
