@@ -39,6 +39,9 @@ export async function consumeSqsBatch(
     context,
     // Report every record as failed rather than throwing, so the runtime sees one uniform response.
     throwOnFullBatchFailure: false,
+    // One record after another: two orders for the same SKU in one batch would otherwise run concurrent
+    // transactions on one item and cancel each other (TransactionConflict), and order within the batch is kept.
+    processInParallel: false,
   });
 }
 

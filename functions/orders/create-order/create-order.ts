@@ -16,6 +16,8 @@ export interface CreateOrderDeps {
   readonly clock: () => Date;
   /** Generates an order id when the client sends none (a ULID). */
   readonly newOrderId: () => string;
+  /** How long a new message waits for the stream relay before the sweeper may send it. @default 60 s */
+  readonly streamGraceMs?: number;
 }
 
 /**
@@ -49,7 +51,12 @@ export async function createOrder(
 
   try {
     await writeWithOutbox(
-      { client: deps.client, outboxTable: deps.outboxTable, clock: () => now },
+      {
+        client: deps.client,
+        outboxTable: deps.outboxTable,
+        clock: () => now,
+        ...(deps.streamGraceMs === undefined ? {} : { streamGraceMs: deps.streamGraceMs }),
+      },
       {
         actions: [
           {

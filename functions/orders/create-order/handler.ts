@@ -1,11 +1,12 @@
 import { ulid } from 'ulid';
 import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients';
-import { type Env, requireSetting } from '../../../shared/config/require-setting';
+import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting';
+import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item';
 import { httpHandler } from '../../../shared/lambda/http-handler';
 import { lazyHandler } from '../../../shared/lambda/lazy-handler';
 import { createOrder } from './create-order';
 
-/** Builds the `POST /orders` handler from its environment (ORDERS_TABLE, OUTBOX_TABLE). */
+/** Builds the `POST /orders` handler from its environment (ORDERS_TABLE, OUTBOX_TABLE, STREAM_GRACE_MS?). */
 export function createHandler(env: Env) {
   const deps = {
     client: createDocumentClient(awsClientConfig(env)),
@@ -13,6 +14,7 @@ export function createHandler(env: Env) {
     outboxTable: requireSetting(env, 'OUTBOX_TABLE'),
     clock: () => new Date(),
     newOrderId: () => ulid(),
+    streamGraceMs: integerSetting(env, 'STREAM_GRACE_MS', DEFAULT_STREAM_GRACE_MS),
   };
   return httpHandler('create-order', env, (event) => createOrder(event, deps));
 }
