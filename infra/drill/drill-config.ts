@@ -1,0 +1,33 @@
+import type { FaultRates } from './faults';
+
+/** What a drill run does. */
+export interface DrillConfig {
+  readonly orders: number;
+  readonly rates: FaultRates;
+  /** Fraction of orders whose message SQS rejects forever (must end FAILED). */
+  readonly poisonRate: number;
+  readonly seed: number;
+  readonly skus: number;
+  /** Units of stock per SKU at the start; low enough that some orders are rejected as out of stock. */
+  readonly initialStock: number;
+}
+
+/** One drill's measured result. */
+export interface DrillResult {
+  readonly mode: 'moto' | 'memory';
+  readonly config: DrillConfig;
+  readonly injected: Readonly<Record<string, number>>;
+  readonly counts: Readonly<Record<string, number>>;
+  /** Deliveries the consumer saw again and suppressed through the inbox. */
+  readonly duplicatesSuppressed: number;
+  readonly deliveries: number;
+  /** Wall-clock milliseconds to write every order and to settle afterwards. */
+  readonly writeMs: number;
+  readonly settleMs: number;
+  /** Simulated time the pipeline ran (memory mode runs a virtual clock). */
+  readonly simulatedMs?: number;
+  readonly invariants: readonly { name: string; ok: boolean; detail: string }[];
+}
+
+/** Progress callback: done out of total, plus a short status. */
+export type Progress = (done: number, total: number, status: string) => void;

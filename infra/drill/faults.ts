@@ -1,0 +1,228 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ConsumeDeps } from '../../shared/consumer/consume-message';
+import type { Envelope } from '../../shared/message/envelope';
+import type { SweepStore } from '../../shared/outbox/outbox-store';
+import type { MessagePublisher, PublishResult } from '../../shared/relay/message-publisher';
+
+/** Every fault the drill injects, each at its own rate (0–1). */
+export const FAULT_KINDS = [
+  'sqsSendError',
+  'sqsTimeout',
+  'relayCrashAfterSend',
+  'dynamoThrottle',
+  'droppedStreamRecord',
+  'consumerCrashAfterCommit',
+  'consumerTransientError',
+  'sweeperCrash',
+] as const;
+
+/** One kind of injected fault. */
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Rate of each fault. */
+export type FaultRates = Readonly<Record<FaultKind, number>>;
+
+/** The same rate for every fault (the issue asks for at least 10 % by default). */
+export function uniformRates(rate: number): FaultRates {
+  return Object.fromEntries(FAULT_KINDS.map((kind) => [kind, rate])) as Record<FaultKind, number>;
+}
+
+/** A small seeded PRNG (mulberry32), so a failing drill can be replayed with its seed. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Decides faults and counts the ones it injected. */
+export class FaultInjector {
+  readonly injected: Record<FaultKind, number> = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<
+    FaultKind,
+    number
+  >;
+  readonly #rates: FaultRates;
+  readonly #random: () => number;
+  #enabled = true;
+
+  constructor(rates: FaultRates, random: () => number) {
+    this.#rates = rates;
+    this.#random = random;
+  }
+
+  /** Whether to inject `kind` now (and counts it when so). */
+  roll(kind: FaultKind): boolean {
+    if (!this.#enabled || this.#random() >= this.#rates[kind]) return false;
+    this.injected[kind] += 1;
+    return true;
+  }
+
+  /** Stops injecting, so the system can settle and be checked. */
+  disable(): void {
+    this.#enabled = false;
+  }
+}
+
+/** An error the drill throws on purpose, named after its fault. */
+export class InjectedFault extends Error {
+  constructor(kind: FaultKind, detail: string) {
+    super(`injected ${kind}: ${detail}`);
+    this.name = kind === 'dynamoThrottle' ? 'ProvisionedThroughputExceededException' : 'InjectedFault';
+  }
+}
+
+/** A property of `target`; methods bound to it, so classes with private fields keep working behind a proxy. */
+function bound(target: object, property: string | symbol, receiver: unknown): unknown {
+  const value: unknown = Reflect.get(target, property, receiver);
+  return typeof value === 'function' ? value.bind(target) : value;
+}
+
+/** SQS send errors per entry, whole-call timeouts, and poison messages that SQS rejects forever. */
+export function faultyPublisher(
+  publisher: MessagePublisher,
+  faults: FaultInjector,
+  poisoned: ReadonlySet<string>,
+): MessagePublisher {
+  return {
+    async publishBatch(queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> {
+      if (faults.roll('sqsTimeout')) throw new InjectedFault('sqsTimeout', 'SendMessageBatch timed out');
+      const failed: { messageId: string; error: string }[] = [];
+      const deliverable: Envelope[] = [];
+      for (const message of messages) {
+        if (poisoned.has(message.aggregateId)) {
+          failed.push({
+            messageId: message.messageId,
+            error: 'InvalidMessageContents: poisoned by the drill',
+          });
+        } else if (faults.roll('sqsSendError')) {
+          failed.push({ messageId: message.messageId, error: 'InternalError: injected sqsSendError' });
+        } else deliverable.push(message);
+      }
+      if (deliverable.length === 0) return { sent: [], failed };
+      const result = await publisher.publishBatch(queueUrl, deliverable);
+      return { sent: result.sent, failed: [...failed, ...result.failed] };
+    },
+  };
+}
+
+/** DynamoDB throttling on any call, before it reaches the table (so nothing is half-written). */
+export function faultyDocumentClient(
+  client: DynamoDBDocumentClient,
+  faults: FaultInjector,
+): DynamoDBDocumentClient {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return bound(target, property, receiver);
+      return (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
+        if (faults.roll('dynamoThrottle')) {
+          return Promise.reject(
+            new InjectedFault('dynamoThrottle', 'Rate of requests exceeds the allowed throughput'),
+          );
+        }
+        return target.send(command);
+      };
+    },
+  });
+}
+
+/** The relay (or a sweeper) crashing after SQS accepted a message and before it was marked SENT. */
+export function crashingAfterSend<T extends Pick<SweepStore, 'markSent'>>(
+  store: T,
+  faults: FaultInjector,
+): T {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property !== 'markSent') return bound(target, property, receiver);
+      return (messageId: string, now: Date) => {
+        if (faults.roll('relayCrashAfterSend')) {
+          return Promise.reject(new InjectedFault('relayCrashAfterSend', `after sending ${messageId}`));
+        }
+        return target.markSent(messageId, now);
+      };
+    },
+  });
+}
+
+/**
+ * A sweeper run that dies part-way (after its n-th store call: a claim taken, a send done, a mark not
+ * written), decided once per run so that a run either finishes or crashes, as a real Lambda would.
+ */
+export function crashingSweeperStore(
+  store: SweepStore,
+  faults: FaultInjector,
+  random: () => number,
+): SweepStore {
+  const crashAt = faults.roll('sweeperCrash') ? 1 + Math.floor(random() * 40) : Number.POSITIVE_INFINITY;
+  let calls = 0;
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        calls += 1;
+        if (calls >= crashAt) throw new InjectedFault('sweeperCrash', `sweeper died at store call ${calls}`);
+        return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+      };
+    },
+  });
+}
+
+/**
+ * A consumer that fails transiently before its effect, or crashes after the effect committed and before
+ * the ack (the confirm is the last step before the ack, so failing it leaves the effect applied and the
+ * message redelivered).
+ */
+export function faultyConsumerDeps(deps: ConsumeDeps, faults: FaultInjector): ConsumeDeps {
+  const confirmer = deps.confirmer;
+  return {
+    ...deps,
+    client: new Proxy(deps.client, {
+      get(target, property, receiver) {
+        if (property !== 'send') return bound(target, property, receiver);
+        return (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
+          if (faults.roll('consumerTransientError')) {
+            return Promise.reject(new InjectedFault('consumerTransientError', 'downstream unavailable'));
+          }
+          return target.send(command);
+        };
+      },
+    }),
+    ...(confirmer === undefined
+      ? {}
+      : {
+          confirmer: {
+            confirm: async (messageId: string, now: Date) => {
+              if (faults.roll('consumerCrashAfterCommit')) {
+                throw new InjectedFault(
+                  'consumerCrashAfterCommit',
+                  `effect of ${messageId} committed, no ack`,
+                );
+              }
+              return confirmer.confirm(messageId, now);
+            },
+          },
+        }),
+  };
+}
+
+/** DynamoDB throttling on every call of a store, before it reaches the table. */
+export function throttledStore<T extends object>(store: T, faults: FaultInjector): T {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = bound(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (faults.roll('dynamoThrottle')) {
+          return Promise.reject(
+            new InjectedFault('dynamoThrottle', 'Rate of requests exceeds the allowed throughput'),
+          );
+        }
+        return (value as (...a: unknown[]) => unknown)(...args);
+      };
+    },
+  });
+}

@@ -1,0 +1,331 @@
+import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation';
+import { createOrder } from '../../functions/orders/create-order/create-order';
+import type { ConsumeResult } from '../../shared/consumer/consume-message';
+import { DEFAULT_VISIBILITY_BACKOFF } from '../../shared/consumer/failure-handling';
+import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer';
+import { MemoryDocumentClient } from '../../shared/memory/memory-document-client';
+import { MemoryQueues } from '../../shared/memory/memory-queues';
+import { MessageStatus } from '../../shared/message/message-status';
+import { DynamoOutboxStore } from '../../shared/outbox/outbox-store';
+import type { RelayDeps } from '../../shared/relay/relay-messages';
+import { relayStreamBatch } from '../../shared/relay/relay-stream-batch';
+import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy';
+import { inboxDeliveryCheck } from '../../shared/sweeper/inbox-delivery-check';
+import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep';
+import { toProxyEvent } from '../local/api-gateway-event';
+import { lambdaContext } from '../local/lambda-context';
+import { queueVisibilityTimeoutSeconds, type TableKey, topology } from '../topology';
+import type { DrillConfig, DrillResult, Progress } from './drill-config';
+import {
+  crashingAfterSend,
+  crashingSweeperStore,
+  FaultInjector,
+  faultyConsumerDeps,
+  faultyDocumentClient,
+  faultyPublisher,
+  seededRandom,
+} from './faults';
+import { checkInvariants, outcomeCounts } from './invariants';
+import { randomOrderItems, skuName } from './order-factory';
+
+/** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
+const TICK_MS = 1_000;
+const STREAM_BATCH_SIZE = topology.functions.relay.streamSource?.batchSize ?? 100;
+const STREAM_RETRIES = topology.functions.relay.streamSource?.retryAttempts ?? 10;
+const CONFIRM_DEADLINE_MS = 30_000;
+const MAX_SIMULATED_MS = 48 * 3_600_000;
+const QUEUE = 'memory://orderEvents';
+const DEAD_LETTER_QUEUE = 'memory://orderEvents-dlq';
+const TERMINAL: ReadonlySet<string> = new Set([
+  MessageStatus.CONFIRMED,
+  MessageStatus.FAILED,
+  MessageStatus.CANCELLED,
+]);
+
+/**
+ * The scale drill: the same cores (createOrder, relayStreamBatch, consumeSqsBatch, sweep) and the same
+ * DynamoDB update expressions as production, run against in-memory tables and queues with the same fault
+ * injection as the moto drill, on a simulated clock so that hours of backoff pass in seconds.
+ */
+export async function runMemoryDrill(config: DrillConfig, progress: Progress): Promise<DrillResult> {
+  let simulatedNow = Date.parse('2030-01-01T00:00:00.000Z');
+  const startedAt = simulatedNow;
+  const clock = () => new Date(simulatedNow);
+  const random = seededRandom(config.seed);
+  const faults = new FaultInjector(config.rates, seededRandom(config.seed + 1));
+
+  const memory = new MemoryDocumentClient(
+    Object.fromEntries(
+      (Object.keys(topology.tables) as TableKey[]).map((key) => [
+        key,
+        {
+          partitionKey: topology.tables[key].partitionKey,
+          globalIndexes: topology.tables[key].globalIndexes ?? [],
+        },
+      ]),
+    ),
+  );
+  const client = faultyDocumentClient(memory.asDocumentClient(), faults);
+  const queues = new MemoryQueues(
+    {
+      [QUEUE]: {
+        visibilityTimeoutMs: queueVisibilityTimeoutSeconds('orderEvents') * 1000,
+        maxReceiveCount: topology.queues.orderEvents.maxReceiveCount,
+        deadLetterQueueUrl: DEAD_LETTER_QUEUE,
+      },
+      [DEAD_LETTER_QUEUE]: { visibilityTimeoutMs: 30_000 },
+    },
+    clock,
+  );
+
+  // The outbox stream: INSERTs only (the mapping's filter), with increasing sequence numbers.
+  const stream: DynamoDBRecord[] = [];
+  const open = new Set<string>();
+  let sequence = 0;
+  memory.onChange((change) => {
+    if (change.tableName !== 'outbox' || !change.newImage) return;
+    const messageId = String(change.newImage.messageId);
+    if (TERMINAL.has(String(change.newImage.status))) open.delete(messageId);
+    else open.add(messageId);
+    if (change.eventName === 'INSERT') {
+      sequence += 1;
+      stream.push(streamRecord(change.newImage, sequence, clock()));
+    }
+  });
+
+  const initialStock = new Map<string, number>();
+  for (let index = 0; index < config.skus; index += 1) {
+    initialStock.set(skuName(index), config.initialStock);
+    await memory.send(
+      new PutCommand({
+        TableName: 'inventory',
+        Item: { sku: skuName(index), available: config.initialStock },
+      }),
+    );
+  }
+
+  const store = () =>
+    new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: CONFIRM_DEADLINE_MS });
+  const poisoned = new Set<string>();
+  const relayDeps: RelayDeps = {
+    publisher: faultyPublisher(queues, faults, poisoned),
+    store: crashingAfterSend(store(), faults),
+    queueFor: (topic) => (topology.queues.orderEvents.topics.includes(topic) ? QUEUE : undefined),
+    retryPolicyFor: () => DEFAULT_RETRY_POLICY,
+    clock,
+    random,
+  };
+  const plan = planStockReservation('inventory', clock);
+  const consumerDeps = faultyConsumerDeps({ client, inboxTable: 'inbox', confirmer: store(), clock }, faults);
+  const failures = {
+    queues,
+    sourceQueueUrl: QUEUE,
+    deadLetterQueueUrl: DEAD_LETTER_QUEUE,
+    maxReceiveCount: topology.queues.orderEvents.maxReceiveCount,
+    backoff: DEFAULT_VISIBILITY_BACKOFF,
+    random,
+  };
+  let deliveries = 0;
+  let duplicates = 0;
+  const consumerLogger = {
+    info: (_message: string, data: Record<string, unknown>) => {
+      deliveries += 1;
+      if ((data as Partial<ConsumeResult> | undefined)?.kind === 'DUPLICATE') duplicates += 1;
+    },
+    warn: () => {
+      deliveries += 1;
+    },
+  };
+  const quietLogger = { info: () => {}, warn: () => {} };
+  const context = (name: string) =>
+    lambdaContext({
+      functionName: name,
+      memoryMb: 256,
+      timeoutSeconds: 30,
+      requestId: `r-${simulatedNow}`,
+      startedAt: simulatedNow,
+      now: () => simulatedNow,
+    });
+
+  const acknowledged = new Set<string>();
+  const pending: { orderId: string; body: string }[] = [];
+  const writeStarted = performance.now();
+  let written = 0;
+  const ordersPerTick = Math.max(1, Math.ceil(config.orders / 50));
+  let writeMs = 0;
+  let streamRetries = 0;
+  let sweeperErrors = 0;
+
+  while (simulatedNow - startedAt < MAX_SIMULATED_MS) {
+    // 1. Clients create orders (retrying what failed, as a client retries a 5xx with the same order id).
+    for (let n = 0; n < ordersPerTick && written < config.orders; n += 1) {
+      written += 1;
+      const orderId = `order-${String(written).padStart(7, '0')}`;
+      if (random() < config.poisonRate) poisoned.add(orderId);
+      const items = randomOrderItems(random, config.skus);
+      pending.push({
+        orderId,
+        body: JSON.stringify({ orderId, customerId: `customer-${written % 97}`, items }),
+      });
+    }
+    const retry: typeof pending = [];
+    for (const request of pending.splice(0)) {
+      try {
+        const response = await createOrder(apiEvent(request.body, clock()), {
+          client,
+          ordersTable: 'orders',
+          outboxTable: 'outbox',
+          clock,
+          newOrderId: () => request.orderId,
+        });
+        if (response.statusCode === 201 || response.statusCode === 409) acknowledged.add(request.orderId);
+        else throw new Error(`unexpected ${response.statusCode}: ${response.body}`);
+      } catch (error) {
+        if (!(error instanceof Error) || error.name !== 'ProvisionedThroughputExceededException') throw error;
+        retry.push(request);
+      }
+    }
+    pending.push(...retry);
+    if (written === config.orders && pending.length === 0 && writeMs === 0)
+      writeMs = performance.now() - writeStarted;
+
+    // 2. The stream relay: batches from the head, retried from the first failed record, bounded.
+    let headRetries = 0;
+    while (stream.length > 0) {
+      const batch = takeBatch(stream, faults);
+      if (batch.length === 0) continue;
+      const event: DynamoDBStreamEvent = { Records: batch };
+      const response = await relayStreamBatch(event, relayDeps, quietLogger);
+      const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+      const firstFailed = batch.findIndex((record) => failed.has(record.dynamodb?.SequenceNumber ?? ''));
+      if (firstFailed === -1) continue;
+      streamRetries += 1;
+      headRetries += 1;
+      // Lambda checkpoints before the first failed record and retries from it; after the mapping's retries
+      // the records go to the on-failure destination (metadata only) and the sweeper must find them.
+      if (headRetries <= STREAM_RETRIES) stream.unshift(...batch.slice(firstFailed));
+      else headRetries = 0;
+      break;
+    }
+
+    // 3. The consumer: every visible message, in batches of 10, with partial batch responses.
+    for (let batches = 0; batches < 1_000; batches += 1) {
+      const records = queues.receive(QUEUE, 10);
+      if (records.length === 0) break;
+      const event: SQSEvent = { Records: records };
+      const response = await consumeSqsBatch(
+        event,
+        context('inventoryConsumer'),
+        plan,
+        consumerDeps,
+        consumerLogger,
+        failures,
+      );
+      const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+      for (const record of records)
+        if (!failed.has(record.messageId)) queues.delete(QUEUE, record.receiptHandle);
+    }
+
+    // 4. Two sweepers at once, each one round of its loop per simulated second.
+    const runs = await Promise.allSettled(
+      ['sweeper-a', 'sweeper-b'].map((owner) => {
+        let rounds = 0;
+        return sweep({
+          ...relayDeps,
+          store: crashingSweeperStore(crashingAfterSend(store(), faults), faults, random),
+          owner: `${owner}-${simulatedNow}`,
+          deliveryCheckFor: () => inboxDeliveryCheck(client, 'inbox'),
+          remainingMs: () => (rounds++ === 0 ? Number.MAX_SAFE_INTEGER : 0),
+          sleep: async () => {},
+          settings: { ...DEFAULT_SWEEPER_SETTINGS, stopBeforeMs: 0 },
+        });
+      }),
+    );
+    for (const run of runs) sweeperErrors += run.status === 'rejected' ? 1 : run.value.errors;
+
+    simulatedNow += TICK_MS;
+    const settled = acknowledged.size - open.size;
+    progress(settled, config.orders, `written ${acknowledged.size}, open ${open.size}`);
+    if (written === config.orders && pending.length === 0 && open.size === 0) break;
+  }
+  const settleMs = performance.now() - writeStarted - writeMs;
+
+  const snapshot = {
+    orders: memory.items('orders'),
+    outbox: memory.items('outbox'),
+    inbox: memory.items('inbox'),
+    inventory: memory.items('inventory'),
+    initialStock,
+    poisonedOrders: poisoned,
+    acknowledgedOrders: acknowledged,
+  };
+  return {
+    mode: 'memory',
+    config,
+    injected: { ...faults.injected },
+    counts: {
+      ...outcomeCounts(snapshot),
+      'stream batch retries': streamRetries,
+      'sweeper steps that failed (left to the lease)': sweeperErrors,
+      'dead-lettered by consumer': queues.depth(DEAD_LETTER_QUEUE),
+    },
+    duplicatesSuppressed: duplicates,
+    deliveries,
+    writeMs,
+    settleMs,
+    simulatedMs: simulatedNow - startedAt,
+    invariants: checkInvariants(snapshot),
+  };
+}
+
+/** Takes one stream batch from the head; each record may be dropped (never delivered) by the fault plan. */
+function takeBatch(stream: DynamoDBRecord[], faults: FaultInjector): DynamoDBRecord[] {
+  return stream.splice(0, STREAM_BATCH_SIZE).filter(() => !faults.roll('droppedStreamRecord'));
+}
+
+function streamRecord(image: Record<string, unknown>, sequence: number, now: Date): DynamoDBRecord {
+  const newImage = marshall(image, { removeUndefinedValues: true }) as Record<string, SdkAttributeValue>;
+  return {
+    eventID: `memory-${sequence}`,
+    eventName: 'INSERT',
+    eventSource: 'aws:dynamodb',
+    eventVersion: '1.1',
+    awsRegion: 'memory',
+    dynamodb: {
+      ApproximateCreationDateTime: Math.floor(now.getTime() / 1000),
+      Keys: { messageId: { S: String(image.messageId) } },
+      NewImage: newImage as Record<string, AttributeValue>,
+      SequenceNumber: String(sequence).padStart(21, '0'),
+      SizeBytes: 1,
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    },
+    eventSourceARN: 'arn:aws:dynamodb:memory:000000000000:table/outbox/stream/memory',
+  };
+}
+
+function apiEvent(body: string, now: Date) {
+  return toProxyEvent(
+    {
+      method: 'POST',
+      path: '/orders',
+      query: '',
+      rawHeaders: ['content-type', 'application/json'],
+      body: Buffer.from(body),
+      sourceIp: '127.0.0.1',
+    },
+    {
+      resource: '/orders',
+      pathParameters: {},
+      requestId: 'drill',
+      stage: 'drill',
+      accountId: '000000000000',
+      apiId: 'drill',
+      domainName: 'localhost',
+      now,
+    },
+  );
+}

@@ -1,0 +1,68 @@
+import type { DrillResult, Progress } from './drill-config';
+
+/** A one-line progress bar on a terminal (plain lines every 10 % otherwise), written to stderr. */
+export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progress & { finish(): void } {
+  let lastDecile = -1;
+  const update = (done: number, total: number, status: string) => {
+    const fraction = total === 0 ? 1 : Math.min(1, done / total);
+    if (stream.isTTY) {
+      const width = 30;
+      const filled = Math.round(fraction * width);
+      stream.write(
+        `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${status}   `,
+      );
+      return;
+    }
+    const decile = Math.floor(fraction * 10);
+    if (decile !== lastDecile) {
+      lastDecile = decile;
+      stream.write(`${(fraction * 100).toFixed(0)}% ${status}\n`);
+    }
+  };
+  return Object.assign(update, {
+    finish: () => {
+      if (stream.isTTY) stream.write('\n');
+    },
+  });
+}
+
+function table(rows: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** The drill's report table: faults injected, how messages ended, duplicates, timings and invariants. */
+export function formatReport(result: DrillResult): string {
+  const { config } = result;
+  const lines = [
+    `Fault drill (${result.mode}): ${config.orders} orders, seed ${config.seed}, poison rate ${config.poisonRate}`,
+    '',
+    'Faults injected',
+    table(
+      Object.entries(result.injected).map(([kind, count]) => [
+        kind,
+        `${count} (rate ${config.rates[kind as keyof typeof config.rates]})`,
+      ]),
+    ),
+    '',
+    'Outcome',
+    table([
+      ...Object.entries(result.counts).map(([name, count]) => [name, String(count)] as const),
+      ['deliveries to the consumer', String(result.deliveries)],
+      ['duplicates suppressed by the inbox', String(result.duplicatesSuppressed)],
+      ['time to write all orders', seconds(result.writeMs)],
+      ['time to settle after that', seconds(result.settleMs)],
+      ...(result.simulatedMs === undefined
+        ? []
+        : ([['simulated time', seconds(result.simulatedMs)]] as const)),
+    ]),
+    '',
+    'Invariants',
+    table(result.invariants.map(({ name, ok, detail }) => [`${ok ? 'PASS' : 'FAIL'} ${name}`, detail])),
+  ];
+  return lines.join('\n');
+}
