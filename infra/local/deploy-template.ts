@@ -22,7 +22,10 @@ export interface DeployOptions {
   readonly endpoint: string;
   /** The app's synthesized template, as CDK wrote it; transformed for the emulator here. */
   readonly template: CloudFormationTemplate;
-  /** @default topology.stackName */
+  /**
+   * @default `${topology.stackName}-local`: never the name `cdk deploy` uses, so a local run against
+   * LocalStack cannot replace a stack deployed there with real functions and mappings.
+   */
   readonly stackName?: string;
   /** How long to wait for the stack to settle. @default 120_000 */
   readonly timeoutMs?: number;
@@ -55,7 +58,7 @@ const CAPABILITIES = ['CAPABILITY_IAM', 'CAPABILITY_NAMED_IAM', 'CAPABILITY_AUTO
  * const { outputs } = await deployToEmulator({ endpoint, template: synthExampleTemplate() });
  */
 export async function deployToEmulator(options: DeployOptions): Promise<DeployedStack> {
-  const stackName = options.stackName ?? topology.stackName;
+  const stackName = options.stackName ?? `${topology.stackName}-local`;
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
   // No SDK retries: CreateStack is not idempotent on moto (it ignores ClientRequestToken), and a retry of a
   // half-created stack answers AlreadyExists, hiding the real error.
