@@ -53,6 +53,11 @@ export interface LocalFunction {
   invoke(event: unknown): Promise<Invocation>;
   /** Resolves when no invocation is in flight (including ones that outlived their timeout). */
   idle(): Promise<void>;
+  /**
+   * The runtime is stopping: from now on every invocation's `getRemainingTimeInMillis()` reads 0, so a
+   * handler that works until its deadline (the sweeper) finishes its current step and returns.
+   */
+  wrapUp(): void;
 }
 
 /** A handler module could not be imported or does not export `createHandler`. */
@@ -146,6 +151,8 @@ export function localFunction(
 ): LocalFunction {
   const name = localFunctionName(key);
   const inFlight = new Set<Promise<unknown>>();
+  let stopping = false;
+  const contextClock = () => (stopping ? Number.POSITIVE_INFINITY : now());
   const timeoutMs = spec.timeoutSeconds * 1000;
   const probe = lambdaContext({
     functionName: name,
@@ -169,7 +176,7 @@ export function localFunction(
         timeoutSeconds: spec.timeoutSeconds,
         requestId,
         startedAt: now(),
-        now,
+        now: contextClock,
       });
       const running = Promise.resolve().then(() => handler(event, context));
       inFlight.add(running);
@@ -195,6 +202,9 @@ export function localFunction(
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    wrapUp() {
+      stopping = true;
     },
   };
 }

@@ -192,6 +192,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const schedules = createSchedules(functions, log);
     const everything = [...pollers, ...schedules];
     cleanups.push(async () => {
+      // Tell running handlers time is up first, so a sweeper run ends now rather than at its deadline.
+      for (const fn of Object.values(functions)) fn.wrapUp();
       await Promise.all(everything.map((poller) => poller.stop()));
     });
     for (const poller of everything) {

@@ -6,6 +6,7 @@ import {
   HandlerLoadError,
   LambdaTimeoutError,
   loadLocalFunction,
+  localFunction,
 } from '../../infra/local/local-function';
 import type { FunctionSpec } from '../../infra/topology';
 
@@ -92,5 +93,27 @@ describe('lambdaContext', () => {
       memoryLimitInMB: '256',
       functionVersion: '$LATEST',
     });
+  });
+
+  it('tells a handler that works until its deadline to stop when the runtime wraps up', async () => {
+    // Like the sweeper: keep going while more than 5 s of the 60 s remain.
+    const loopUntilDeadline = async (_event: unknown, context: Context) => {
+      let rounds = 0;
+      while (context.getRemainingTimeInMillis() > 5_000) {
+        rounds += 1;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return rounds;
+    };
+    const fn = localFunction('sweeper', spec('unused.ts', 60), {}, loopUntilDeadline);
+    const invocation = fn.invoke({});
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+
+    fn.wrapUp();
+    const result = await invocation;
+
+    expect(result).toMatchObject({ ok: true });
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
