@@ -1,4 +1,5 @@
 import { MessageStatus } from '../../shared/message/message-status';
+import type { DrillResult } from './drill-config';
 
 /** The tables' contents at the end of a drill, plus what the drill did on purpose. */
 export interface DrillSnapshot {
@@ -120,4 +121,18 @@ export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
   for (const row of snapshot.inbox)
     counts[`inbox ${String(row.outcome)}`] = (counts[`inbox ${String(row.outcome)}`] ?? 0) + 1;
   return counts;
+}
+
+/** The drill's result from the final tables and what the run counted along the way. */
+export function drillResult(
+  run: Pick<
+    DrillResult,
+    'mode' | 'config' | 'injected' | 'duplicatesSuppressed' | 'deliveries' | 'writeMs' | 'settleMs'
+  > & {
+    readonly simulatedMs?: number;
+  },
+  snapshot: DrillSnapshot,
+  counts: Readonly<Record<string, number>>,
+): DrillResult {
+  return { ...run, counts: { ...outcomeCounts(snapshot), ...counts }, invariants: checkInvariants(snapshot) };
 }

@@ -29,7 +29,7 @@ import {
   faultyPublisher,
   seededRandom,
 } from './faults';
-import { checkInvariants, outcomeCounts } from './invariants';
+import { drillResult } from './invariants';
 import { randomOrderItems, skuName } from './order-factory';
 
 /** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
@@ -263,23 +263,24 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     poisonedOrders: poisoned,
     acknowledgedOrders: acknowledged,
   };
-  return {
-    mode: 'memory',
-    config,
-    injected: { ...faults.injected },
-    counts: {
-      ...outcomeCounts(snapshot),
+  return drillResult(
+    {
+      mode: 'memory',
+      config,
+      injected: { ...faults.injected },
+      duplicatesSuppressed: duplicates,
+      deliveries,
+      writeMs,
+      settleMs,
+      simulatedMs: simulatedNow - startedAt,
+    },
+    snapshot,
+    {
       'stream batch retries': streamRetries,
       'sweeper steps that failed (left to the lease)': sweeperErrors,
       'dead-lettered by consumer': queues.depth(DEAD_LETTER_QUEUE),
     },
-    duplicatesSuppressed: duplicates,
-    deliveries,
-    writeMs,
-    settleMs,
-    simulatedMs: simulatedNow - startedAt,
-    invariants: checkInvariants(snapshot),
-  };
+  );
 }
 
 /** Takes one stream batch from the head; each record may be dropped (never delivered) by the fault plan. */

@@ -23,7 +23,7 @@ import {
   seededRandom,
   throttledStore,
 } from './faults';
-import { checkInvariants, outcomeCounts } from './invariants';
+import { drillResult } from './invariants';
 import { randomOrderItems, skuName } from './order-factory';
 
 /**
@@ -135,20 +135,19 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       poisonedOrders: poisoned,
       acknowledgedOrders: acknowledged,
     };
-    return {
-      mode: 'moto',
-      config,
-      injected: { ...faults.injected },
-      counts: {
-        ...outcomeCounts(snapshot),
-        'sweeper steps that failed (left to the lease)': sweepers.errors(),
+    return drillResult(
+      {
+        mode: 'moto',
+        config,
+        injected: { ...faults.injected },
+        duplicatesSuppressed: duplicates,
+        deliveries,
+        writeMs,
+        settleMs,
       },
-      duplicatesSuppressed: duplicates,
-      deliveries,
-      writeMs,
-      settleMs,
-      invariants: checkInvariants(snapshot),
-    };
+      snapshot,
+      { 'sweeper steps that failed (left to the lease)': sweepers.errors() },
+    );
   } finally {
     await runtime.stop();
   }

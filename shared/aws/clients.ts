@@ -11,7 +11,11 @@ export interface AwsClientConfig {
   readonly endpoint?: string;
   readonly region?: string;
   /** Static credentials from the environment (dummy ones for an emulator; Lambda sets real ones). */
-  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+  readonly credentials?: {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly sessionToken?: string;
+  };
 }
 
 /** Reads the client settings from an environment (at the edge only). */

@@ -1,9 +1,9 @@
 import { ulid } from 'ulid';
 import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients';
 import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting';
-import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item';
 import { httpHandler } from '../../../shared/lambda/http-handler';
 import { lazyHandler } from '../../../shared/lambda/lazy-handler';
+import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item';
 import { createOrder } from './create-order';
 
 /** Builds the `POST /orders` handler from its environment (ORDERS_TABLE, OUTBOX_TABLE, STREAM_GRACE_MS?). */

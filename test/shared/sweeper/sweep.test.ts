@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { seededRandom } from '../../../infra/drill/faults';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client';
 import { MemoryQueues } from '../../../shared/memory/memory-queues';
 import type { Envelope } from '../../../shared/message/envelope';
@@ -585,18 +586,6 @@ describe('sweep', () => {
     });
   });
 });
-
-/** mulberry32: a small seeded PRNG, so a failing interleaving can be replayed from its seed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Gives other pending work a chance to run first: a random number of turns of the event loop. */
 async function randomPause(random: () => number): Promise<void> {
