@@ -90,14 +90,15 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
   while (deps.remainingMs() > settings.stopBeforeMs && report.claimed < settings.maxMessagesPerRun) {
     report.rounds += 1;
     const due = await findDue(deps, report);
-    if (due.length === 0) {
+    const claimedBefore = report.claimed;
+    if (due.length > 0)
+      await sweepRound(due.slice(0, settings.maxMessagesPerRun - report.claimed), deps, report);
+    // Nothing due, or every claim lost to another sweeper: pause instead of querying again at once.
+    if (report.claimed === claimedBefore) {
       await deps.sleep(
         Math.min(settings.idleWaitMs, Math.max(0, deps.remainingMs() - settings.stopBeforeMs)),
       );
-      continue;
     }
-    const budget = settings.maxMessagesPerRun - report.claimed;
-    await sweepRound(due.slice(0, budget), deps, report);
   }
   return report;
 }
