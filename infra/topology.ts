@@ -36,8 +36,16 @@ export type EnvValue =
   | { readonly topicRoutes: true }
   | { readonly literal: string };
 
-/** What a function may do to a table (least privilege: each function gets only what it uses). */
-export type TableAccess = 'read' | 'write' | 'readWrite';
+/**
+ * What a function may do to a table (least privilege: each function gets only what it uses); the actions of
+ * each level are in infra/constructs/table-access.ts.
+ * - `read`: get, query and scan items; no writes.
+ * - `write`: put, update and delete items (TransactWriteItems included); no reads.
+ * - `readWrite`: both.
+ * - `update`: update existing items only (UpdateItem, also inside TransactWriteItems); no put, delete or read.
+ * - `queryUpdate`: query the table and its indexes and update the items found; no scan, get, put or delete.
+ */
+export type TableAccess = 'read' | 'write' | 'readWrite' | 'update' | 'queryUpdate';
 
 /** A DynamoDB stream → Lambda mapping (DESIGN §4, relay row). */
 export interface StreamSourceSpec {
@@ -177,7 +185,8 @@ const functions = {
       RETRY_POLICIES: { literal: RETRY_POLICIES },
       CONFIRM_DEADLINE_MS: { literal: CONFIRM_DEADLINE_MS },
     },
-    tables: { outbox: 'write' },
+    // Marks messages SENT or records a failed send: UpdateItem only (shared/outbox/outbox-store.ts).
+    tables: { outbox: 'update' },
     sendsTo: ['orderEvents'],
     streamSource: {
       table: 'outbox',
@@ -206,7 +215,8 @@ const functions = {
       DEAD_LETTER_QUEUE_URL: { deadLetterQueueUrl: 'orderEvents' },
       MAX_RECEIVE_COUNT: { literal: String(queues.orderEvents.maxReceiveCount) },
     },
-    tables: { inventory: 'write', inbox: 'write', outbox: 'write' },
+    // Confirms the message it applied: an UpdateItem on the outbox, nothing more.
+    tables: { inventory: 'write', inbox: 'write', outbox: 'update' },
     sendsToDeadLetter: ['orderEvents'],
     queueSource: { queue: 'orderEvents', batchSize: 10, maxBatchingWindowSeconds: 1 },
   },
@@ -228,7 +238,8 @@ const functions = {
         ) as Record<string, TableKey>,
       },
     },
-    tables: { outbox: 'readWrite', inbox: 'read' },
+    // Queries the due index and claims, requeues, releases and marks messages with UpdateItem; never scans.
+    tables: { outbox: 'queryUpdate', inbox: 'read' },
     sendsTo: ['orderEvents'],
     schedule: { rateMinutes: 1 },
   },

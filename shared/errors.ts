@@ -77,3 +77,8 @@ export class TransactionConflictError extends OutboxError {
     super(OutboxErrorCode.TRANSACTION_CONFLICT, message, options);
   }
 }
+
+/** An error as one line for `lastError` and logs: `Name: message`. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

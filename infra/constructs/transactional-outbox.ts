@@ -196,6 +196,7 @@ export interface TransactionalOutboxProps {
  *   sweeper: { deliveryInboxes: { 'order.created': inventoryInbox } },
  * });
  * grantTableAccess(outbox.table, createOrder, 'write');
+ * grantTableAccess(outbox.table, inventoryConsumer, 'update'); // a consumer that confirms what it applied
  */
 export class TransactionalOutbox extends Construct {
   /** The outbox table (key and index names in OUTBOX_KEYS). */
@@ -270,8 +271,8 @@ export class TransactionalOutbox extends Construct {
     this.relay = relay.function;
     this.relayLogGroup = relay.logGroup;
 
-    // The relay marks messages SENT or records a failed attempt: updates only, no reads.
-    grantTableAccess(this.table, this.relay, 'write');
+    // The relay marks messages SENT or records a failed attempt: UpdateItem only, no put, delete or read.
+    grantTableAccess(this.table, this.relay, 'update');
     for (const queue of routes.values()) queue.grantSendMessages(this.relay);
 
     const stream = { ...OUTBOX_STREAM_DEFAULTS, ...props.stream };
@@ -341,9 +342,9 @@ export class TransactionalOutbox extends Construct {
         ...sendSettings,
       },
     });
-    // Reads the due index (Query on the GSI, whose ARN the table grant includes) and claims, sends, marks
-    // and requeues with conditional updates.
-    grantTableAccess(this.table, sweeper.function, 'readWrite');
+    // Reads the due index (Query on the GSI, whose ARN the grant includes) and claims, marks, requeues and
+    // releases with conditional updates: no Scan, GetItem, PutItem or DeleteItem.
+    grantTableAccess(this.table, sweeper.function, 'queryUpdate');
     for (const queue of routes.values()) queue.grantSendMessages(sweeper.function);
     // Reconciliation only asks whether the inbox has the message: reads, never writes.
     for (const inbox of Object.values(deliveryInboxes)) grantTableAccess(inbox, sweeper.function, 'read');

@@ -62,9 +62,23 @@ async function main(): Promise<void> {
   process.exitCode = result.invariants.every((invariant) => invariant.ok) ? 0 : 1;
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `drill failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exitCode = 2;
+let finished = false;
+// An emptied event loop with the drill unfinished means a promise nobody will settle: say so, fail loudly.
+process.on('beforeExit', () => {
+  if (!finished) {
+    process.stderr.write('drill failed: the event loop emptied before the drill finished\n');
+    process.exitCode = 2;
+  }
 });
+
+main()
+  .then(() => {
+    finished = true;
+  })
+  .catch((error: unknown) => {
+    finished = true;
+    process.stderr.write(
+      `drill failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 2;
+  });

@@ -27,14 +27,15 @@ import { drillResult } from './invariants';
 import { randomOrderItems, skuName } from './order-factory';
 
 /**
- * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 6 attempts,
- * a 10 s confirmation deadline and stream grace period, 10 s leases, 1–4 s visibility backoff.
+ * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,
+ * a 20 s confirmation deadline (moto's consumer is slow under load), a 10 s stream grace period, 10 s
+ * leases, 1–4 s visibility backoff.
  */
 const DRILL_ENV = {
   RETRY_POLICIES: JSON.stringify({
     'order.created': { baseDelayMs: 500, multiplier: 2, maxDelayMs: 3_000, maxAttempts: 6 },
   }),
-  CONFIRM_DEADLINE_MS: '10000',
+  CONFIRM_DEADLINE_MS: '20000',
   STREAM_GRACE_MS: '10000',
   VISIBILITY_BACKOFF_BASE_SECONDS: '1',
   VISIBILITY_BACKOFF_MAX_SECONDS: '4',
@@ -123,8 +124,11 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
     const settleStarted = performance.now();
     await waitUntilSettled(runtime, acknowledged.size, progress);
     const settleMs = performance.now() - settleStarted;
+    trace('settled; stopping the sweepers');
     await sweepers.stop();
+    trace('pausing the pollers');
     await runtime.pausePollers();
+    trace('reading the tables');
 
     const snapshot = {
       orders: await scanAll(runtime, 'orders'),
@@ -151,6 +155,10 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   } finally {
     await runtime.stop();
   }
+}
+
+function trace(step: string): void {
+  if (process.env.DRILL_TRACE) process.stderr.write(`[drill] ${step}\n`);
 }
 
 /** Two sweepers side by side, each looping in short runs, one of which may crash at any step. */

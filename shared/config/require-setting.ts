@@ -10,14 +10,23 @@ export function requireSetting(env: Env, name: string): string {
   return value;
 }
 
-/** A positive integer setting, its default when absent, or a ConfigError that names it. */
-export function integerSetting(env: Env, name: string, defaultValue: number): number {
+/**
+ * An integer setting of at least `minimum`, its default when absent, or a ConfigError that names it. Most
+ * settings want a minimum of 1: a zero deadline or receive count would quietly change what the outbox does.
+ */
+export function integerSetting(env: Env, name: string, defaultValue: number, minimum = 0): number {
   const raw = env[name];
   if (raw === undefined) return defaultValue;
   // Digits only: Number() would silently read '' or ' ' as 0, and accept '1e3' or '0x10'.
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) {
-    throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < minimum) {
+    throw new ConfigError(`${name} must be an integer of at least ${minimum}, got "${raw}"`);
   }
   return value;
+}
+
+/** A required integer setting of at least `minimum`, or a ConfigError that names it. */
+export function requireIntegerSetting(env: Env, name: string, minimum = 1): number {
+  requireSetting(env, name);
+  return integerSetting(env, name, minimum, minimum);
 }

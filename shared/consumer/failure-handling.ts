@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { OutboxError, OutboxErrorCode } from '../errors';
+import { describeError, OutboxError, OutboxErrorCode } from '../errors';
 
 /** SQS's longest visibility timeout: 12 hours. */
 const MAX_VISIBILITY_SECONDS = 43_200;
@@ -69,7 +69,7 @@ export async function handleFailedRecord(
   error: unknown,
   handling: FailureHandling,
 ): Promise<FailureDisposition> {
-  const lastError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const lastError = describeError(error);
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
   if (error instanceof PoisonMessageError || receiveCount >= handling.maxReceiveCount) {
     const reason: DeadLetterReason = error instanceof PoisonMessageError ? 'POISON' : 'MAX_RECEIVES';

@@ -38,25 +38,31 @@ export function claimUpdate(
 }
 
 /**
- * SENT → PENDING when reconciliation finds the downstream never received the message; due at once, and
+ * SENT → PENDING when reconciliation finds the downstream never received the message: a new delivery
+ * round (attempts back to 0, `resends` + 1, so the send-failure budget is not spent by a slow consumer),
  * still leased to the claimant so it can resend without a second claim.
  */
 export function requeueUpdate(messageId: string, owner: string, now: Date): OutboxUpdate {
   return {
     Key: key(messageId),
-    UpdateExpression: 'SET #status = :to, #updatedAt = :now, #lastError = :reason',
+    UpdateExpression:
+      'SET #status = :to, #updatedAt = :now, #lastError = :reason, #attempts = :zero, #resends = if_not_exists(#resends, :zero) + :one',
     ConditionExpression: '#status = :from AND #leaseOwner = :owner',
     ExpressionAttributeNames: {
       '#status': 'status',
       '#updatedAt': 'updatedAt',
       '#lastError': 'lastError',
       '#leaseOwner': 'leaseOwner',
+      '#attempts': 'attempts',
+      '#resends': 'resends',
     },
     ExpressionAttributeValues: {
       ':from': TRANSITIONS.requeue.from[0],
       ':to': TRANSITIONS.requeue.to,
       ':now': now.toISOString(),
       ':owner': owner,
+      ':zero': 0,
+      ':one': 1,
       ':reason': 'not confirmed by the downstream before the deadline; resending',
     },
   };

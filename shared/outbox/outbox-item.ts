@@ -31,6 +31,8 @@ export interface OutboxItem extends Envelope {
   /** The due index's partition key; present only while the message has work left. */
   readonly dueShard?: string;
   readonly lastError?: string;
+  /** Delivery rounds started by reconciliation because no confirmation came. */
+  readonly resends?: number;
   readonly updatedAt: string;
   readonly sentAt?: string;
   readonly confirmedAt?: string;

@@ -63,5 +63,11 @@ export function outboxTransaction(
 export async function writeWithOutbox(options: OutboxWriterOptions, write: OutboxWrite): Promise<void> {
   if (write.messages.length === 0) throw new RangeError('writeWithOutbox needs at least one message');
   const now = (options.clock ?? (() => new Date()))();
-  await transactWrite(options.client, outboxTransaction(write, { ...options, now }));
+  // The first message id as the idempotency token: if the SDK retries a write whose response was lost,
+  // DynamoDB answers the retry with success instead of failing the order's own condition (a false 409).
+  await transactWrite(
+    options.client,
+    outboxTransaction(write, { ...options, now }),
+    write.messages[0]?.messageId,
+  );
 }

@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import type { Envelope } from '../message/envelope';
 import type { OutboxItem } from '../outbox/outbox-item';
 import type { OutboxStore } from '../outbox/outbox-store';
@@ -148,8 +149,10 @@ async function publishSafely(
   try {
     return await publisher.publishBatch(queueUrl, messages);
   } catch (error) {
-    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { sent: [], failed: messages.map((m) => ({ messageId: m.messageId, error: reason })) };
+    return {
+      sent: [],
+      failed: messages.map((m) => ({ messageId: m.messageId, error: describeError(error) })),
+    };
   }
 }
 

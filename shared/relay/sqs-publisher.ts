@@ -4,6 +4,7 @@ import {
   type SendMessageBatchCommandOutput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { describeError } from '../errors';
 import type { Envelope } from '../message/envelope';
 import { MESSAGE_ATTRIBUTES, type MessagePublisher, type PublishResult } from './message-publisher';
 
@@ -90,9 +91,4 @@ export class SqsPublisher implements MessagePublisher {
       .map((message) => ({ messageId: message.messageId, error: 'SQS reported no result for this entry' }));
     return { sent, failed: [...failed, ...unanswered] };
   }
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
 }

@@ -28,8 +28,9 @@ export function outboxItemFromStreamRecord(record: DynamoDBRecord): OutboxItem |
   if (image === undefined)
     return { skipped: 'NOT_AN_OUTBOX_ITEM', detail: 'no NewImage (stream view type?)' };
   // aws-lambda's AttributeValue and the SDK's describe the same wire shape.
-  const parsed = outboxItemSchema.safeParse(unmarshall(image as Record<string, AttributeValue>));
+  const raw = unmarshall(image as Record<string, AttributeValue>);
+  const parsed = outboxItemSchema.safeParse(raw);
   if (!parsed.success) return { skipped: 'NOT_AN_OUTBOX_ITEM', detail: z.prettifyError(parsed.error) };
-  const item = { ...unmarshall(image as Record<string, AttributeValue>), ...parsed.data } as OutboxItem;
+  const item = { ...raw, ...parsed.data } as OutboxItem;
   return item.status === MessageStatus.PENDING ? item : { skipped: 'NOT_PENDING' };
 }

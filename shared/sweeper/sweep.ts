@@ -1,5 +1,5 @@
 import { MessageStatus } from '../message/message-status';
-import type { OutboxItem } from '../outbox/outbox-item';
+import { DEFAULT_DUE_SHARDS, type OutboxItem } from '../outbox/outbox-item';
 import type { SweepStore } from '../outbox/outbox-store';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages';
 import { hasAttemptsLeft } from '../retry/retry-policy';
@@ -27,7 +27,7 @@ export interface SweeperSettings {
 
 /** Defaults: a one-minute run that leaves 5 s to spare; claims outlive a send-and-mark comfortably. */
 export const DEFAULT_SWEEPER_SETTINGS: SweeperSettings = {
-  dueShards: 8,
+  dueShards: DEFAULT_DUE_SHARDS,
   leaseMs: 60_000,
   pageSize: 25,
   maxMessagesPerRun: 2_000,
@@ -177,9 +177,22 @@ async function reconcile(
     if (outcome === 'CONFIRMED') report.reconciledConfirmed += 1;
     return undefined;
   }
+  const resends = message.resends ?? 0;
   if (!(await deps.store.requeue(message.messageId, deps.owner, deps.clock()))) return undefined;
   report.requeued += 1;
-  return { ...message, status: MessageStatus.PENDING };
+  if (resends >= deps.retryPolicyFor(message.topic).maxAttempts) {
+    // Resent as often as the policy allows and never confirmed: stop, keep it, and let an operator look.
+    const outcome = await deps.store.recordSendFailure(
+      message.messageId,
+      0,
+      { kind: 'fail', attempts: 0 },
+      `not confirmed by the downstream after ${resends + 1} delivery rounds`,
+      deps.clock(),
+    );
+    if (outcome === 'FAILED') report.failed += 1;
+    return undefined;
+  }
+  return { ...message, status: MessageStatus.PENDING, attempts: 0, resends: resends + 1 };
 }
 
 async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: SweepReport): Promise<void> {

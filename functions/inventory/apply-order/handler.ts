@@ -2,7 +2,12 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients';
-import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting';
+import {
+  type Env,
+  integerSetting,
+  requireIntegerSetting,
+  requireSetting,
+} from '../../../shared/config/require-setting';
 import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message';
 import { DEFAULT_VISIBILITY_BACKOFF, type FailureHandling } from '../../../shared/consumer/failure-handling';
 import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer';
@@ -32,17 +37,19 @@ export function consumerParts(env: Env): { plan: PlanEffect; deps: ConsumeDeps; 
     queues: new SqsQueueOperations(createSqsClient(clients)),
     sourceQueueUrl: requireSetting(env, 'SOURCE_QUEUE_URL'),
     deadLetterQueueUrl: requireSetting(env, 'DEAD_LETTER_QUEUE_URL'),
-    maxReceiveCount: integerSetting(env, 'MAX_RECEIVE_COUNT', 5),
+    maxReceiveCount: requireIntegerSetting(env, 'MAX_RECEIVE_COUNT'),
     backoff: {
       baseSeconds: integerSetting(
         env,
         'VISIBILITY_BACKOFF_BASE_SECONDS',
         DEFAULT_VISIBILITY_BACKOFF.baseSeconds,
+        1,
       ),
       maxSeconds: integerSetting(
         env,
         'VISIBILITY_BACKOFF_MAX_SECONDS',
         DEFAULT_VISIBILITY_BACKOFF.maxSeconds,
+        1,
       ),
     },
     random: Math.random,

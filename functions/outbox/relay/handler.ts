@@ -21,7 +21,7 @@ export function relayDeps(env: Env): RelayDeps {
     store: new DynamoOutboxStore({
       client: createDocumentClient(clients),
       tableName: requireSetting(env, 'OUTBOX_TABLE'),
-      confirmDeadlineMs: integerSetting(env, 'CONFIRM_DEADLINE_MS', DEFAULT_CONFIRM_DEADLINE_MS),
+      confirmDeadlineMs: integerSetting(env, 'CONFIRM_DEADLINE_MS', DEFAULT_CONFIRM_DEADLINE_MS, 1_000),
     }),
     queueFor: (topic: string) => routes.get(topic),
     retryPolicyFor: parseRetryPolicies(env.RETRY_POLICIES),

@@ -14,7 +14,7 @@ import { DEFAULT_SWEEPER_SETTINGS, type SweeperDeps, sweep } from '../../../shar
 
 /**
  * The sweeper's dependencies from its environment: OUTBOX_TABLE, TOPIC_QUEUES, and optionally
- * RETRY_POLICIES, DELIVERY_INBOXES (topic → inbox table for reconciliation), CONFIRM_DEADLINE_MS, DUE_SHARDS.
+ * RETRY_POLICIES, DELIVERY_INBOXES (topic → inbox table for reconciliation), CONFIRM_DEADLINE_MS.
  */
 export function sweeperDeps(env: Env): Omit<SweeperDeps, 'owner' | 'remainingMs'> {
   const clients = awsClientConfig(env);
@@ -27,7 +27,7 @@ export function sweeperDeps(env: Env): Omit<SweeperDeps, 'owner' | 'remainingMs'
     store: new DynamoOutboxStore({
       client,
       tableName: requireSetting(env, 'OUTBOX_TABLE'),
-      confirmDeadlineMs: integerSetting(env, 'CONFIRM_DEADLINE_MS', DEFAULT_CONFIRM_DEADLINE_MS),
+      confirmDeadlineMs: integerSetting(env, 'CONFIRM_DEADLINE_MS', DEFAULT_CONFIRM_DEADLINE_MS, 1_000),
     }),
     queueFor: (topic: string) => routes.get(topic),
     retryPolicyFor: parseRetryPolicies(env.RETRY_POLICIES),
@@ -35,10 +35,8 @@ export function sweeperDeps(env: Env): Omit<SweeperDeps, 'owner' | 'remainingMs'
     clock: () => new Date(),
     random: Math.random,
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-    settings: {
-      ...DEFAULT_SWEEPER_SETTINGS,
-      dueShards: integerSetting(env, 'DUE_SHARDS', DEFAULT_SWEEPER_SETTINGS.dueShards),
-    },
+    // The due-shard count is not configurable: the writer and the sweeper must agree on it.
+    settings: DEFAULT_SWEEPER_SETTINGS,
   };
 }
 

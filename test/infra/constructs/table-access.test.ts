@@ -3,11 +3,25 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
-import { grantTableAccess, type TableAccessLevel } from '../../../infra/constructs/table-access';
-import { actionsOf, idsOfType, type PolicyStatement, propertiesOf, templateJson } from '../template-queries';
+import { grantTableAccess } from '../../../infra/constructs/table-access';
+import type { TableAccess } from '../../../infra/topology';
+import {
+  actionsOf,
+  actionsOnIndexesOf,
+  idsOfType,
+  type PolicyStatement,
+  propertiesOf,
+  templateJson,
+} from '../template-queries';
+
+const ITEM_WRITES = ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
 /** The actions a role gets from `grantTableAccess(table, role, access)` on a table with one index. */
-function grantedActions(access: TableAccessLevel): { actions: string[]; resources: string } {
+function grantedActions(access: TableAccess): {
+  actions: string[];
+  resources: string;
+  onIndexes: Set<string>;
+} {
   const stack = new Stack(new App(), 'Grants');
   const table = new dynamodb.Table(stack, 'Table', {
     partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
@@ -22,9 +36,11 @@ function grantedActions(access: TableAccessLevel): { actions: string[]; resource
   const statements = idsOfType(json, 'AWS::IAM::Policy').flatMap(
     (id) => (propertiesOf(json, id).PolicyDocument as { Statement: PolicyStatement[] }).Statement,
   );
+  const tableId = stack.getLogicalId(table.node.defaultChild as dynamodb.CfnTable);
   return {
     actions: statements.flatMap(actionsOf),
     resources: JSON.stringify(statements.map((s) => s.Resource)),
+    onIndexes: actionsOnIndexesOf(statements, tableId),
   };
 }
 
@@ -62,7 +78,37 @@ describe('grantTableAccess', () => {
     expect(resources).toContain('/index/*');
   });
 
+  it('grants update as UpdateItem on the table only, with the ConditionCheckItem a transaction needs', () => {
+    const { actions, resources, onIndexes } = grantedActions('update');
+    expect([...new Set(actions)].sort()).toEqual([
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:DescribeTable',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(resources).not.toContain('/index/');
+    expect(onIndexes.size).toBe(0);
+  });
+
+  it('grants queryUpdate as Query on the table and its indexes and UpdateItem on the table only', () => {
+    const { actions, onIndexes } = grantedActions('queryUpdate');
+    expect([...new Set(actions)].sort()).toEqual([
+      'dynamodb:DescribeTable',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
+    expect([...onIndexes]).toEqual(['dynamodb:Query']);
+  });
+
+  it.each<TableAccess>(['update', 'queryUpdate'])('grants %s no put, delete, scan or get', (access) => {
+    const { actions } = grantedActions(access);
+    for (const action of [...ITEM_WRITES, 'dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:BatchGetItem']) {
+      expect(actions, action).not.toContain(action);
+    }
+  });
+
   it('never grants stream reads on the table', () => {
-    expect(grantedActions('readWrite').actions).not.toContain('dynamodb:GetRecords');
+    for (const access of ['read', 'write', 'readWrite', 'update', 'queryUpdate'] as const) {
+      expect(grantedActions(access).actions, access).not.toContain('dynamodb:GetRecords');
+    }
   });
 });

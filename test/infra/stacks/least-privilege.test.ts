@@ -6,6 +6,7 @@ import {
   type FunctionKey,
   type QueueKey,
   queueOutputName,
+  type TableAccess,
   type TableKey,
   tableOutputName,
   topology,
@@ -44,6 +45,15 @@ const ITEM_WRITES = [
 ];
 const ITEM_READS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'];
 
+/** Every action each access level allows on a table (and, for reads and queries, its indexes). */
+const ACTIONS_OF: Readonly<Record<TableAccess, readonly string[]>> = {
+  read: [...ITEM_READS, 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable'],
+  write: [...ITEM_WRITES, 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable'],
+  readWrite: [...ITEM_READS, ...ITEM_WRITES, 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable'],
+  update: ['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DescribeTable'],
+  queryUpdate: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DescribeTable'],
+};
+
 const tableId = (key: TableKey) => outputTarget(json, tableOutputName(key));
 const queueId = (key: QueueKey) => outputTarget(json, queueOutputName(key));
 const deadLetterQueueId = (key: QueueKey) => outputTarget(json, deadLetterQueueOutputName(key));
@@ -64,26 +74,34 @@ describe('least privilege', () => {
   });
 
   it.each(functionKeys)('gives %s exactly the table access the topology grants', (key) => {
-    const statements = statementsOf(key);
-    const granted: Readonly<Partial<Record<TableKey, string>>> = topology.functions[key].tables;
+    // Stream statements name the table too (its StreamArn); they are the stream's, checked below.
+    const statements = statementsOf(key).filter((s) => !JSON.stringify(s.Resource).includes('StreamArn'));
+    const granted: Readonly<Partial<Record<TableKey, TableAccess>>> = topology.functions[key].tables;
     for (const table of tableKeys) {
-      const actions = actionsOn(statements, tableId(table));
       const access = granted[table];
-      const context = `${key} on ${table}`;
-      if (access === undefined) expect([...actions], context).toEqual([]);
-      if (access === 'read' || access === 'readWrite')
-        expect([...actions], context).toEqual(expect.arrayContaining(ITEM_READS));
-      if (access === 'write' || access === 'readWrite') {
-        expect([...actions], context).toEqual(
-          expect.arrayContaining([...ITEM_WRITES, 'dynamodb:ConditionCheckItem']),
-        );
-      }
-      if (access === 'read')
-        for (const action of ITEM_WRITES) expect(actions.has(action), `${context}: ${action}`).toBe(false);
-      if (access === 'write')
-        for (const action of ITEM_READS) expect(actions.has(action), `${context}: ${action}`).toBe(false);
+      const expected = access === undefined ? [] : [...ACTIONS_OF[access]].sort();
+      expect([...actionsOn(statements, tableId(table))].sort(), `${key} on ${table}`).toEqual(expected);
     }
   });
+
+  it.each(['relay', 'inventoryConsumer'] as const)(
+    'lets %s only update outbox messages: no put, delete, batch write, scan or read',
+    (key) => {
+      const statements = statementsOf(key).filter((s) => !JSON.stringify(s.Resource).includes('StreamArn'));
+      const outbox = actionsOn(statements, tableId('outbox'));
+      expect(outbox.has('dynamodb:UpdateItem')).toBe(true);
+      for (const action of [
+        'dynamodb:PutItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:BatchWriteItem',
+        ...ITEM_READS,
+      ]) {
+        expect(outbox.has(action), action).toBe(false);
+      }
+      // Items live in the table: nothing on its indexes.
+      expect(actionsOnIndexesOf(statements, tableId('outbox')).size).toBe(0);
+    },
+  );
 
   it('keeps getStock to reading inventory: no writes, no orders, no outbox', () => {
     const statements = statementsOf('getStock');
@@ -115,13 +133,32 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets the sweeper query the outbox due index and update outbox messages', () => {
+  it('lets the sweeper query the outbox due index and update outbox messages, never scan, put or delete', () => {
     const statements = statementsOf('sweeper');
-    expect(actionsOnIndexesOf(statements, tableId('outbox')).has('dynamodb:Query')).toBe(true);
+    // The due index's ARN is covered by the `/index/*` the grant names.
+    expect([...actionsOnIndexesOf(statements, tableId('outbox'))]).toEqual(['dynamodb:Query']);
     const outbox = actionsOn(statements, tableId('outbox'));
-    for (const action of ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:GetItem']) {
+    for (const action of ['dynamodb:Query', 'dynamodb:UpdateItem']) {
       expect(outbox.has(action), action).toBe(true);
     }
+    for (const action of [
+      'dynamodb:Scan',
+      'dynamodb:PutItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+    ]) {
+      expect(outbox.has(action), action).toBe(false);
+    }
+  });
+
+  it('keeps createOrder writing the outbox and getOrder reading it', () => {
+    expect(topology.functions.createOrder.tables.outbox).toBe('write');
+    expect(topology.functions.getOrder.tables.outbox).toBe('read');
+    const getOrder = statementsOf('getOrder');
+    expect(actionsOnIndexesOf(getOrder, tableId('outbox')).has('dynamodb:Query')).toBe(true);
+    expect(actionsOn(statementsOf('createOrder'), tableId('outbox')).has('dynamodb:PutItem')).toBe(true);
   });
 
   it('lets the sweeper read the inbox to reconcile, and write no business table', () => {

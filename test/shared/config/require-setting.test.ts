@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { integerSetting, requireSetting } from '../../../shared/config/require-setting';
+import {
+  integerSetting,
+  requireIntegerSetting,
+  requireSetting,
+} from '../../../shared/config/require-setting';
 import { ConfigError, OutboxErrorCode } from '../../../shared/errors';
 
 describe('requireSetting', () => {
@@ -43,8 +47,22 @@ describe('integerSetting', () => {
     (raw) => {
       expect(() => integerSetting({ BATCH: raw }, 'BATCH', 7)).toThrow(ConfigError);
       expect(() => integerSetting({ BATCH: raw }, 'BATCH', 7)).toThrow(
-        /BATCH must be a non-negative integer/,
+        /BATCH must be an integer of at least 0/,
       );
     },
   );
+});
+
+describe('minimums', () => {
+  it('refuses a value below the minimum, naming the setting', () => {
+    expect(() => integerSetting({ CONFIRM_DEADLINE_MS: '0' }, 'CONFIRM_DEADLINE_MS', 300_000, 1_000)).toThrow(
+      /CONFIRM_DEADLINE_MS must be an integer of at least 1000, got "0"/,
+    );
+  });
+
+  it('requires a required integer setting and checks it', () => {
+    expect(() => requireIntegerSetting({}, 'MAX_RECEIVE_COUNT')).toThrow(/MAX_RECEIVE_COUNT is not set/);
+    expect(() => requireIntegerSetting({ MAX_RECEIVE_COUNT: '0' }, 'MAX_RECEIVE_COUNT')).toThrow(ConfigError);
+    expect(requireIntegerSetting({ MAX_RECEIVE_COUNT: '5' }, 'MAX_RECEIVE_COUNT')).toBe(5);
+  });
 });

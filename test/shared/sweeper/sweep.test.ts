@@ -398,7 +398,7 @@ describe('sweep', () => {
       expect(await dueAt(new Date(FIXED_NOW.getTime() + 365 * 86_400_000))).toEqual([]);
     });
 
-    it('requeues and resends a message the downstream never got: SENT again, attempts + 1', async () => {
+    it('requeues and resends a message the downstream never got: SENT again in a new delivery round', async () => {
       await putMessage(overdue(1));
 
       const report = await sweep(sweeper(withInboxCheck()).deps);
@@ -407,7 +407,8 @@ describe('sweep', () => {
       expect(sentIds()).toEqual([id(1)]);
       expect(await message(id(1))).toMatchObject({
         status: MessageStatus.SENT,
-        attempts: 2,
+        attempts: 1,
+        resends: 1,
         sentAt: FIXED_NOW.toISOString(),
         nextAttemptAt: at(CONFIRM_DEADLINE_MS),
       });
@@ -453,8 +454,18 @@ describe('sweep', () => {
       expect(await message(id(1))).toMatchObject({ status: MessageStatus.CONFIRMED });
     });
 
-    it('fails a requeued message that has no attempts left instead of resending it', async () => {
+    it('starts a new delivery round when it resends: attempts back to 0, resends + 1', async () => {
       await putMessage({ ...overdue(1), attempts: POLICY.maxAttempts });
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report).toMatchObject({ requeued: 1, sent: 1, failed: 0 });
+      expect(sentIds()).toEqual([id(1)]);
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.SENT, attempts: 1, resends: 1 });
+    });
+
+    it('fails a message resent as often as the policy allows, instead of resending it again', async () => {
+      await putMessage({ ...overdue(1), resends: POLICY.maxAttempts });
 
       const report = await sweep(sweeper().deps);
 
@@ -462,8 +473,7 @@ describe('sweep', () => {
       expect(sentIds()).toEqual([]);
       expect(await message(id(1))).toMatchObject({
         status: MessageStatus.FAILED,
-        attempts: POLICY.maxAttempts,
-        lastError: `no confirmation after ${POLICY.maxAttempts} attempts`,
+        lastError: `not confirmed by the downstream after ${POLICY.maxAttempts + 1} delivery rounds`,
       });
     });
   });
