@@ -28,14 +28,14 @@ import { randomOrderItems, skuName } from './order-factory';
 
 /**
  * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,
- * a 20 s confirmation deadline (moto's consumer is slow under load), a 10 s stream grace period, 10 s
- * leases, 1–4 s visibility backoff.
+ * a 60 s confirmation deadline (well above the pipeline's latency on moto under load, so a slow consumer is
+ * not mistaken for a lost delivery), a 10 s stream grace period, 10 s leases, 1–4 s visibility backoff.
  */
 const DRILL_ENV = {
   RETRY_POLICIES: JSON.stringify({
-    'order.created': { baseDelayMs: 500, multiplier: 2, maxDelayMs: 3_000, maxAttempts: 6 },
+    'order.created': { baseDelayMs: 500, multiplier: 2, maxDelayMs: 3_000, maxAttempts: 8 },
   }),
-  CONFIRM_DEADLINE_MS: '20000',
+  CONFIRM_DEADLINE_MS: '60000',
   STREAM_GRACE_MS: '10000',
   VISIBILITY_BACKOFF_BASE_SECONDS: '1',
   VISIBILITY_BACKOFF_MAX_SECONDS: '4',
