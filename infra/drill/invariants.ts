@@ -136,3 +136,20 @@ export function drillResult(
 ): DrillResult {
   return { ...run, counts: { ...outcomeCounts(snapshot), ...counts }, invariants: checkInvariants(snapshot) };
 }
+
+/** The four tables the invariants read. */
+export type DrillTable = 'orders' | 'outbox' | 'inbox' | 'inventory';
+
+/** Reads every table the invariants need and adds what the drill did on purpose. */
+export async function takeSnapshot(
+  read: (table: DrillTable) => Promise<Record<string, unknown>[]> | Record<string, unknown>[],
+  facts: Pick<DrillSnapshot, 'initialStock' | 'poisonedOrders' | 'acknowledgedOrders'>,
+): Promise<DrillSnapshot> {
+  return {
+    orders: await read('orders'),
+    outbox: await read('outbox'),
+    inbox: await read('inbox'),
+    inventory: await read('inventory'),
+    ...facts,
+  };
+}

@@ -29,7 +29,7 @@ import {
   faultyPublisher,
   seededRandom,
 } from './faults';
-import { drillResult } from './invariants';
+import { drillResult, takeSnapshot } from './invariants';
 import { randomOrderItems, skuName } from './order-factory';
 
 /** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
@@ -254,15 +254,11 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   }
   const settleMs = performance.now() - writeStarted - writeMs;
 
-  const snapshot = {
-    orders: memory.items('orders'),
-    outbox: memory.items('outbox'),
-    inbox: memory.items('inbox'),
-    inventory: memory.items('inventory'),
+  const snapshot = await takeSnapshot((table) => memory.items(table), {
     initialStock,
     poisonedOrders: poisoned,
     acknowledgedOrders: acknowledged,
-  };
+  });
   return drillResult(
     {
       mode: 'memory',

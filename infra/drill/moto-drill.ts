@@ -23,7 +23,7 @@ import {
   seededRandom,
   throttledStore,
 } from './faults';
-import { drillResult } from './invariants';
+import { drillResult, takeSnapshot } from './invariants';
 import { randomOrderItems, skuName } from './order-factory';
 
 /**
@@ -130,15 +130,11 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
     await runtime.pausePollers();
     trace('reading the tables');
 
-    const snapshot = {
-      orders: await scanAll(runtime, 'orders'),
-      outbox: await scanAll(runtime, 'outbox'),
-      inbox: await scanAll(runtime, 'inbox'),
-      inventory: await scanAll(runtime, 'inventory'),
+    const snapshot = await takeSnapshot((table) => scanAll(runtime, table), {
       initialStock,
       poisonedOrders: poisoned,
       acknowledgedOrders: acknowledged,
-    };
+    });
     return drillResult(
       {
         mode: 'moto',
