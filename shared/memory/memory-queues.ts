@@ -3,7 +3,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { DeadLetterReason, QueueOperations } from '../consumer/failure-handling';
 import type { Envelope } from '../message/envelope';
 import type { MessagePublisher, PublishResult } from '../relay/message-publisher';
-import { messageAttributes, messageBody } from '../relay/sqs-publisher';
+import { messageAttributes, messageBody } from '../relay/wire-format';
 
 /** Settings of an in-memory queue, as SQS has them. */
 export interface MemoryQueueSettings {

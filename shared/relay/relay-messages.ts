@@ -6,7 +6,7 @@ import type { RetryPolicy } from '../retry/retry-policy';
 import { decideAfterSendFailure } from '../retry/send-failure-decision';
 import { chunkForSendMessageBatch } from './batch-entries';
 import type { MessagePublisher, PublishResult } from './message-publisher';
-import { messageSizeBytes } from './sqs-publisher';
+import { messageSizeBytes } from './wire-format';
 
 /** One message to forward, with the identifier its source uses to retry it (a stream sequence number). */
 export interface RelayInput {

@@ -1,41 +1,12 @@
 import {
-  type MessageAttributeValue,
   SendMessageBatchCommand,
   type SendMessageBatchCommandOutput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { describeError } from '../errors';
 import type { Envelope } from '../message/envelope';
-import { MESSAGE_ATTRIBUTES, type MessagePublisher, type PublishResult } from './message-publisher';
-
-/** The SQS body of a message: the envelope as JSON. */
-export function messageBody(message: Envelope): string {
-  return JSON.stringify(message);
-}
-
-/** The SQS message attributes of a message: `message_id`, `topic` and, when present, `traceparent`. */
-export function messageAttributes(message: Envelope): Record<string, MessageAttributeValue> {
-  const attributes: Record<string, MessageAttributeValue> = {
-    [MESSAGE_ATTRIBUTES.messageId]: { DataType: 'String', StringValue: message.messageId },
-    [MESSAGE_ATTRIBUTES.topic]: { DataType: 'String', StringValue: message.topic },
-  };
-  const traceparent = message.headers.traceparent;
-  // SQS refuses an attribute with an empty value, which would fail the entry on every retry.
-  if (traceparent !== undefined && traceparent !== '') {
-    attributes[MESSAGE_ATTRIBUTES.traceparent] = { DataType: 'String', StringValue: traceparent };
-  }
-  return attributes;
-}
-
-/** The bytes SQS counts against its size limits: the body plus each attribute's name, type and value. */
-export function messageSizeBytes(message: Envelope): number {
-  let bytes = Buffer.byteLength(messageBody(message));
-  for (const [name, attribute] of Object.entries(messageAttributes(message))) {
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(attribute.DataType ?? '');
-    bytes += Buffer.byteLength(attribute.StringValue ?? '');
-  }
-  return bytes;
-}
+import type { MessagePublisher, PublishResult } from './message-publisher';
+import { messageAttributes, messageBody } from './wire-format';
 
 /** {@link MessagePublisher} on SQS SendMessageBatch; FIFO queues get the aggregate as message group. */
 export class SqsPublisher implements MessagePublisher {

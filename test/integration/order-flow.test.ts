@@ -4,7 +4,7 @@ import type { LocalRuntime } from '../../infra/local/runtime';
 import { queueOutputName } from '../../infra/topology';
 import type { OutboxItem } from '../../shared/outbox/outbox-item';
 import { toEnvelope } from '../../shared/relay/relay-messages';
-import { messageAttributes, messageBody } from '../../shared/relay/sqs-publisher';
+import { messageAttributes, messageBody } from '../../shared/relay/wire-format';
 import {
   outboxStreamRecords,
   placeOrder,

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryQueues } from '../../../shared/memory/memory-queues';
-import { messageBody } from '../../../shared/relay/sqs-publisher';
+import { messageBody } from '../../../shared/relay/wire-format';
 import { envelope, type ManualClock, manualClock, sqsRecord, testMessageId } from '../../support/factories';
 
 const QUEUE = 'memory://orders';

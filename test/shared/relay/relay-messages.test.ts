@@ -9,7 +9,7 @@ import {
   relayMessages,
   toEnvelope,
 } from '../../../shared/relay/relay-messages';
-import { messageBody } from '../../../shared/relay/sqs-publisher';
+import { messageBody } from '../../../shared/relay/wire-format';
 import type { RetryPolicy } from '../../../shared/retry/retry-policy';
 import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories';
 

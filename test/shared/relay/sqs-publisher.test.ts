@@ -1,7 +1,8 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { messageBody, messageSizeBytes, SqsPublisher } from '../../../shared/relay/sqs-publisher';
+import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
+import { messageBody, messageSizeBytes } from '../../../shared/relay/wire-format';
 import { envelope, testMessageId } from '../../support/factories';
 
 const sqs = mockClient(SQSClient);

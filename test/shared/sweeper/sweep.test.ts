@@ -10,7 +10,7 @@ import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item'
 import { DynamoOutboxStore, type SweepStore } from '../../../shared/outbox/outbox-store';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher';
 import { toEnvelope } from '../../../shared/relay/relay-messages';
-import { messageBody } from '../../../shared/relay/sqs-publisher';
+import { messageBody } from '../../../shared/relay/wire-format';
 import { backoffCeilingMs, type RetryPolicy } from '../../../shared/retry/retry-policy';
 import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check';
 import {
