@@ -201,6 +201,9 @@ function ownedEmulator(child: ChildProcess, pid: number, endpoint: string): Emul
     pid,
     stop: () => {
       stopping ??= (async () => {
+        // Waiting for the exit must keep Node alive: the child is unref'd, and with nothing else left the
+        // event loop would empty before moto's exit event and end the process mid-stop (caught by the drill).
+        child.ref();
         killGroup(child, 'SIGTERM');
         const timedOut = await Promise.race([
           exited.then(() => false),
