@@ -137,11 +137,11 @@ export function crashingAfterSend<T extends Pick<SweepStore, 'markSent'>>(
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property !== 'markSent') return bound(target, property, receiver);
-      return (messageId: string, now: Date) => {
+      return (messageId: string, now: Date, resends?: number) => {
         if (faults.roll('relayCrashAfterSend')) {
           return Promise.reject(new InjectedFault('relayCrashAfterSend', `after sending ${messageId}`));
         }
-        return target.markSent(messageId, now);
+        return target.markSent(messageId, now, resends);
       };
     },
   });

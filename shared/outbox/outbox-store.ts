@@ -24,8 +24,11 @@ export type ConfirmOutcome = 'CONFIRMED' | 'ALREADY_CONFIRMED' | 'NOT_CONFIRMABL
 
 /** The outbox's status changes, as the relay, sweeper and consumers use them. */
 export interface OutboxStore {
-  /** PENDING → SENT. */
-  markSent(messageId: string, now: Date): Promise<MarkSentOutcome>;
+  /**
+   * PENDING → SENT. `resends` (delivery rounds started by reconciliation) stretches the confirmation
+   * deadline: each round doubles it, so a backlogged consumer is not flooded with copies.
+   */
+  markSent(messageId: string, now: Date, resends?: number): Promise<MarkSentOutcome>;
   /** Records a failed send: schedules the retry or moves the message to FAILED. */
   recordSendFailure(
     messageId: string,
@@ -72,6 +75,17 @@ export interface DynamoOutboxStoreOptions {
 /** Default time a SENT message may wait for its confirmation. */
 export const DEFAULT_CONFIRM_DEADLINE_MS = 5 * 60_000;
 
+/** The longest a SENT message waits before reconciliation, however often it was resent: 12 hours. */
+export const MAX_CONFIRM_DEADLINE_MS = 12 * 3_600_000;
+
+/**
+ * The confirmation deadline of a delivery round: the base deadline doubled per earlier round, capped. A
+ * consumer that is merely behind (a backlog, an outage) then gets ever fewer copies of the same message.
+ */
+export function confirmDeadlineAfter(baseMs: number, resends: number): number {
+  return Math.min(MAX_CONFIRM_DEADLINE_MS, baseMs * 2 ** Math.min(resends, 30));
+}
+
 /** {@link OutboxStore} on a DynamoDB table; every change is a conditional update on the expected status. */
 export class DynamoOutboxStore implements SweepStore {
   readonly #options: DynamoOutboxStoreOptions;
@@ -81,8 +95,11 @@ export class DynamoOutboxStore implements SweepStore {
   }
 
   /** @inheritdoc */
-  async markSent(messageId: string, now: Date): Promise<MarkSentOutcome> {
-    const deadline = this.#options.confirmDeadlineMs ?? DEFAULT_CONFIRM_DEADLINE_MS;
+  async markSent(messageId: string, now: Date, resends = 0): Promise<MarkSentOutcome> {
+    const deadline = confirmDeadlineAfter(
+      this.#options.confirmDeadlineMs ?? DEFAULT_CONFIRM_DEADLINE_MS,
+      resends,
+    );
     const result = await this.#update(markSentUpdate(messageId, now, deadline));
     return result.applied ? 'SENT' : 'ALREADY_ADVANCED';
   }

@@ -65,7 +65,9 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
       const result = await send.publish;
       const byId = new Map(send.messages.map((m) => [m.messageId, m]));
       return Promise.all([
-        ...result.sent.map((id) => settle(id, () => deps.store.markSent(id, deps.clock()))),
+        ...result.sent.map((id) =>
+          settle(id, () => deps.store.markSent(id, deps.clock(), byId.get(id)?.resends ?? 0)),
+        ),
         ...result.failed.map(({ messageId, error }) => {
           const message = byId.get(messageId);
           return message ? recordFailure(message, error, deps) : Promise.resolve(undefined);

@@ -49,10 +49,10 @@ beforeAll(async () => {
           },
           store: {
             ...deps.store,
-            markSent: async (messageId, now) => {
+            markSent: async (messageId, now, resends) => {
               // The relay dies after SQS accepted the message and before it could mark it SENT.
               if (faults.crashAfterSend.delete(messageId)) throw new Error('relay crashed after send');
-              return deps.store.markSent(messageId, now);
+              return deps.store.markSent(messageId, now, resends);
             },
             recordSendFailure: (...args) => deps.store.recordSendFailure(...args),
             confirm: (...args) => deps.store.confirm(...args),

@@ -3,7 +3,11 @@ import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
+import {
+  confirmDeadlineAfter,
+  DynamoOutboxStore,
+  MAX_CONFIRM_DEADLINE_MS,
+} from '../../../shared/outbox/outbox-store';
 import type { SendFailureDecision } from '../../../shared/outbox/transition-updates';
 import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories';
 
@@ -233,5 +237,14 @@ describe('DynamoOutboxStore.confirm', () => {
     ddb.on(UpdateCommand).rejects(new Error('InternalServerError'));
 
     await expect(store.confirm(messageId, FIXED_NOW)).rejects.toThrow('InternalServerError');
+  });
+});
+
+describe('confirmDeadlineAfter', () => {
+  it('doubles the confirmation deadline per delivery round and caps it at 12 hours', () => {
+    expect(confirmDeadlineAfter(300_000, 0)).toBe(300_000);
+    expect(confirmDeadlineAfter(300_000, 1)).toBe(600_000);
+    expect(confirmDeadlineAfter(300_000, 3)).toBe(2_400_000);
+    expect(confirmDeadlineAfter(300_000, 40)).toBe(MAX_CONFIRM_DEADLINE_MS);
   });
 });

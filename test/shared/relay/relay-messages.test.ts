@@ -71,7 +71,7 @@ describe('relayMessages', () => {
     expect(publisher.publishBatch.mock.calls.map(([, messages]) => messages.length)).toEqual([10, 10, 5]);
     expect(publisher.publishBatch.mock.calls.every(([queueUrl]) => queueUrl === QUEUE)).toBe(true);
     expect(store.markSent).toHaveBeenCalledTimes(25);
-    expect(store.markSent).toHaveBeenCalledWith(testMessageId(25), FIXED_NOW);
+    expect(store.markSent).toHaveBeenCalledWith(testMessageId(25), FIXED_NOW, 0);
     expect(report).toEqual({ sent: 25, alreadyAdvanced: 0, retryScheduled: 0, failed: 0, unrecorded: [] });
   });
 

@@ -410,7 +410,8 @@ describe('sweep', () => {
         attempts: 1,
         resends: 1,
         sentAt: FIXED_NOW.toISOString(),
-        nextAttemptAt: at(CONFIRM_DEADLINE_MS),
+        // The second delivery round waits twice as long for its confirmation.
+        nextAttemptAt: at(2 * CONFIRM_DEADLINE_MS),
       });
     });
 
