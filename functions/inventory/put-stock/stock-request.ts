@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { identifierSchema } from '../../identifier';
 
 /** The body of `PUT /inventory/{sku}`. */
 export const stockRequestSchema = z
@@ -9,6 +10,4 @@ export const stockRequestSchema = z
 export type StockRequest = z.infer<typeof stockRequestSchema>;
 
 /** A SKU as it appears in paths and order lines. */
-export const skuSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, _ or -');
+export const skuSchema = identifierSchema;

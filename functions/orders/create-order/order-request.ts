@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { identifierSchema } from '../../identifier';
 
 /** Largest request body accepted, in bytes (a full 25-line order is far below this). */
 export const MAX_ORDER_BODY_BYTES = 16 * 1024;
@@ -6,18 +7,13 @@ export const MAX_ORDER_BODY_BYTES = 16 * 1024;
 /** The body of `POST /orders` (fixed HTTP contract: add fields freely, never rename). */
 export const orderRequestSchema = z
   .object({
-    orderId: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, _ or -')
-      .optional(),
+    orderId: identifierSchema.optional(),
     customerId: z.string().min(1).max(128),
     items: z
       .array(
         z
           .object({
-            sku: z
-              .string()
-              .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, _ or -'),
+            sku: identifierSchema,
             quantity: z.number().int().min(1).max(1000),
           })
           .strict(),

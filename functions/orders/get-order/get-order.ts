@@ -1,9 +1,9 @@
 import { type DynamoDBDocumentClient, GetCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
 import { parseValue } from '../../../shared/http/parse-request';
 import { errorResponse, jsonResponse } from '../../../shared/http/responses';
 import { OUTBOX_KEYS, type OutboxItem } from '../../../shared/outbox/outbox-item';
+import { identifierSchema } from '../../identifier';
 
 /** What reading an order needs. */
 export interface GetOrderDeps {
@@ -11,10 +11,6 @@ export interface GetOrderDeps {
   readonly ordersTable: string;
   readonly outboxTable: string;
 }
-
-const orderIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9, _ or -');
 
 /**
  * `GET /orders/{orderId}`: the order and the delivery status of each of its messages, so a caller can watch
@@ -24,7 +20,7 @@ export async function getOrder(
   event: APIGatewayProxyEvent,
   deps: GetOrderDeps,
 ): Promise<APIGatewayProxyResult> {
-  const orderId = parseValue(event.pathParameters?.orderId, orderIdSchema, 'invalid order id', 'orderId');
+  const orderId = parseValue(event.pathParameters?.orderId, identifierSchema, 'invalid order id', 'orderId');
   if (!orderId.ok) return orderId.response;
 
   const [order, messages] = await Promise.all([
