@@ -248,6 +248,7 @@ export class TransactionalOutbox extends Construct {
     const { entry, serviceName, timeout, memorySize, tableVariable, topicQueuesVariable, ...functionProps } =
       props.relay ?? {};
     const routeUrls = Object.fromEntries([...routes].map(([topic, queue]) => [topic, queue.queueUrl]));
+    const topicQueuesJson = Stack.of(this).toJsonString(routeUrls);
     // The relay and the sweeper both send, mark SENT and schedule retries: they get the same policies.
     const sendSettings = {
       [OUTBOX_VARIABLES.retryPolicies]: retryPoliciesJson(props.retryPolicies ?? {}, routes),
@@ -264,7 +265,7 @@ export class TransactionalOutbox extends Construct {
       logRemovalPolicy: functionProps.logRemovalPolicy ?? props.removalPolicy,
       environment: {
         [tableVariable ?? RELAY_DEFAULTS.tableVariable]: this.table.tableName,
-        [topicQueuesVariable ?? RELAY_DEFAULTS.topicQueuesVariable]: Stack.of(this).toJsonString(routeUrls),
+        [topicQueuesVariable ?? RELAY_DEFAULTS.topicQueuesVariable]: topicQueuesJson,
         ...sendSettings,
       },
     });
@@ -292,7 +293,10 @@ export class TransactionalOutbox extends Construct {
     });
     this.relay.addEventSource(this.streamSource);
 
-    const sweeper = this.createSweeper(props, routes, sendSettings);
+    const sweeper = this.createSweeper(props, routes, {
+      ...sendSettings,
+      [OUTBOX_VARIABLES.topicQueues]: topicQueuesJson,
+    });
     this.sweeper = sweeper.function;
     this.sweeperLogGroup = sweeper.logGroup;
     this.sweeperSchedule = new events.Rule(this, 'SweeperSchedule', {
@@ -306,7 +310,8 @@ export class TransactionalOutbox extends Construct {
   private createSweeper(
     props: TransactionalOutboxProps,
     routes: ReadonlyMap<string, sqs.IQueue>,
-    sendSettings: Readonly<Record<string, string>>,
+    /** What the sweeper shares with the relay: topic routes, retry policies, confirmation deadline. */
+    sharedSettings: Readonly<Record<string, string>>,
   ): ServiceFunction {
     const {
       entry,
@@ -327,7 +332,6 @@ export class TransactionalOutbox extends Construct {
     const inboxNames = Object.fromEntries(
       Object.entries(deliveryInboxes).map(([topic, inbox]) => [topic, inbox.tableName]),
     );
-    const routeUrls = Object.fromEntries([...routes].map(([topic, queue]) => [topic, queue.queueUrl]));
     const sweeper = new ServiceFunction(this, 'Sweeper', {
       ...functionProps,
       entry: entry ?? SHIPPED_SWEEPER_ENTRY,
@@ -337,9 +341,8 @@ export class TransactionalOutbox extends Construct {
       logRemovalPolicy: functionProps.logRemovalPolicy ?? props.removalPolicy,
       environment: {
         [OUTBOX_VARIABLES.table]: this.table.tableName,
-        [OUTBOX_VARIABLES.topicQueues]: Stack.of(this).toJsonString(routeUrls),
         [OUTBOX_VARIABLES.deliveryInboxes]: Stack.of(this).toJsonString(inboxNames),
-        ...sendSettings,
+        ...sharedSettings,
       },
     });
     // Reads the due index (Query on the GSI, whose ARN the grant includes) and claims, marks, requeues and

@@ -51,7 +51,6 @@ export function markSentUpdate(messageId: string, now: Date, confirmDeadlineMs: 
       ':now': now.toISOString(),
       ':deadline': new Date(now.getTime() + confirmDeadlineMs).toISOString(),
     },
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
 }
 
@@ -100,7 +99,6 @@ export function sendFailureUpdate(
       ConditionExpression: condition,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ...values, ':next': decision.nextAttemptAt.toISOString() },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     };
   }
   // FAILED leaves the due index (nothing more to do) but keeps payload, attempts and lastError; it is
@@ -116,7 +114,6 @@ export function sendFailureUpdate(
       '#failedAt': 'failedAt',
     },
     ExpressionAttributeValues: values,
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
 }
 
