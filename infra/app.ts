@@ -3,7 +3,7 @@
  * `-c emulator=true` synthesizes for moto or LocalStack (no BootstrapVersion rule).
  */
 import { App } from 'aws-cdk-lib';
-import { createExampleStack } from './stacks/example-app';
+import { createExampleStack } from './stacks/example-app.ts';
 
 const app = new App();
 const emulator = app.node.tryGetContext('emulator');

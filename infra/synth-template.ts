@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stage } from 'aws-cdk-lib';
-import { cdkJsonContext, createExampleStack } from './stacks/example-app';
-import type { OutboxExampleStack } from './stacks/outbox-example-stack';
+import { cdkJsonContext, createExampleStack } from './stacks/example-app.ts';
+import type { OutboxExampleStack } from './stacks/outbox-example-stack.ts';
 
 /** Options of {@link synthExampleTemplate} and {@link buildExampleStack}. */
 export interface SynthTemplateOptions {

@@ -3,9 +3,9 @@
  * The CDK stack builds AWS resources from it and the local runtime runs the same handlers against an
  * emulator from it, so a local run cannot drift from what `cdk deploy` creates (STYLE §3).
  */
-import { DEFAULT_DUE_SHARDS, OUTBOX_KEYS } from '../shared/outbox/outbox-item';
-import { DEFAULT_CONFIRM_DEADLINE_MS } from '../shared/outbox/outbox-store';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../shared/retry/retry-policy';
+import { DEFAULT_DUE_SHARDS, OUTBOX_KEYS } from '../shared/outbox/outbox-item.ts';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../shared/outbox/outbox-store.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../shared/retry/retry-policy.ts';
 
 /** A DynamoDB table. */
 export interface TableSpec {

@@ -1,8 +1,8 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { parseJsonBody, parseValue } from '../../shared/http/parse-request';
-import { errorResponse, jsonResponse } from '../../shared/http/responses';
-import { skuSchema, stockRequestSchema } from './put-stock/stock-request';
+import { parseJsonBody, parseValue } from '../http/parse-request.ts';
+import { errorResponse, jsonResponse } from '../http/responses.ts';
+import { skuSchema, stockRequestSchema } from './put-stock/stock-request.ts';
 
 /** What the stock endpoints need. */
 export interface StockDeps {

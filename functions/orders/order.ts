@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { orderRequestSchema } from './create-order/order-request';
+import { orderRequestSchema } from './create-order/order-request.ts';
 
 /** Topic of the message written with every new order. */
 export const ORDER_CREATED = 'order.created';

@@ -8,7 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store.ts';
 
 /** Settings of every DynamoDB table. */
 export const TABLE_DEFAULTS = {

@@ -1,7 +1,7 @@
 import type { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { QUEUE_DEFAULTS } from './defaults';
+import { QUEUE_DEFAULTS } from './defaults.ts';
 
 /** Props of a {@link QueueWithDlq}. */
 export interface QueueWithDlqProps {

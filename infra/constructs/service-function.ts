@@ -2,7 +2,7 @@ import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { defaultBundling, FUNCTION_DEFAULTS } from './defaults';
+import { defaultBundling, FUNCTION_DEFAULTS } from './defaults.ts';
 
 /** Props of a {@link ServiceFunction}. */
 export interface ServiceFunctionProps {

@@ -1,6 +1,6 @@
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type { TableAccess } from '../topology';
+import type { TableAccess } from '../topology.ts';
 
 /** Item reads: the same as `grantReadData` less the stream actions, which mean nothing on a table ARN. */
 const READ_ACTIONS = [

@@ -9,9 +9,9 @@ import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item';
-import type { RetryPolicy } from '../../shared/retry/retry-policy';
-import { parseRetryPolicies } from '../../shared/retry/topic-policies';
+import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
+import type { RetryPolicy } from '../../shared/retry/retry-policy.ts';
+import { parseRetryPolicies } from '../../shared/retry/topic-policies.ts';
 import {
   OUTBOX_DEFAULTS,
   OUTBOX_STREAM_DEFAULTS,
@@ -20,10 +20,10 @@ import {
   SCHEDULE_DEFAULTS,
   SWEEPER_DEFAULTS,
   TABLE_DEFAULTS,
-} from './defaults';
-import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq';
-import { ServiceFunction, type ServiceFunctionProps } from './service-function';
-import { grantTableAccess } from './table-access';
+} from './defaults.ts';
+import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
+import { ServiceFunction, type ServiceFunctionProps } from './service-function.ts';
+import { grantTableAccess } from './table-access.ts';
 
 /** The relay handler this package ships. */
 const SHIPPED_RELAY_ENTRY = fileURLToPath(

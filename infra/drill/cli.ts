@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
-import type { DrillConfig, DrillResult } from './drill-config';
-import { uniformRates } from './faults';
-import { runMemoryDrill } from './memory-drill';
-import { formatReport, progressBar } from './report';
+import type { DrillConfig, DrillResult } from './drill-config.ts';
+import { uniformRates } from './faults.ts';
+import { runMemoryDrill } from './memory-drill.ts';
+import { formatReport, progressBar } from './report.ts';
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   let result: DrillResult;
   if (options.scale) result = await runMemoryDrill(config, bar);
   else {
-    const { runMotoDrill } = await import('./moto-drill');
+    const { runMotoDrill } = await import('./moto-drill.ts');
     result = await runMotoDrill(config, bar);
   }
   bar.finish();

@@ -1,4 +1,4 @@
-import type { FaultRates } from './faults';
+import type { FaultRates } from './faults.ts';
 
 /** What a drill run does. */
 export interface DrillConfig {

@@ -1,8 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ConsumeDeps } from '../../shared/consumer/consume-message';
-import type { Envelope } from '../../shared/message/envelope';
-import type { SweepStore } from '../../shared/outbox/outbox-store';
-import type { MessagePublisher, PublishResult } from '../../shared/relay/message-publisher';
+import type { ConsumeDeps } from '../../shared/consumer/consume-message.ts';
+import type { Envelope } from '../../shared/message/envelope.ts';
+import type { SweepStore } from '../../shared/outbox/outbox-store.ts';
+import type { MessagePublisher, PublishResult } from '../../shared/relay/message-publisher.ts';
 
 /** Every fault the drill injects, each at its own rate (0–1). */
 export const FAULT_KINDS = [

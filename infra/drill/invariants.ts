@@ -1,5 +1,5 @@
-import { MessageStatus } from '../../shared/message/message-status';
-import type { DrillResult } from './drill-config';
+import { MessageStatus } from '../../shared/message/message-status.ts';
+import type { DrillResult } from './drill-config.ts';
 
 /** The tables' contents at the end of a drill, plus what the drill did on purpose. */
 export interface DrillSnapshot {

@@ -2,24 +2,24 @@ import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamo
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation';
-import { createOrder } from '../../functions/orders/create-order/create-order';
-import type { ConsumeResult } from '../../shared/consumer/consume-message';
-import { DEFAULT_VISIBILITY_BACKOFF } from '../../shared/consumer/failure-handling';
-import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer';
-import { MemoryDocumentClient } from '../../shared/memory/memory-document-client';
-import { MemoryQueues } from '../../shared/memory/memory-queues';
-import { MessageStatus } from '../../shared/message/message-status';
-import { DynamoOutboxStore } from '../../shared/outbox/outbox-store';
-import type { RelayDeps } from '../../shared/relay/relay-messages';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch';
-import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy';
-import { inboxDeliveryCheck } from '../../shared/sweeper/inbox-delivery-check';
-import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep';
-import { toProxyEvent } from '../local/api-gateway-event';
-import { lambdaContext } from '../local/lambda-context';
-import { queueVisibilityTimeoutSeconds, type TableKey, topology } from '../topology';
-import type { DrillConfig, DrillResult, Progress } from './drill-config';
+import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { createOrder } from '../../functions/orders/create-order/create-order.ts';
+import type { ConsumeResult } from '../../shared/consumer/consume-message.ts';
+import { DEFAULT_VISIBILITY_BACKOFF } from '../../shared/consumer/failure-handling.ts';
+import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
+import { MemoryDocumentClient } from '../../shared/memory/memory-document-client.ts';
+import { MemoryQueues } from '../../shared/memory/memory-queues.ts';
+import { MessageStatus } from '../../shared/message/message-status.ts';
+import { DynamoOutboxStore } from '../../shared/outbox/outbox-store.ts';
+import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
+import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
+import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy.ts';
+import { inboxDeliveryCheck } from '../../shared/sweeper/inbox-delivery-check.ts';
+import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
+import { toProxyEvent } from '../local/api-gateway-event.ts';
+import { lambdaContext } from '../local/lambda-context.ts';
+import { queueVisibilityTimeoutSeconds, type TableKey, topology } from '../topology.ts';
+import type { DrillConfig, DrillResult, Progress } from './drill-config.ts';
 import {
   crashingAfterSend,
   crashingSweeperStore,
@@ -28,9 +28,9 @@ import {
   faultyDocumentClient,
   faultyPublisher,
   seededRandom,
-} from './faults';
-import { drillResult, takeSnapshot } from './invariants';
-import { randomOrderItems, skuName } from './order-factory';
+} from './faults.ts';
+import { drillResult, takeSnapshot } from './invariants.ts';
+import { randomOrderItems, skuName } from './order-factory.ts';
 
 /** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
 const TICK_MS = 1_000;

@@ -1,18 +1,18 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { consumerParts } from '../../functions/inventory/apply-order/handler';
-import { createHandler as createOrderHandler } from '../../functions/orders/create-order/handler';
-import { relayDeps } from '../../functions/outbox/relay/handler';
-import { sweeperDeps } from '../../functions/outbox/sweeper/handler';
-import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer';
-import { MessageStatus } from '../../shared/message/message-status';
-import type { RelayDeps } from '../../shared/relay/relay-messages';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch';
-import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep';
-import { type LocalRuntime, startLocalRuntime } from '../local/runtime';
-import { type TableKey, tableOutputName } from '../topology';
-import type { DrillConfig, DrillResult, Progress } from './drill-config';
+import { consumerParts } from '../../functions/inventory/apply-order/handler.ts';
+import { createHandler as createOrderHandler } from '../../functions/orders/create-order/handler.ts';
+import { relayDeps } from '../../functions/outbox/relay/handler.ts';
+import { sweeperDeps } from '../../functions/outbox/sweeper/handler.ts';
+import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
+import { MessageStatus } from '../../shared/message/message-status.ts';
+import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
+import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
+import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
+import { type LocalRuntime, startLocalRuntime } from '../local/runtime.ts';
+import { type TableKey, tableOutputName } from '../topology.ts';
+import type { DrillConfig, DrillResult, Progress } from './drill-config.ts';
 import {
   crashingAfterSend,
   crashingSweeperStore,
@@ -22,9 +22,9 @@ import {
   faultyPublisher,
   seededRandom,
   throttledStore,
-} from './faults';
-import { drillResult, takeSnapshot } from './invariants';
-import { randomOrderItems, skuName } from './order-factory';
+} from './faults.ts';
+import { drillResult, takeSnapshot } from './invariants.ts';
+import { randomOrderItems, skuName } from './order-factory.ts';
 
 /**
  * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,

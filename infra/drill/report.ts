@@ -1,4 +1,4 @@
-import type { DrillResult, Progress } from './drill-config';
+import type { DrillResult, Progress } from './drill-config.ts';
 
 /** A one-line progress bar on a terminal (plain lines every 10 % otherwise), written to stderr. */
 export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progress & { finish(): void } {

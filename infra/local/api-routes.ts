@@ -1,5 +1,5 @@
 /** Matches request paths against the topology's API Gateway path templates (`/orders/{orderId}`). Pure. */
-import type { RouteSpec } from '../topology';
+import type { RouteSpec } from '../topology.ts';
 
 /** The result of matching a request against the routes. */
 export type RouteMatch =

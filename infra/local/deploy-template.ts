@@ -12,9 +12,9 @@ import {
   DescribeStacksCommand,
   type Stack,
 } from '@aws-sdk/client-cloudformation';
-import { topology } from '../topology';
-import { emulatorClientConfig } from './emulator-config';
-import { type CloudFormationTemplate, templateForEmulator } from './emulator-template';
+import { topology } from '../topology.ts';
+import { emulatorClientConfig } from './emulator-config.ts';
+import { type CloudFormationTemplate, templateForEmulator } from './emulator-template.ts';
 
 /** Options of {@link deployToEmulator}. */
 export interface DeployOptions {

@@ -11,8 +11,8 @@ import {
   queueOutputName,
   tableOutputName,
   topology,
-} from '../topology';
-import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-config';
+} from '../topology.ts';
+import { EMULATOR_CREDENTIALS, EMULATOR_REGION } from './emulator-config.ts';
 
 /** A function's resolved environment variables. */
 export type FunctionEnvironment = Readonly<Record<string, string>>;

@@ -5,16 +5,16 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FunctionKey, RouteSpec } from '../topology';
+import type { FunctionKey, RouteSpec } from '../topology.ts';
 import {
   type ApiResponse,
   badGateway,
   fromProxyResult,
   jsonResponse,
   toProxyEvent,
-} from './api-gateway-event';
-import { matchRoute } from './api-routes';
-import type { Invocation } from './local-function';
+} from './api-gateway-event.ts';
+import { matchRoute } from './api-routes.ts';
+import type { Invocation } from './local-function.ts';
 
 /** API Gateway's payload limit: 10 MB. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;

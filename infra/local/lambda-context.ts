@@ -1,6 +1,6 @@
 /** A Lambda `Context` for in-process invocations, with the deadline the function's timeout gives it. */
 import type { Context } from 'aws-lambda';
-import { EMULATOR_REGION } from './emulator-config';
+import { EMULATOR_REGION } from './emulator-config.ts';
 
 /** What a local invocation's context is made from. */
 export interface LambdaContextOptions {

@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
-import type { FunctionKey, FunctionSpec } from '../topology';
-import type { FunctionEnvironment } from './environment';
-import { localFunctionName } from './environment';
-import { lambdaContext } from './lambda-context';
+import type { FunctionKey, FunctionSpec } from '../topology.ts';
+import type { FunctionEnvironment } from './environment.ts';
+import { localFunctionName } from './environment.ts';
+import { lambdaContext } from './lambda-context.ts';
 
 /** A handler as the local runtime calls it. */
 export type LocalHandler = (event: unknown, context: Context) => Promise<unknown>;

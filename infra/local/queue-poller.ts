@@ -14,10 +14,10 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import type { QueueSourceSpec } from '../topology';
-import type { LocalFunction } from './local-function';
-import { type CycleResult, createPollLoop, type Poller, type PollerStats } from './poll-loop';
-import { messagesToDelete, toLambdaSqsRecord } from './sqs-event';
+import type { QueueSourceSpec } from '../topology.ts';
+import type { LocalFunction } from './local-function.ts';
+import { type CycleResult, createPollLoop, type Poller, type PollerStats } from './poll-loop.ts';
+import { messagesToDelete, toLambdaSqsRecord } from './sqs-event.ts';
 
 /** Options of {@link createQueuePoller}. */
 export interface QueuePollerOptions {

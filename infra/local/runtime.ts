@@ -6,25 +6,31 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { synthExampleTemplate } from '../synth-template';
-import { type FunctionKey, type FunctionSpec, queueOutputName, tableOutputName, topology } from '../topology';
-import { deployToEmulator } from './deploy-template';
-import { EMULATOR_REGION, type EmulatorClientConfig, emulatorClientConfig } from './emulator-config';
-import { asTemplate, type CloudFormationTemplate } from './emulator-template';
-import { type FunctionEnvironment, functionEnvironments, requireOutput } from './environment';
-import { startHttpApi } from './http-api';
+import { synthExampleTemplate } from '../synth-template.ts';
+import {
+  type FunctionKey,
+  type FunctionSpec,
+  queueOutputName,
+  tableOutputName,
+  topology,
+} from '../topology.ts';
+import { deployToEmulator } from './deploy-template.ts';
+import { EMULATOR_REGION, type EmulatorClientConfig, emulatorClientConfig } from './emulator-config.ts';
+import { asTemplate, type CloudFormationTemplate } from './emulator-template.ts';
+import { type FunctionEnvironment, functionEnvironments, requireOutput } from './environment.ts';
+import { startHttpApi } from './http-api.ts';
 import {
   type HandlerOverride,
   type Invocation,
   type LocalFunction,
   loadLocalFunction,
-} from './local-function';
-import { type Emulator, findFreePort, resolveEmulator, startMotoServer } from './moto-server';
-import type { CycleResult, Poller } from './poll-loop';
-import { createQueuePoller } from './queue-poller';
-import { createScheduleRunner, scheduleRateSeconds } from './schedule-runner';
-import { DEFAULT_STOCK, type StockSeed, seedStock } from './seed-stock';
-import { createStreamPoller } from './stream-poller';
+} from './local-function.ts';
+import { type Emulator, findFreePort, resolveEmulator, startMotoServer } from './moto-server.ts';
+import type { CycleResult, Poller } from './poll-loop.ts';
+import { createQueuePoller } from './queue-poller.ts';
+import { createScheduleRunner, scheduleRateSeconds } from './schedule-runner.ts';
+import { DEFAULT_STOCK, type StockSeed, seedStock } from './seed-stock.ts';
+import { createStreamPoller } from './stream-poller.ts';
 
 /** Options of {@link startLocalRuntime}; every field is optional. */
 export interface LocalRuntimeOptions {

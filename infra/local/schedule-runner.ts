@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ScheduledEvent } from 'aws-lambda';
-import type { FunctionSpec } from '../topology';
-import { EMULATOR_REGION } from './emulator-config';
-import type { LocalFunction } from './local-function';
-import { createPollLoop, type Poller, type PollerStats } from './poll-loop';
+import type { FunctionSpec } from '../topology.ts';
+import { EMULATOR_REGION } from './emulator-config.ts';
+import type { LocalFunction } from './local-function.ts';
+import { createPollLoop, type Poller, type PollerStats } from './poll-loop.ts';
 
 /** A function's schedule is written in a form the local runtime does not understand. */
 export class UnsupportedScheduleError extends Error {

@@ -1,7 +1,7 @@
 /** Turns SQS ReceiveMessage results into the records Lambda hands a function. Pure. */
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SQSMessageAttribute, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
-import { batchItemFailureIds } from './batch-response';
+import { batchItemFailureIds } from './batch-response.ts';
 
 /** Where a message came from. */
 export interface SqsSource {

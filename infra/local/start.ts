@@ -7,10 +7,10 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { tableOutputName } from '../topology';
-import { type LocalRuntime, startLocalRuntime } from './runtime';
-import { DEFAULT_STOCK } from './seed-stock';
-import { formatStatusCounts, readStatusCounts } from './status-counts';
+import { tableOutputName } from '../topology.ts';
+import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
+import { DEFAULT_STOCK } from './seed-stock.ts';
+import { formatStatusCounts, readStatusCounts } from './status-counts.ts';
 
 /** Settings of the CLI, from flags and the environment. */
 export interface StartOptions {

@@ -5,7 +5,7 @@ import {
   type ScanCommandInput,
   type ScanCommandOutput,
 } from '@aws-sdk/client-dynamodb';
-import { MessageStatus } from '../../shared/message/message-status';
+import { MessageStatus } from '../../shared/message/message-status.ts';
 
 /** What the console shows. */
 export interface StatusCounts {

@@ -13,11 +13,11 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { StreamSourceSpec } from '../topology';
-import { batchItemFailureIds } from './batch-response';
-import { compileFilters } from './event-filter';
-import type { Invocation, LocalFunction } from './local-function';
-import { type CycleResult, createPollLoop, type Poller, type PollerStats } from './poll-loop';
+import type { StreamSourceSpec } from '../topology.ts';
+import { batchItemFailureIds } from './batch-response.ts';
+import { compileFilters } from './event-filter.ts';
+import type { Invocation, LocalFunction } from './local-function.ts';
+import { type CycleResult, createPollLoop, type Poller, type PollerStats } from './poll-loop.ts';
 import {
   compareSequenceNumbers,
   decideCheckpoint,
@@ -26,8 +26,8 @@ import {
   nextBatchLimit,
   type ShardCursor,
   skipTo,
-} from './stream-checkpoint';
-import { StreamDiscardCondition, streamFailureMessage, toLambdaStreamRecord } from './stream-event';
+} from './stream-checkpoint.ts';
+import { StreamDiscardCondition, streamFailureMessage, toLambdaStreamRecord } from './stream-event.ts';
 
 /** Options of {@link createStreamPoller}. */
 export interface StreamPollerOptions {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type App, DefaultStackSynthesizer, type Environment } from 'aws-cdk-lib';
-import { topology } from '../topology';
-import { OutboxExampleStack } from './outbox-example-stack';
+import { topology } from '../topology.ts';
+import { OutboxExampleStack } from './outbox-example-stack.ts';
 
 /** The cdk.json this app is deployed with. */
 const CDK_JSON = new URL('../../cdk.json', import.meta.url);

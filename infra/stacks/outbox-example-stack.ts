@@ -9,14 +9,13 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import type { z } from 'zod';
-import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-request';
-import { orderRequestSchema } from '../../functions/orders/create-order/order-request';
-import { SCHEDULE_DEFAULTS, TABLE_DEFAULTS } from '../constructs/defaults';
-import { QueueWithDlq, type QueueWithDlqProps } from '../constructs/queue-with-dlq';
-import { requestModelSchema } from '../constructs/request-model-schema';
-import { ServiceFunction } from '../constructs/service-function';
-import { grantTableAccess } from '../constructs/table-access';
-import { TransactionalOutbox } from '../constructs/transactional-outbox';
+import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-request.ts';
+import { orderRequestSchema } from '../../functions/orders/create-order/order-request.ts';
+import { SCHEDULE_DEFAULTS, TABLE_DEFAULTS } from '../constructs/defaults.ts';
+import { QueueWithDlq, type QueueWithDlqProps } from '../constructs/queue-with-dlq.ts';
+import { ServiceFunction } from '../constructs/service-function.ts';
+import { grantTableAccess } from '../constructs/table-access.ts';
+import { TransactionalOutbox } from '../constructs/transactional-outbox.ts';
 import {
   deadLetterQueueOutputName,
   type EnvValue,
@@ -31,7 +30,8 @@ import {
   tableOutputName,
   topicQueues,
   topology,
-} from '../topology';
+} from '../topology.ts';
+import { requestModelSchema } from './request-model-schema.ts';
 
 /** The repository root: topology entries and the lock file are relative to it. */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));

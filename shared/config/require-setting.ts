@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors';
+import { ConfigError } from '../errors.ts';
 
 /** An environment, as handed to `createHandler` (process.env in Lambda, a resolved map locally). */
 export type Env = Readonly<Record<string, string | undefined>>;

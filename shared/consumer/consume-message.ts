@@ -1,10 +1,10 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { TransactionConditionError } from '../errors';
-import type { Envelope } from '../message/envelope';
-import type { ConfirmOutcome, OutboxStore } from '../outbox/outbox-store';
-import { transactWrite } from '../transaction/transact-write';
-import type { TransactWriteAction } from '../transaction/transaction-limits';
-import { DEFAULT_INBOX_RETENTION_DAYS, inboxPut } from './inbox';
+import { TransactionConditionError } from '../errors.ts';
+import type { Envelope } from '../message/envelope.ts';
+import type { ConfirmOutcome, OutboxStore } from '../outbox/outbox-store.ts';
+import { transactWrite } from '../transaction/transact-write.ts';
+import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
+import { DEFAULT_INBOX_RETENTION_DAYS, inboxPut } from './inbox.ts';
 
 /** Outcome recorded for an effect that committed. */
 export const APPLIED = 'APPLIED';

@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { describeError, OutboxError, OutboxErrorCode } from '../errors';
+import { describeError, OutboxError, OutboxErrorCode } from '../errors.ts';
 
 /** SQS's longest visibility timeout: 12 hours. */
 const MAX_VISIBILITY_SECONDS = 43_200;

@@ -1,4 +1,4 @@
-import type { TransactWriteAction } from '../transaction/transaction-limits';
+import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 
 /** Key of the inbox table (the consumer's dedupe record). */
 export const INBOX_KEYS = { partitionKey: 'messageId', ttlAttribute: 'expiresAt' } as const;

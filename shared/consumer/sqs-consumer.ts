@@ -1,9 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { LogSink } from '../lambda/log-sink';
-import { type Envelope, parseEnvelope } from '../message/envelope';
-import { type ConsumeDeps, consumeMessage, type PlanEffect } from './consume-message';
-import { type FailureHandling, handleFailedRecord, PoisonMessageError } from './failure-handling';
+import type { LogSink } from '../lambda/log-sink.ts';
+import { type Envelope, parseEnvelope } from '../message/envelope.ts';
+import { type ConsumeDeps, consumeMessage, type PlanEffect } from './consume-message.ts';
+import { type FailureHandling, handleFailedRecord, PoisonMessageError } from './failure-handling.ts';
 
 /**
  * The consumer function's core: consumes each SQS record exactly once in effect and reports the records

@@ -5,7 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import type { DeadLetterReason, QueueOperations } from './failure-handling';
+import type { DeadLetterReason, QueueOperations } from './failure-handling.ts';
 
 /** Attributes the consumer adds to a message it dead-letters itself. */
 export const DEAD_LETTER_ATTRIBUTES = {

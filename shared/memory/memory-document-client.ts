@@ -10,7 +10,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { applyUpdate, compileCondition, type ExpressionContext, type Item } from './expressions';
+import { applyUpdate, compileCondition, type ExpressionContext, type Item } from './expressions.ts';
 
 /** Key schema of an in-memory table and of its global secondary indexes. */
 export interface MemoryTableSchema {

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
-import type { DeadLetterReason, QueueOperations } from '../consumer/failure-handling';
-import type { Envelope } from '../message/envelope';
-import type { MessagePublisher, PublishResult } from '../relay/message-publisher';
-import { messageAttributes, messageBody } from '../relay/wire-format';
+import type { DeadLetterReason, QueueOperations } from '../consumer/failure-handling.ts';
+import type { Envelope } from '../message/envelope.ts';
+import type { MessagePublisher, PublishResult } from '../relay/message-publisher.ts';
+import { messageAttributes, messageBody } from '../relay/wire-format.ts';
 
 /** Settings of an in-memory queue, as SQS has them. */
 export interface MemoryQueueSettings {

@@ -1,7 +1,7 @@
-import type { MessageStatus } from '../message/message-status';
-import { OUTBOX_KEYS } from './outbox-item';
-import { TRANSITIONS } from './state-machine';
-import type { OutboxUpdate } from './transition-updates';
+import type { MessageStatus } from '../message/message-status.ts';
+import { OUTBOX_KEYS } from './outbox-item.ts';
+import { TRANSITIONS } from './state-machine.ts';
+import type { OutboxUpdate } from './transition-updates.ts';
 
 const key = (messageId: string) => ({ [OUTBOX_KEYS.partitionKey]: messageId });
 

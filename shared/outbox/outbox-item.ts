@@ -1,5 +1,5 @@
-import type { Envelope } from '../message/envelope';
-import { MessageStatus } from '../message/message-status';
+import type { Envelope } from '../message/envelope.ts';
+import { MessageStatus } from '../message/message-status.ts';
 
 /** Key and index names of the outbox table; the CDK construct and the adapters both read these. */
 export const OUTBOX_KEYS = {

@@ -1,9 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { MessageStatus } from '../message/message-status';
-import { claimUpdate, releaseUpdate, requeueUpdate } from './claim-updates';
-import { OUTBOX_KEYS, type OutboxItem } from './outbox-item';
+import { MessageStatus } from '../message/message-status.ts';
+import { claimUpdate, releaseUpdate, requeueUpdate } from './claim-updates.ts';
+import { OUTBOX_KEYS, type OutboxItem } from './outbox-item.ts';
 import {
   confirmUpdate,
   DEFAULT_RETENTION_DAYS,
@@ -11,7 +11,7 @@ import {
   type OutboxUpdate,
   type SendFailureDecision,
   sendFailureUpdate,
-} from './transition-updates';
+} from './transition-updates.ts';
 
 /** Result of marking a message SENT; losing to a faster writer is expected, not an error. */
 export type MarkSentOutcome = 'SENT' | 'ALREADY_ADVANCED';

@@ -1,4 +1,4 @@
-import { MessageStatus } from '../message/message-status';
+import { MessageStatus } from '../message/message-status.ts';
 
 /**
  * Every allowed status change, as data (DESIGN §3). Each transition is carried out as a conditional

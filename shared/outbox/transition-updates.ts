@@ -1,7 +1,7 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { MessageStatus } from '../message/message-status';
-import { OUTBOX_KEYS } from './outbox-item';
-import { TRANSITIONS } from './state-machine';
+import type { MessageStatus } from '../message/message-status.ts';
+import { OUTBOX_KEYS } from './outbox-item.ts';
+import { TRANSITIONS } from './state-machine.ts';
 
 /** An UpdateItem on the outbox, without the table name. */
 export type OutboxUpdate = Omit<UpdateCommandInput, 'TableName'>;

@@ -1,8 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Envelope } from '../message/envelope';
-import { transactWrite } from '../transaction/transact-write';
-import type { TransactWriteAction } from '../transaction/transaction-limits';
-import { newOutboxItem, OUTBOX_KEYS } from './outbox-item';
+import type { Envelope } from '../message/envelope.ts';
+import { transactWrite } from '../transaction/transact-write.ts';
+import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
+import { newOutboxItem, OUTBOX_KEYS } from './outbox-item.ts';
 
 /** Where and how the writer stores messages. */
 export interface OutboxWriterOptions {

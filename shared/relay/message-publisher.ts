@@ -1,4 +1,4 @@
-import type { Envelope } from '../message/envelope';
+import type { Envelope } from '../message/envelope.ts';
 
 /** Per-entry result of publishing a batch: some entries may fail while the others succeed. */
 export interface PublishResult {

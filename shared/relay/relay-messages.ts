@@ -1,12 +1,12 @@
-import { describeError } from '../errors';
-import type { Envelope } from '../message/envelope';
-import type { OutboxItem } from '../outbox/outbox-item';
-import type { OutboxStore } from '../outbox/outbox-store';
-import type { RetryPolicy } from '../retry/retry-policy';
-import { decideAfterSendFailure } from '../retry/send-failure-decision';
-import { chunkForSendMessageBatch } from './batch-entries';
-import type { MessagePublisher, PublishResult } from './message-publisher';
-import { messageSizeBytes } from './wire-format';
+import { describeError } from '../errors.ts';
+import type { Envelope } from '../message/envelope.ts';
+import type { OutboxItem } from '../outbox/outbox-item.ts';
+import type { OutboxStore } from '../outbox/outbox-store.ts';
+import type { RetryPolicy } from '../retry/retry-policy.ts';
+import { decideAfterSendFailure } from '../retry/send-failure-decision.ts';
+import { chunkForSendMessageBatch } from './batch-entries.ts';
+import type { MessagePublisher, PublishResult } from './message-publisher.ts';
+import { messageSizeBytes } from './wire-format.ts';
 
 /** One message to forward, with the identifier its source uses to retry it (a stream sequence number). */
 export interface RelayInput {

@@ -1,7 +1,7 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import type { LogSink } from '../lambda/log-sink';
-import { type RelayDeps, type RelayInput, relayMessages } from './relay-messages';
-import { outboxItemFromStreamRecord } from './stream-records';
+import type { LogSink } from '../lambda/log-sink.ts';
+import { type RelayDeps, type RelayInput, relayMessages } from './relay-messages.ts';
+import { outboxItemFromStreamRecord } from './stream-records.ts';
 
 /**
  * The relay function's core: forwards the PENDING messages a stream batch announces and reports, as

@@ -3,10 +3,10 @@ import {
   type SendMessageBatchCommandOutput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { describeError } from '../errors';
-import type { Envelope } from '../message/envelope';
-import type { MessagePublisher, PublishResult } from './message-publisher';
-import { messageAttributes, messageBody } from './wire-format';
+import { describeError } from '../errors.ts';
+import type { Envelope } from '../message/envelope.ts';
+import type { MessagePublisher, PublishResult } from './message-publisher.ts';
+import { messageAttributes, messageBody } from './wire-format.ts';
 
 /** {@link MessagePublisher} on SQS SendMessageBatch; FIFO queues get the aggregate as message group. */
 export class SqsPublisher implements MessagePublisher {

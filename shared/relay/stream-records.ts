@@ -2,9 +2,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { z } from 'zod';
-import { envelopeSchema } from '../message/envelope';
-import { MessageStatus } from '../message/message-status';
-import type { OutboxItem } from '../outbox/outbox-item';
+import { envelopeSchema } from '../message/envelope.ts';
+import { MessageStatus } from '../message/message-status.ts';
+import type { OutboxItem } from '../outbox/outbox-item.ts';
 
 const outboxItemSchema = envelopeSchema.extend({
   status: z.enum(Object.values(MessageStatus) as [MessageStatus, ...MessageStatus[]]),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../errors.ts';
 
 const routesSchema = z.record(z.string().min(1), z.url());
 const tableNamesSchema = z.record(z.string().min(1), z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/));

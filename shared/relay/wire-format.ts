@@ -3,8 +3,8 @@
  * Pure (types only from the SQS client), so the relay core can size batches without the adapter.
  */
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { Envelope } from '../message/envelope';
-import { MESSAGE_ATTRIBUTES } from './message-publisher';
+import type { Envelope } from '../message/envelope.ts';
+import { MESSAGE_ATTRIBUTES } from './message-publisher.ts';
 
 /** The SQS body of a message: the envelope as JSON. */
 export function messageBody(message: Envelope): string {

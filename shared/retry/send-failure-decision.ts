@@ -1,5 +1,5 @@
-import type { SendFailureDecision } from '../outbox/transition-updates';
-import { hasAttemptsLeft, nextRetryDelayMs, type RetryPolicy } from './retry-policy';
+import type { SendFailureDecision } from '../outbox/transition-updates.ts';
+import { hasAttemptsLeft, nextRetryDelayMs, type RetryPolicy } from './retry-policy.ts';
 
 /**
  * What to do after a failed send of a message that had `seenAttempts` attempts before it: schedule the

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy';
+import { ConfigError } from '../errors.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 
 const retryPolicySchema = z
   .object({

@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { INBOX_KEYS } from '../consumer/inbox';
-import type { DeliveryCheck } from './sweep';
+import { INBOX_KEYS } from '../consumer/inbox.ts';
+import type { DeliveryCheck } from './sweep.ts';
 
 /**
  * The reconciliation check for a consumer built on this library: the message was applied exactly when the

@@ -1,8 +1,8 @@
-import { MessageStatus } from '../message/message-status';
-import { DEFAULT_DUE_SHARDS, type OutboxItem } from '../outbox/outbox-item';
-import type { SweepStore } from '../outbox/outbox-store';
-import { type RelayDeps, relayMessages } from '../relay/relay-messages';
-import { hasAttemptsLeft } from '../retry/retry-policy';
+import { MessageStatus } from '../message/message-status.ts';
+import { DEFAULT_DUE_SHARDS, type OutboxItem } from '../outbox/outbox-item.ts';
+import type { SweepStore } from '../outbox/outbox-store.ts';
+import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
+import { hasAttemptsLeft } from '../retry/retry-policy.ts';
 
 /** Asks a topic's downstream whether it applied a message (seed: 对账, reconciliation). */
 export type DeliveryCheck = (message: OutboxItem) => Promise<'DELIVERED' | 'MISSING'>;

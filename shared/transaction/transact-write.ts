@@ -1,7 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { TransactionConditionError, TransactionConflictError } from '../errors';
-import { assertWithinTransactionLimits, type TransactWriteAction } from './transaction-limits';
+import { TransactionConditionError, TransactionConflictError } from '../errors.ts';
+import { assertWithinTransactionLimits, type TransactWriteAction } from './transaction-limits.ts';
 
 /**
  * Sends one TransactWriteItems after checking DynamoDB's limits, and maps a cancellation to a named error:

@@ -1,6 +1,6 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { TransactionLimit, TransactionLimitError } from '../errors';
-import { itemSizeBytes } from './item-size';
+import { TransactionLimit, TransactionLimitError } from '../errors.ts';
+import { itemSizeBytes } from './item-size.ts';
 
 /** One action of a lib-dynamodb `TransactWriteItems` call. */
 export type TransactWriteAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

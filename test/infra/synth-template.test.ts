@@ -3,8 +3,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Stage } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { buildExampleStack, synthExampleTemplate } from '../../infra/synth-template';
-import { topology } from '../../infra/topology';
+import { buildExampleStack, synthExampleTemplate } from '../../infra/synth-template.ts';
+import { topology } from '../../infra/topology.ts';
 
 describe('synthExampleTemplate', () => {
   it('returns the example stack template', () => {

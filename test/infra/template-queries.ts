@@ -3,7 +3,7 @@
  * service name, a role's policies), never by hashed logical ids.
  */
 import type { Template } from 'aws-cdk-lib/assertions';
-import type { FunctionKey } from '../../infra/topology';
+import type { FunctionKey } from '../../infra/topology.ts';
 
 /** A resource of a CloudFormation template. */
 export interface CfnResource {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { DrillConfig } from '../../infra/drill/drill-config';
-import { uniformRates } from '../../infra/drill/faults';
-import { runMotoDrill } from '../../infra/drill/moto-drill';
-import { formatReport } from '../../infra/drill/report';
+import type { DrillConfig } from '../../infra/drill/drill-config.ts';
+import { uniformRates } from '../../infra/drill/faults.ts';
+import { runMotoDrill } from '../../infra/drill/moto-drill.ts';
+import { formatReport } from '../../infra/drill/report.ts';
 
 describe('the fault drill on moto (small)', () => {
   it('keeps every invariant with 10 % faults at every hop, and says so in its report', async () => {

@@ -1,10 +1,10 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalRuntime } from '../../infra/local/runtime';
-import { queueOutputName } from '../../infra/topology';
-import type { OutboxItem } from '../../shared/outbox/outbox-item';
-import { toEnvelope } from '../../shared/relay/relay-messages';
-import { messageAttributes, messageBody } from '../../shared/relay/wire-format';
+import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import { queueOutputName } from '../../infra/topology.ts';
+import type { OutboxItem } from '../../shared/outbox/outbox-item.ts';
+import { toEnvelope } from '../../shared/relay/relay-messages.ts';
+import { messageAttributes, messageBody } from '../../shared/relay/wire-format.ts';
 import {
   outboxStreamRecords,
   placeOrder,
@@ -15,7 +15,7 @@ import {
   stockOf,
   waitFor,
   waitForMessageStatus,
-} from './support';
+} from './support.ts';
 
 let runtime: LocalRuntime;
 

@@ -1,17 +1,17 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { consumerParts } from '../../functions/inventory/apply-order/handler';
-import { relayDeps } from '../../functions/outbox/relay/handler';
-import { sweeperDeps } from '../../functions/outbox/sweeper/handler';
-import type { LocalRuntime } from '../../infra/local/runtime';
-import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer';
-import type { Envelope } from '../../shared/message/envelope';
-import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store';
-import type { MessagePublisher } from '../../shared/relay/message-publisher';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../shared/retry/retry-policy';
-import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../shared/sweeper/sweep';
+import { consumerParts } from '../../functions/inventory/apply-order/handler.ts';
+import { relayDeps } from '../../functions/outbox/relay/handler.ts';
+import { sweeperDeps } from '../../functions/outbox/sweeper/handler.ts';
+import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
+import type { Envelope } from '../../shared/message/envelope.ts';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store.ts';
+import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
+import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../shared/retry/retry-policy.ts';
+import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../shared/sweeper/sweep.ts';
 import {
   documentClient,
   placeOrder,
@@ -21,7 +21,7 @@ import {
   tableName,
   waitFor,
   waitForMessageStatus,
-} from './support';
+} from './support.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
 

@@ -1,12 +1,12 @@
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { consumerParts } from '../../functions/inventory/apply-order/handler';
-import { relayDeps } from '../../functions/outbox/relay/handler';
-import type { LocalRuntime } from '../../infra/local/runtime';
-import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer';
-import type { RelayDeps } from '../../shared/relay/relay-messages';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch';
-import { placeOrder, scanAll, startRuntime, stockOf, waitFor, waitForMessageStatus } from './support';
+import { consumerParts } from '../../functions/inventory/apply-order/handler.ts';
+import { relayDeps } from '../../functions/outbox/relay/handler.ts';
+import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
+import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
+import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
+import { placeOrder, scanAll, startRuntime, stockOf, waitFor, waitForMessageStatus } from './support.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
 

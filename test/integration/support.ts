@@ -8,8 +8,8 @@ import {
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime';
-import { type TableKey, tableOutputName } from '../../infra/topology';
+import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime.ts';
+import { type TableKey, tableOutputName } from '../../infra/topology.ts';
 
 /** Starts the local runtime for a suite: a fresh moto (or AWS_ENDPOINT_URL), a free port, quiet logs. */
 export function startRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {

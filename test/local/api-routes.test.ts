@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { matchRoute } from '../../infra/local/api-routes';
-import type { RouteSpec } from '../../infra/topology';
-import { topology } from '../../infra/topology';
+import { matchRoute } from '../../infra/local/api-routes.ts';
+import type { RouteSpec } from '../../infra/topology.ts';
+import { topology } from '../../infra/topology.ts';
 
 describe('matchRoute', () => {
   it('matches a literal path to its route', () => {

@@ -5,7 +5,7 @@ import {
   PLACEHOLDER_FUNCTION_CODE,
   TemplateTransformError,
   templateForEmulator,
-} from '../../infra/local/emulator-template';
+} from '../../infra/local/emulator-template.ts';
 
 function cdkTemplate(): CloudFormationTemplate {
   return {

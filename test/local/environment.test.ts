@@ -5,8 +5,13 @@ import {
   MissingOutputError,
   resolveEnvValue,
   serviceName,
-} from '../../infra/local/environment';
-import { deadLetterQueueOutputName, queueOutputName, tableOutputName, topology } from '../../infra/topology';
+} from '../../infra/local/environment.ts';
+import {
+  deadLetterQueueOutputName,
+  queueOutputName,
+  tableOutputName,
+  topology,
+} from '../../infra/topology.ts';
 
 const ENDPOINT = 'http://127.0.0.1:5000';
 const outputs: Record<string, string> = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilters, UnsupportedFilterError } from '../../infra/local/event-filter';
+import { compileFilters, UnsupportedFilterError } from '../../infra/local/event-filter.ts';
 
 const insert = {
   eventName: 'INSERT',

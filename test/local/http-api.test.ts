@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HttpApi, MAX_BODY_BYTES, startHttpApi } from '../../infra/local/http-api';
-import type { Invocation } from '../../infra/local/local-function';
-import { type FunctionKey, topology } from '../../infra/topology';
+import { type HttpApi, MAX_BODY_BYTES, startHttpApi } from '../../infra/local/http-api.ts';
+import type { Invocation } from '../../infra/local/local-function.ts';
+import { type FunctionKey, topology } from '../../infra/topology.ts';
 
 let api: HttpApi | undefined;
 

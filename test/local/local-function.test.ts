@@ -1,14 +1,14 @@
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { lambdaContext } from '../../infra/local/lambda-context';
+import { lambdaContext } from '../../infra/local/lambda-context.ts';
 import {
   HandlerInitError,
   HandlerLoadError,
   LambdaTimeoutError,
   loadLocalFunction,
   localFunction,
-} from '../../infra/local/local-function';
-import type { FunctionSpec } from '../../infra/topology';
+} from '../../infra/local/local-function.ts';
+import type { FunctionSpec } from '../../infra/topology.ts';
 
 function spec(entry: string, timeoutSeconds = 10): FunctionSpec {
   return { entry, description: 'test', timeoutSeconds, memoryMb: 128, environment: {}, tables: {} };

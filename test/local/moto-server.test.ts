@@ -6,7 +6,7 @@ import {
   findFreePort,
   resolveEmulator,
   startMotoServer,
-} from '../../infra/local/moto-server';
+} from '../../infra/local/moto-server.ts';
 
 function isAlive(pid: number): boolean {
   try {

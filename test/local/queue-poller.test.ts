@@ -7,12 +7,12 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { emulatorClientConfig } from '../../infra/local/emulator-config';
-import { type LocalHandler, localFunction } from '../../infra/local/local-function';
-import { type Emulator, startMotoServer } from '../../infra/local/moto-server';
-import type { Poller } from '../../infra/local/poll-loop';
-import { createQueuePoller } from '../../infra/local/queue-poller';
-import type { FunctionSpec } from '../../infra/topology';
+import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
+import { type LocalHandler, localFunction } from '../../infra/local/local-function.ts';
+import { type Emulator, startMotoServer } from '../../infra/local/moto-server.ts';
+import type { Poller } from '../../infra/local/poll-loop.ts';
+import { createQueuePoller } from '../../infra/local/queue-poller.ts';
+import type { FunctionSpec } from '../../infra/topology.ts';
 
 let moto: Emulator;
 let sqs: SQSClient;

@@ -1,7 +1,7 @@
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime';
-import { DEFAULT_STOCK } from '../../infra/local/seed-stock';
+import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
+import { DEFAULT_STOCK } from '../../infra/local/seed-stock.ts';
 import {
   deadLetterQueueOutputName,
   type FunctionKey,
@@ -10,7 +10,7 @@ import {
   type TableKey,
   tableOutputName,
   topology,
-} from '../../infra/topology';
+} from '../../infra/topology.ts';
 
 let runtime: LocalRuntime;
 const logLines: string[] = [];

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { localFunction } from '../../infra/local/local-function';
+import { localFunction } from '../../infra/local/local-function.ts';
 import {
   createScheduleRunner,
   parseRateExpression,
   scheduledEvent,
   scheduleRateSeconds,
   UnsupportedScheduleError,
-} from '../../infra/local/schedule-runner';
-import type { FunctionSpec } from '../../infra/topology';
+} from '../../infra/local/schedule-runner.ts';
+import type { FunctionSpec } from '../../infra/topology.ts';
 
 const spec: FunctionSpec = {
   entry: 'functions/outbox/sweeper/handler.ts',

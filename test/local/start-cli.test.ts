@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { parseStartOptions, StartOptionsError, statusConsole } from '../../infra/local/start';
-import { formatStatusCounts } from '../../infra/local/status-counts';
+import { parseStartOptions, StartOptionsError, statusConsole } from '../../infra/local/start.ts';
+import { formatStatusCounts } from '../../infra/local/status-counts.ts';
 
 describe('parseStartOptions', () => {
   it('defaults to port 3000 with seeding on', () => {

@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answersHttp, findFreePort } from '../../infra/local/moto-server';
+import { answersHttp, findFreePort } from '../../infra/local/moto-server.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const STARTUP_TIMEOUT_MS = 90_000;

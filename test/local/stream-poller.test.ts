@@ -10,12 +10,12 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { emulatorClientConfig } from '../../infra/local/emulator-config';
-import { type LocalHandler, localFunction } from '../../infra/local/local-function';
-import { type Emulator, startMotoServer } from '../../infra/local/moto-server';
-import type { Poller } from '../../infra/local/poll-loop';
-import { createStreamPoller } from '../../infra/local/stream-poller';
-import type { FunctionSpec, StreamSourceSpec } from '../../infra/topology';
+import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
+import { type LocalHandler, localFunction } from '../../infra/local/local-function.ts';
+import { type Emulator, startMotoServer } from '../../infra/local/moto-server.ts';
+import type { Poller } from '../../infra/local/poll-loop.ts';
+import { createStreamPoller } from '../../infra/local/stream-poller.ts';
+import type { FunctionSpec, StreamSourceSpec } from '../../infra/topology.ts';
 
 let moto: Emulator;
 let dynamodb: DynamoDBClient;

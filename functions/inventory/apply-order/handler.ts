@@ -1,21 +1,24 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients';
+import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients.ts';
 import {
   type Env,
   integerSetting,
   requireIntegerSetting,
   requireSetting,
-} from '../../../shared/config/require-setting';
-import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message';
-import { DEFAULT_VISIBILITY_BACKOFF, type FailureHandling } from '../../../shared/consumer/failure-handling';
-import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer';
-import { SqsQueueOperations } from '../../../shared/consumer/sqs-queue-operations';
-import { createLogger } from '../../../shared/lambda/create-logger';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
-import { planStockReservation } from './plan-stock-reservation';
+} from '../../../shared/config/require-setting.ts';
+import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import {
+  DEFAULT_VISIBILITY_BACKOFF,
+  type FailureHandling,
+} from '../../../shared/consumer/failure-handling.ts';
+import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer.ts';
+import { SqsQueueOperations } from '../../../shared/consumer/sqs-queue-operations.ts';
+import { createLogger } from '../../../shared/lambda/create-logger.ts';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import { planStockReservation } from './plan-stock-reservation.ts';
 
 /**
  * The inventory consumer's parts from its environment: INVENTORY_TABLE, INBOX_TABLE, OUTBOX_TABLE, and for

@@ -1,5 +1,5 @@
-import type { PlanEffect } from '../../../shared/consumer/consume-message';
-import { ORDER_CREATED, orderSchema } from '../../orders/order';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { ORDER_CREATED, orderSchema } from '../../orders/order.ts';
 
 /** Outcome recorded when an order asks for more than is available: nothing is decremented. */
 export const REJECTED_OUT_OF_STOCK = 'REJECTED_OUT_OF_STOCK';

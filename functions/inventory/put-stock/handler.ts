@@ -1,8 +1,8 @@
-import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients';
-import { type Env, requireSetting } from '../../../shared/config/require-setting';
-import { httpHandler } from '../../../shared/lambda/http-handler';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler';
-import { putStock } from '../stock';
+import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients.ts';
+import { type Env, requireSetting } from '../../../shared/config/require-setting.ts';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
+import { httpHandler } from '../../http/http-handler.ts';
+import { putStock } from '../stock.ts';
 
 /** Builds the `PUT /inventory/{sku}` handler from its environment (INVENTORY_TABLE). */
 export function createHandler(env: Env) {

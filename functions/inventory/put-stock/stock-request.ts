@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { identifierSchema } from '../../identifier';
+import { identifierSchema } from '../../identifier.ts';
 
 /** The body of `PUT /inventory/{sku}`. */
 export const stockRequestSchema = z

@@ -1,12 +1,12 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { TransactionConditionError, TransactionLimitError } from '../../../shared/errors';
-import { headerValue, parseJsonBody } from '../../../shared/http/parse-request';
-import { errorResponse, jsonResponse } from '../../../shared/http/responses';
-import { createMessage } from '../../../shared/message/envelope';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox';
-import { ORDER_CREATED, type Order, type OrderCreatedPayload } from '../order';
-import { MAX_ORDER_BODY_BYTES, orderRequestSchema } from './order-request';
+import { TransactionConditionError, TransactionLimitError } from '../../../shared/errors.ts';
+import { createMessage } from '../../../shared/message/envelope.ts';
+import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
+import { headerValue, parseJsonBody } from '../../http/parse-request.ts';
+import { errorResponse, jsonResponse } from '../../http/responses.ts';
+import { ORDER_CREATED, type Order, type OrderCreatedPayload } from '../order.ts';
+import { MAX_ORDER_BODY_BYTES, orderRequestSchema } from './order-request.ts';
 
 /** What creating an order needs. */
 export interface CreateOrderDeps {

@@ -1,10 +1,10 @@
 import { ulid } from 'ulid';
-import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients';
-import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting';
-import { httpHandler } from '../../../shared/lambda/http-handler';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler';
-import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item';
-import { createOrder } from './create-order';
+import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients.ts';
+import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting.ts';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
+import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item.ts';
+import { httpHandler } from '../../http/http-handler.ts';
+import { createOrder } from './create-order.ts';
 
 /** Builds the `POST /orders` handler from its environment (ORDERS_TABLE, OUTBOX_TABLE, STREAM_GRACE_MS?). */
 export function createHandler(env: Env) {

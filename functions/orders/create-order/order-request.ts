@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { identifierSchema } from '../../identifier';
+import { identifierSchema } from '../../identifier.ts';
 
 /** Largest request body accepted, in bytes (a full 25-line order is far below this). */
 export const MAX_ORDER_BODY_BYTES = 16 * 1024;

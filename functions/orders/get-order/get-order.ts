@@ -1,9 +1,9 @@
 import { type DynamoDBDocumentClient, GetCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { parseValue } from '../../../shared/http/parse-request';
-import { errorResponse, jsonResponse } from '../../../shared/http/responses';
-import { OUTBOX_KEYS, type OutboxItem } from '../../../shared/outbox/outbox-item';
-import { identifierSchema } from '../../identifier';
+import { OUTBOX_KEYS, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import { parseValue } from '../../http/parse-request.ts';
+import { errorResponse, jsonResponse } from '../../http/responses.ts';
+import { identifierSchema } from '../../identifier.ts';
 
 /** What reading an order needs. */
 export interface GetOrderDeps {

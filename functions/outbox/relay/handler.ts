@@ -1,16 +1,16 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients';
-import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting';
-import { createLogger } from '../../../shared/lambda/create-logger';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler';
-import { DEFAULT_CONFIRM_DEADLINE_MS, DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
-import type { RelayDeps } from '../../../shared/relay/relay-messages';
-import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch';
-import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
-import { parseTopicRoutes } from '../../../shared/relay/topic-routes';
-import { parseRetryPolicies } from '../../../shared/retry/topic-policies';
+import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients.ts';
+import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting.ts';
+import { createLogger } from '../../../shared/lambda/create-logger.ts';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
+import { DEFAULT_CONFIRM_DEADLINE_MS, DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
+import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch.ts';
+import { SqsPublisher } from '../../../shared/relay/sqs-publisher.ts';
+import { parseTopicRoutes } from '../../../shared/relay/topic-routes.ts';
+import { parseRetryPolicies } from '../../../shared/retry/topic-policies.ts';
 
 /** The relay's dependencies from its environment (OUTBOX_TABLE, TOPIC_QUEUES, RETRY_POLICIES?, CONFIRM_DEADLINE_MS?). */
 export function relayDeps(env: Env): RelayDeps {

@@ -1,16 +1,16 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients';
-import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting';
-import { createLogger } from '../../../shared/lambda/create-logger';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler';
-import { DEFAULT_CONFIRM_DEADLINE_MS, DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
-import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
-import { parseTopicRoutes, parseTopicTables } from '../../../shared/relay/topic-routes';
-import { parseRetryPolicies } from '../../../shared/retry/topic-policies';
-import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check';
-import { DEFAULT_SWEEPER_SETTINGS, type SweeperDeps, sweep } from '../../../shared/sweeper/sweep';
+import { awsClientConfig, createDocumentClient, createSqsClient } from '../../../shared/aws/clients.ts';
+import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting.ts';
+import { createLogger } from '../../../shared/lambda/create-logger.ts';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
+import { DEFAULT_CONFIRM_DEADLINE_MS, DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import { SqsPublisher } from '../../../shared/relay/sqs-publisher.ts';
+import { parseTopicRoutes, parseTopicTables } from '../../../shared/relay/topic-routes.ts';
+import { parseRetryPolicies } from '../../../shared/retry/topic-policies.ts';
+import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check.ts';
+import { DEFAULT_SWEEPER_SETTINGS, type SweeperDeps, sweep } from '../../../shared/sweeper/sweep.ts';
 
 /**
  * The sweeper's dependencies from its environment: OUTBOX_TABLE, TOPIC_QUEUES, and optionally

@@ -2,8 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { getStock, putStock, type StockDeps } from '../../../functions/inventory/stock';
-import { apiEvent, FIXED_NOW } from '../../support/factories';
+import { getStock, putStock, type StockDeps } from '../../../functions/inventory/stock.ts';
+import { apiEvent, FIXED_NOW } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const deps: StockDeps = {

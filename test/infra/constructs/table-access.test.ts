@@ -3,8 +3,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
-import { grantTableAccess } from '../../../infra/constructs/table-access';
-import type { TableAccess } from '../../../infra/topology';
+import { grantTableAccess } from '../../../infra/constructs/table-access.ts';
+import type { TableAccess } from '../../../infra/topology.ts';
 import {
   actionsOf,
   actionsOnIndexesOf,
@@ -12,7 +12,7 @@ import {
   type PolicyStatement,
   propertiesOf,
   templateJson,
-} from '../template-queries';
+} from '../template-queries.ts';
 
 const ITEM_WRITES = ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import {
   TransactionalOutbox,
   type TransactionalOutboxProps,
-} from '../../../infra/constructs/transactional-outbox';
-import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store';
-import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy';
+} from '../../../infra/constructs/transactional-outbox.ts';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import {
   actionsOn,
   actionsOnIndexesOf,
@@ -23,7 +23,7 @@ import {
   resource,
   roleStatements,
   templateJson,
-} from '../template-queries';
+} from '../template-queries.ts';
 
 /** A bare stack holding one outbox, bundling skipped. */
 function outboxStack(props: TransactionalOutboxProps): { outbox: TransactionalOutbox; stack: Stack } {

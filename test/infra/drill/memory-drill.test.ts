@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { uniformRates } from '../../../infra/drill/faults';
-import { checkInvariants } from '../../../infra/drill/invariants';
-import { runMemoryDrill } from '../../../infra/drill/memory-drill';
+import { uniformRates } from '../../../infra/drill/faults.ts';
+import { checkInvariants } from '../../../infra/drill/invariants.ts';
+import { runMemoryDrill } from '../../../infra/drill/memory-drill.ts';
 
 describe('the scale drill on in-memory adapters (small size)', () => {
   it('keeps every invariant with 10 % faults at every hop', async () => {

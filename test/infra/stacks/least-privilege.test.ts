@@ -1,6 +1,6 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildExampleStack } from '../../../infra/synth-template';
+import { buildExampleStack } from '../../../infra/synth-template.ts';
 import {
   deadLetterQueueOutputName,
   type FunctionKey,
@@ -10,7 +10,7 @@ import {
   type TableKey,
   tableOutputName,
   topology,
-} from '../../../infra/topology';
+} from '../../../infra/topology.ts';
 import {
   actionsOf,
   actionsOn,
@@ -25,7 +25,7 @@ import {
   refTarget,
   roleStatements,
   templateJson,
-} from '../template-queries';
+} from '../template-queries.ts';
 
 let json: CfnTemplate;
 

@@ -1,10 +1,11 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { stockRequestSchema } from '../../../functions/inventory/put-stock/stock-request';
-import { orderRequestSchema } from '../../../functions/orders/create-order/order-request';
-import type { OutboxExampleStack } from '../../../infra/stacks/outbox-example-stack';
-import { buildExampleStack } from '../../../infra/synth-template';
+import { errorResponse } from '../../../functions/http/responses.ts';
+import { stockRequestSchema } from '../../../functions/inventory/put-stock/stock-request.ts';
+import { orderRequestSchema } from '../../../functions/orders/create-order/order-request.ts';
+import type { OutboxExampleStack } from '../../../infra/stacks/outbox-example-stack.ts';
+import { buildExampleStack } from '../../../infra/synth-template.ts';
 import {
   deadLetterQueueOutputName,
   type EnvValue,
@@ -15,9 +16,8 @@ import {
   tableOutputName,
   topicQueues,
   topology,
-} from '../../../infra/topology';
-import { errorResponse } from '../../../shared/http/responses';
-import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item';
+} from '../../../infra/topology.ts';
+import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import {
   type CfnTemplate,
   environmentOf,
@@ -30,7 +30,7 @@ import {
   renderString,
   resource,
   templateJson,
-} from '../template-queries';
+} from '../template-queries.ts';
 
 let stack: OutboxExampleStack;
 let template: Template;

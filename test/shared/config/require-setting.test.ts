@@ -3,8 +3,8 @@ import {
   integerSetting,
   requireIntegerSetting,
   requireSetting,
-} from '../../../shared/config/require-setting';
-import { ConfigError, OutboxErrorCode } from '../../../shared/errors';
+} from '../../../shared/config/require-setting.ts';
+import { ConfigError, OutboxErrorCode } from '../../../shared/errors.ts';
 
 describe('requireSetting', () => {
   it('returns the value of a setting that is present', () => {

@@ -2,11 +2,15 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type ConsumeDeps, consumeMessage, type PlanEffect } from '../../../shared/consumer/consume-message';
-import { TransactionConflictError } from '../../../shared/errors';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
-import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits';
-import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories';
+import {
+  type ConsumeDeps,
+  consumeMessage,
+  type PlanEffect,
+} from '../../../shared/consumer/consume-message.ts';
+import { TransactionConflictError } from '../../../shared/errors.ts';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
+import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));

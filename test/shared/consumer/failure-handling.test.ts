@@ -8,9 +8,9 @@ import {
   type QueueOperations,
   type VisibilityBackoff,
   visibilityTimeoutSeconds,
-} from '../../../shared/consumer/failure-handling';
-import { OutboxError } from '../../../shared/errors';
-import { sqsRecord, withReceiveCount } from '../../support/factories';
+} from '../../../shared/consumer/failure-handling.ts';
+import { OutboxError } from '../../../shared/errors.ts';
+import { sqsRecord, withReceiveCount } from '../../support/factories.ts';
 
 const SQS_MAX_VISIBILITY_SECONDS = 43_200;
 const backoff: VisibilityBackoff = { baseSeconds: 10, maxSeconds: 900 };

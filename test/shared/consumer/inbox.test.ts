@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { inboxPut } from '../../../shared/consumer/inbox';
-import { FIXED_NOW, testMessageId } from '../../support/factories';
+import { inboxPut } from '../../../shared/consumer/inbox.ts';
+import { FIXED_NOW, testMessageId } from '../../support/factories.ts';
 
 describe('inboxPut', () => {
   it('puts the row only if the message id was never seen, returning the old row otherwise', () => {

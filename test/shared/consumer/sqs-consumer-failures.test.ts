@@ -7,13 +7,13 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, type Mock, vi } from 'vitest';
-import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message';
+import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import {
   type FailureHandling,
   type QueueOperations,
   visibilityTimeoutSeconds,
-} from '../../../shared/consumer/failure-handling';
-import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer';
+} from '../../../shared/consumer/failure-handling.ts';
+import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer.ts';
 import {
   envelope,
   FIXED_NOW,
@@ -21,7 +21,7 @@ import {
   sqsRecord,
   testMessageId,
   withReceiveCount,
-} from '../../support/factories';
+} from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));

@@ -7,9 +7,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message';
-import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
+import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer.ts';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import {
   envelope,
   FIXED_NOW,
@@ -17,7 +17,7 @@ import {
   sqsRecord,
   testMessageId,
   transactionCanceled,
-} from '../../support/factories';
+} from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler';
+import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
 
 describe('lazyHandler', () => {
   it('builds nothing until the first invocation, then builds once', async () => {

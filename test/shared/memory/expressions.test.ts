@@ -5,7 +5,7 @@ import {
   type ExpressionContext,
   type Item,
   UnsupportedExpressionError,
-} from '../../../shared/memory/expressions';
+} from '../../../shared/memory/expressions.ts';
 
 /** Evaluates a condition with `#x` → `x` for every name used and the given values. */
 function holds(expression: string, item: Item, values: Record<string, unknown> = {}): boolean {

@@ -1,12 +1,16 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type ConsumeDeps, consumeMessage, type PlanEffect } from '../../../shared/consumer/consume-message';
-import { TransactionConditionError } from '../../../shared/errors';
-import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client';
-import { MessageStatus } from '../../../shared/message/message-status';
-import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox';
+import {
+  type ConsumeDeps,
+  consumeMessage,
+  type PlanEffect,
+} from '../../../shared/consumer/consume-message.ts';
+import { TransactionConditionError } from '../../../shared/errors.ts';
+import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item.ts';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import {
   envelope,
   FIXED_NOW,
@@ -14,7 +18,7 @@ import {
   manualClock,
   outboxItem,
   testMessageId,
-} from '../../support/factories';
+} from '../../support/factories.ts';
 
 /**
  * The library's real calls, run end to end on the in-memory DynamoDB: if these pass, the scale drill

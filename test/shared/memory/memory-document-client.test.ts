@@ -11,8 +11,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { UnsupportedExpressionError } from '../../../shared/memory/expressions';
-import { type MemoryChange, MemoryDocumentClient } from '../../../shared/memory/memory-document-client';
+import { UnsupportedExpressionError } from '../../../shared/memory/expressions.ts';
+import { type MemoryChange, MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 
 const TABLE = 'things';
 const BY_DUE = 'byDue';

@@ -1,7 +1,13 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MemoryQueues } from '../../../shared/memory/memory-queues';
-import { messageBody } from '../../../shared/relay/wire-format';
-import { envelope, type ManualClock, manualClock, sqsRecord, testMessageId } from '../../support/factories';
+import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
+import { messageBody } from '../../../shared/relay/wire-format.ts';
+import {
+  envelope,
+  type ManualClock,
+  manualClock,
+  sqsRecord,
+  testMessageId,
+} from '../../support/factories.ts';
 
 const QUEUE = 'memory://orders';
 const DLQ = 'memory://orders-dlq';

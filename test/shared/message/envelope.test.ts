@@ -4,8 +4,8 @@ import {
   ENVELOPE_SCHEMA_VERSION,
   messageIdTime,
   parseEnvelope,
-} from '../../../shared/message/envelope';
-import { envelope, FIXED_NOW, testMessageId } from '../../support/factories';
+} from '../../../shared/message/envelope.ts';
+import { envelope, FIXED_NOW, testMessageId } from '../../support/factories.ts';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 

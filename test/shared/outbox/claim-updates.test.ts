@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { applyUpdate, compileCondition, type Item } from '../../../shared/memory/expressions';
-import { MessageStatus } from '../../../shared/message/message-status';
-import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/outbox/claim-updates';
-import type { OutboxUpdate } from '../../../shared/outbox/transition-updates';
-import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories';
+import { applyUpdate, compileCondition, type Item } from '../../../shared/memory/expressions.ts';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/outbox/claim-updates.ts';
+import type { OutboxUpdate } from '../../../shared/outbox/transition-updates.ts';
+import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const messageId = testMessageId(3);
 const LEASE_MS = 60_000;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem } from '../../../shared/outbox/outbox-item';
-import { envelope, FIXED_NOW, testMessageId } from '../../support/factories';
+import { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import { envelope, FIXED_NOW, testMessageId } from '../../support/factories.ts';
 
 describe('dueShardOf', () => {
   it('is stable for a message id', () => {

@@ -7,9 +7,9 @@ import {
   confirmDeadlineAfter,
   DynamoOutboxStore,
   MAX_CONFIRM_DEADLINE_MS,
-} from '../../../shared/outbox/outbox-store';
-import type { SendFailureDecision } from '../../../shared/outbox/transition-updates';
-import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories';
+} from '../../../shared/outbox/outbox-store.ts';
+import type { SendFailureDecision } from '../../../shared/outbox/transition-updates.ts';
+import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));

@@ -2,24 +2,24 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client';
-import { MessageStatus } from '../../../shared/message/message-status';
-import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/outbox/claim-updates';
-import { dueShardOf } from '../../../shared/outbox/outbox-item';
+import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/outbox/claim-updates.ts';
+import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
 import {
   applyTransition,
   isAllowedChange,
   TERMINAL_STATUSES,
   TRANSITIONS,
   type TransitionName,
-} from '../../../shared/outbox/state-machine';
+} from '../../../shared/outbox/state-machine.ts';
 import {
   confirmUpdate,
   markSentUpdate,
   type OutboxUpdate,
   sendFailureUpdate,
-} from '../../../shared/outbox/transition-updates';
-import { FIXED_NOW, MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../../support/factories';
+} from '../../../shared/outbox/transition-updates.ts';
+import { FIXED_NOW, MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../../support/factories.ts';
 
 /**
  * Every actor of DESIGN §4 — relay, sweepers, consumer, operator — acting on one message in any order,

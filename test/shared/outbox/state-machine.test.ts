@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MessageStatus } from '../../../shared/message/message-status';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
 import {
   applyTransition,
   isAllowedChange,
   TERMINAL_STATUSES,
   TRANSITIONS,
   type TransitionName,
-} from '../../../shared/outbox/state-machine';
+} from '../../../shared/outbox/state-machine.ts';
 
 const { PENDING, SENT, CONFIRMED, FAILED, CANCELLED } = MessageStatus;
 const ALL_STATUSES = Object.values(MessageStatus);

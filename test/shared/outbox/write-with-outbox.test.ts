@@ -7,11 +7,11 @@ import {
   TransactionConflictError,
   TransactionLimit,
   TransactionLimitError,
-} from '../../../shared/errors';
-import { dueShardOf } from '../../../shared/outbox/outbox-item';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox';
-import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits';
-import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories';
+} from '../../../shared/errors.ts';
+import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
+import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
+import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
+import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));

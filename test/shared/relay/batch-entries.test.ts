@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkForSendMessageBatch } from '../../../shared/relay/batch-entries';
+import { chunkForSendMessageBatch } from '../../../shared/relay/batch-entries.ts';
 
 const KIB = 1024;
 

@@ -1,17 +1,17 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Envelope } from '../../../shared/message/envelope';
-import type { OutboxItem } from '../../../shared/outbox/outbox-item';
-import type { OutboxStore } from '../../../shared/outbox/outbox-store';
-import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher';
+import type { Envelope } from '../../../shared/message/envelope.ts';
+import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import type { OutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
 import {
   type RelayDeps,
   type RelayInput,
   relayMessages,
   toEnvelope,
-} from '../../../shared/relay/relay-messages';
-import { messageBody } from '../../../shared/relay/wire-format';
-import type { RetryPolicy } from '../../../shared/retry/retry-policy';
-import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories';
+} from '../../../shared/relay/relay-messages.ts';
+import { messageBody } from '../../../shared/relay/wire-format.ts';
+import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
+import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
 const POLICY: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 3 };

@@ -4,12 +4,12 @@ import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store';
-import type { RelayDeps } from '../../../shared/relay/relay-messages';
-import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch';
-import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
-import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy';
-import { FIXED_NOW, outboxItem, streamRecord, testMessageId } from '../../support/factories';
+import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
+import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch.ts';
+import { SqsPublisher } from '../../../shared/relay/sqs-publisher.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
+import { FIXED_NOW, outboxItem, streamRecord, testMessageId } from '../../support/factories.ts';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
 const ddb = mockClient(DynamoDBDocumentClient);

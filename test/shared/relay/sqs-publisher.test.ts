@@ -1,9 +1,9 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SqsPublisher } from '../../../shared/relay/sqs-publisher';
-import { messageBody, messageSizeBytes } from '../../../shared/relay/wire-format';
-import { envelope, testMessageId } from '../../support/factories';
+import { SqsPublisher } from '../../../shared/relay/sqs-publisher.ts';
+import { messageBody, messageSizeBytes } from '../../../shared/relay/wire-format.ts';
+import { envelope, testMessageId } from '../../support/factories.ts';
 
 const sqs = mockClient(SQSClient);
 const publisher = new SqsPublisher(new SQSClient({ region: 'eu-west-1' }));

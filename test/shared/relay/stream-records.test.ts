@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { outboxItemFromStreamRecord } from '../../../shared/relay/stream-records';
-import { outboxItem, streamRecord, testMessageId } from '../../support/factories';
+import { outboxItemFromStreamRecord } from '../../../shared/relay/stream-records.ts';
+import { outboxItem, streamRecord, testMessageId } from '../../support/factories.ts';
 
 describe('outboxItemFromStreamRecord', () => {
   it('reads the outbox item of an INSERT of a PENDING message, bookkeeping included', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../shared/errors';
-import { parseTopicRoutes } from '../../../shared/relay/topic-routes';
+import { ConfigError } from '../../../shared/errors.ts';
+import { parseTopicRoutes } from '../../../shared/relay/topic-routes.ts';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
 

@@ -6,8 +6,8 @@ import {
   hasAttemptsLeft,
   nextRetryDelayMs,
   type RetryPolicy,
-} from '../../../shared/retry/retry-policy';
-import { decideAfterSendFailure } from '../../../shared/retry/send-failure-decision';
+} from '../../../shared/retry/retry-policy.ts';
+import { decideAfterSendFailure } from '../../../shared/retry/send-failure-decision.ts';
 
 /** Any policy RETRY_POLICIES accepts: positive whole delays, base ≤ max, multiplier ≥ 1, 1–1 000 attempts. */
 const policy: fc.Arbitrary<RetryPolicy> = fc

@@ -6,7 +6,7 @@ import {
   hasAttemptsLeft,
   nextRetryDelayMs,
   type RetryPolicy,
-} from '../../../shared/retry/retry-policy';
+} from '../../../shared/retry/retry-policy.ts';
 
 const policy: RetryPolicy = { baseDelayMs: 1_000, multiplier: 3, maxDelayMs: 60_000, maxAttempts: 5 };
 

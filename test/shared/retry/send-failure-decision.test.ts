@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RetryPolicy } from '../../../shared/retry/retry-policy';
-import { decideAfterSendFailure } from '../../../shared/retry/send-failure-decision';
-import { FIXED_NOW } from '../../support/factories';
+import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
+import { decideAfterSendFailure } from '../../../shared/retry/send-failure-decision.ts';
+import { FIXED_NOW } from '../../support/factories.ts';
 
 const policy: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 10_000, maxAttempts: 3 };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../shared/errors';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../shared/retry/retry-policy';
-import { parseRetryPolicies } from '../../../shared/retry/topic-policies';
+import { ConfigError } from '../../../shared/errors.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../shared/retry/retry-policy.ts';
+import { parseRetryPolicies } from '../../../shared/retry/topic-policies.ts';
 
 const fast: RetryPolicy = { baseDelayMs: 500, multiplier: 3, maxDelayMs: 30_000, maxAttempts: 4 };
 

@@ -1,24 +1,24 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { seededRandom } from '../../../infra/drill/faults';
-import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client';
-import { MemoryQueues } from '../../../shared/memory/memory-queues';
-import type { Envelope } from '../../../shared/message/envelope';
-import { MessageStatus } from '../../../shared/message/message-status';
-import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item';
-import { DynamoOutboxStore, type SweepStore } from '../../../shared/outbox/outbox-store';
-import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher';
-import { toEnvelope } from '../../../shared/relay/relay-messages';
-import { messageBody } from '../../../shared/relay/wire-format';
-import { backoffCeilingMs, type RetryPolicy } from '../../../shared/retry/retry-policy';
-import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check';
+import { seededRandom } from '../../../infra/drill/faults.ts';
+import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
+import type { Envelope } from '../../../shared/message/envelope.ts';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import { DynamoOutboxStore, type SweepStore } from '../../../shared/outbox/outbox-store.ts';
+import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
+import { toEnvelope } from '../../../shared/relay/relay-messages.ts';
+import { messageBody } from '../../../shared/relay/wire-format.ts';
+import { backoffCeilingMs, type RetryPolicy } from '../../../shared/retry/retry-policy.ts';
+import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check.ts';
 import {
   DEFAULT_SWEEPER_SETTINGS,
   type SweeperDeps,
   type SweeperSettings,
   sweep,
-} from '../../../shared/sweeper/sweep';
+} from '../../../shared/sweeper/sweep.ts';
 import {
   FIXED_NOW,
   type ManualClock,
@@ -26,7 +26,7 @@ import {
   manualClock,
   outboxItem,
   testMessageId,
-} from '../../support/factories';
+} from '../../support/factories.ts';
 
 const QUEUE = 'memory://order-created';
 const POLICY: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 4 };

@@ -2,10 +2,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { OutboxErrorCode, TransactionConditionError, TransactionConflictError } from '../../../shared/errors';
-import { cancellationCodes, transactWrite } from '../../../shared/transaction/transact-write';
-import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits';
-import { transactionCanceled } from '../../support/factories';
+import {
+  OutboxErrorCode,
+  TransactionConditionError,
+  TransactionConflictError,
+} from '../../../shared/errors.ts';
+import { cancellationCodes, transactWrite } from '../../../shared/transaction/transact-write.ts';
+import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
+import { transactionCanceled } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));

@@ -2,14 +2,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { OutboxErrorCode, TransactionLimit, TransactionLimitError } from '../../../shared/errors';
-import { itemSizeBytes } from '../../../shared/transaction/item-size';
-import { transactWrite } from '../../../shared/transaction/transact-write';
+import { OutboxErrorCode, TransactionLimit, TransactionLimitError } from '../../../shared/errors.ts';
+import { itemSizeBytes } from '../../../shared/transaction/item-size.ts';
+import { transactWrite } from '../../../shared/transaction/transact-write.ts';
 import {
   assertWithinTransactionLimits,
   TRANSACTION_LIMITS,
   type TransactWriteAction,
-} from '../../../shared/transaction/transaction-limits';
+} from '../../../shared/transaction/transaction-limits.ts';
 
 const KB = 1024;
 

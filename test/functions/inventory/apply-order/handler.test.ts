@@ -1,9 +1,9 @@
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createHandler } from '../../../../functions/inventory/apply-order/handler';
-import { ConfigError } from '../../../../shared/errors';
-import { envelope, lambdaContext, sqsRecord } from '../../../support/factories';
+import { createHandler } from '../../../../functions/inventory/apply-order/handler.ts';
+import { ConfigError } from '../../../../shared/errors.ts';
+import { envelope, lambdaContext, sqsRecord } from '../../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const env = {

@@ -3,10 +3,10 @@ import {
   planStockReservation,
   REJECTED_INVALID_ORDER,
   REJECTED_OUT_OF_STOCK,
-} from '../../../../functions/inventory/apply-order/plan-stock-reservation';
-import type { EffectPlan } from '../../../../shared/consumer/consume-message';
-import type { TransactWriteAction } from '../../../../shared/transaction/transaction-limits';
-import { envelope, FIXED_NOW } from '../../../support/factories';
+} from '../../../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import type { EffectPlan } from '../../../../shared/consumer/consume-message.ts';
+import type { TransactWriteAction } from '../../../../shared/transaction/transaction-limits.ts';
+import { envelope, FIXED_NOW } from '../../../support/factories.ts';
 
 const plan = planStockReservation('inventory', () => FIXED_NOW);
 

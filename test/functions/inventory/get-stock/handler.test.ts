@@ -1,9 +1,9 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { createHandler } from '../../../../functions/inventory/get-stock/handler';
-import { ConfigError } from '../../../../shared/errors';
-import { apiEvent, lambdaContext } from '../../../support/factories';
+import { createHandler } from '../../../../functions/inventory/get-stock/handler.ts';
+import { ConfigError } from '../../../../shared/errors.ts';
+import { apiEvent, lambdaContext } from '../../../support/factories.ts';
 
 describe('get-stock handler', () => {
   it('fails loudly at start with a ConfigError naming INVENTORY_TABLE', () => {

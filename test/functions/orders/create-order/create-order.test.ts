@@ -3,11 +3,11 @@ import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type CreateOrderDeps, createOrder } from '../../../../functions/orders/create-order/create-order';
-import { MAX_ORDER_BODY_BYTES } from '../../../../functions/orders/create-order/order-request';
-import { TransactionConflictError } from '../../../../shared/errors';
-import { messageIdTime, parseEnvelope } from '../../../../shared/message/envelope';
-import { apiEvent, FIXED_NOW, transactionCanceled } from '../../../support/factories';
+import { type CreateOrderDeps, createOrder } from '../../../../functions/orders/create-order/create-order.ts';
+import { MAX_ORDER_BODY_BYTES } from '../../../../functions/orders/create-order/order-request.ts';
+import { TransactionConflictError } from '../../../../shared/errors.ts';
+import { messageIdTime, parseEnvelope } from '../../../../shared/message/envelope.ts';
+import { apiEvent, FIXED_NOW, transactionCanceled } from '../../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const deps: CreateOrderDeps = {

@@ -1,9 +1,9 @@
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createHandler, handler } from '../../../../functions/orders/create-order/handler';
-import { ConfigError } from '../../../../shared/errors';
-import { apiEvent, lambdaContext } from '../../../support/factories';
+import { createHandler, handler } from '../../../../functions/orders/create-order/handler.ts';
+import { ConfigError } from '../../../../shared/errors.ts';
+import { apiEvent, lambdaContext } from '../../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const env = {

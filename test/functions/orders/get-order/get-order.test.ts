@@ -2,8 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type GetOrderDeps, getOrder } from '../../../../functions/orders/get-order/get-order';
-import { apiEvent, FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories';
+import { type GetOrderDeps, getOrder } from '../../../../functions/orders/get-order/get-order.ts';
+import { apiEvent, FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const deps: GetOrderDeps = {

@@ -1,9 +1,9 @@
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { createHandler } from '../../../../functions/orders/get-order/handler';
-import { ConfigError } from '../../../../shared/errors';
-import { apiEvent, lambdaContext } from '../../../support/factories';
+import { createHandler } from '../../../../functions/orders/get-order/handler.ts';
+import { ConfigError } from '../../../../shared/errors.ts';
+import { apiEvent, lambdaContext } from '../../../support/factories.ts';
 
 const env = {
   ORDERS_TABLE: 'orders-table',

@@ -2,9 +2,9 @@ import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient }
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { createHandler } from '../../../../functions/outbox/relay/handler';
-import { ConfigError } from '../../../../shared/errors';
-import { lambdaContext, outboxItem, streamRecord } from '../../../support/factories';
+import { createHandler } from '../../../../functions/outbox/relay/handler.ts';
+import { ConfigError } from '../../../../shared/errors.ts';
+import { lambdaContext, outboxItem, streamRecord } from '../../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);

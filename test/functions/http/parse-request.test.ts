@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { headerValue, parseJsonBody, parseValue } from '../../../shared/http/parse-request';
-import { apiEvent } from '../../support/factories';
+import { headerValue, parseJsonBody, parseValue } from '../../../functions/http/parse-request.ts';
+import { apiEvent } from '../../support/factories.ts';
 
 const schema = z.object({ name: z.string(), tags: z.array(z.string()) }).strict();
 

@@ -1,7 +1,7 @@
 import { JsonSchemaVersion } from 'aws-cdk-lib/aws-apigateway';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { requestModelSchema } from '../../../infra/constructs/request-model-schema';
+import { requestModelSchema } from '../../../infra/stacks/request-model-schema.ts';
 
 describe('requestModelSchema', () => {
   it('renders a zod schema as a draft-4 API Gateway model', () => {

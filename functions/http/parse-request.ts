@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { z } from 'zod';
-import { errorResponse, type RequestProblem } from './responses';
+import { errorResponse, type RequestProblem } from './responses.ts';
 
 /** A parsed request, or the 400 response that explains why it could not be parsed. */
 export type Parsed<T> =

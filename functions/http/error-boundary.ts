@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { jsonResponse } from './responses';
+import { jsonResponse } from './responses.ts';
 
 /**
  * Turns an unexpected error into a logged 500 `{ error, requestId }` instead of API Gateway's bare 502,

@@ -1,9 +1,9 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { Env } from '../config/require-setting';
-import { httpErrorBoundary } from '../http/error-boundary';
-import { createLogger } from './create-logger';
+import type { Env } from '../../shared/config/require-setting.ts';
+import { createLogger } from '../../shared/lambda/create-logger.ts';
+import { httpErrorBoundary } from './error-boundary.ts';
 
 /**
  * Wraps an API Gateway proxy core in the middleware every HTTP function uses: the Powertools logger with
