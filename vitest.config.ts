@@ -1,16 +1,28 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/** The package's own entry points resolve to their sources, as tsconfig.json's `paths` says. */
+const packageSources = [
+  { find: /^serverless-outbox$/, replacement: './shared/index.ts' },
+  { find: /^serverless-outbox\/lambda$/, replacement: './shared/lambda/index.ts' },
+  { find: /^serverless-outbox\/cdk$/, replacement: './infra/constructs/index.ts' },
+  { find: /^serverless-outbox\/testing$/, replacement: './shared/memory/index.ts' },
+].map(({ find, replacement }) => ({ find, replacement: fileURLToPath(new URL(replacement, import.meta.url)) }));
 
 /** One vitest config for the repository: each area of the code is a project run with `--project <name>`. */
 export default defineConfig({
+  resolve: { alias: packageSources },
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['test/shared/**/*.test.ts', 'test/functions/**/*.test.ts'],
         },
       },
       {
+        extends: true,
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
@@ -19,13 +31,14 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/local/**/*.test.ts'],
           testTimeout: 120_000,
           // Starting moto and deploying the template takes a few seconds per suite.
           hookTimeout: 120_000,
-          // The suites share one emulator and its data; running them in parallel slows moto down (DESIGN §5).
+          // The suites share one emulator and its data; running them in parallel slows moto down.
           fileParallelism: false,
         },
       },

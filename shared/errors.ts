@@ -22,7 +22,7 @@ export class OutboxError extends Error {
   }
 }
 
-/** A setting is missing or malformed; thrown at start so that bad configuration fails loudly. */
+/** A setting is missing or malformed; thrown at start (or at `cdk synth`) so that bad configuration fails loudly. */
 export class ConfigError extends OutboxError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(OutboxErrorCode.INVALID_CONFIG, message, options);
@@ -39,6 +39,18 @@ export const TransactionLimit = {
 /** One of the {@link TransactionLimit} values. */
 export type TransactionLimit = (typeof TransactionLimit)[keyof typeof TransactionLimit];
 
+/** What a {@link TransactionLimitError} reports. */
+export interface TransactionLimitBreach {
+  /** The limit broken. */
+  readonly limit: TransactionLimit;
+  /** The measured value (actions or bytes). */
+  readonly actual: number;
+  /** The largest allowed value. */
+  readonly maximum: number;
+  /** What was measured, e.g. `item of action 1 (Put outbox) is too large in bytes`. */
+  readonly detail: string;
+}
+
 /** The write was refused before it was sent because it breaks a DynamoDB limit; nothing was written. */
 export class TransactionLimitError extends OutboxError {
   /** The limit broken. */
@@ -48,26 +60,59 @@ export class TransactionLimitError extends OutboxError {
   /** The largest allowed value. */
   readonly maximum: number;
 
-  constructor(limit: TransactionLimit, actual: number, maximum: number, detail: string) {
-    super(OutboxErrorCode.TRANSACTION_LIMIT_EXCEEDED, `${detail}: ${actual} exceeds the limit of ${maximum}`);
-    this.limit = limit;
-    this.actual = actual;
-    this.maximum = maximum;
+  constructor(breach: TransactionLimitBreach) {
+    super(
+      OutboxErrorCode.TRANSACTION_LIMIT_EXCEEDED,
+      `${breach.detail}: ${breach.actual} exceeds the limit of ${breach.maximum}`,
+    );
+    this.limit = breach.limit;
+    this.actual = breach.actual;
+    this.maximum = breach.maximum;
   }
 }
 
-/** A condition on one of the transaction's actions failed; DynamoDB wrote nothing. */
-export class TransactionConditionError extends OutboxError {
-  /** Indexes (in the order given) of the actions whose condition failed. */
-  readonly failedActions: readonly number[];
+/** Why DynamoDB cancelled one action of a transaction. */
+export interface CancelledAction {
+  /** Position of the action in the transaction, in the order given. */
+  readonly index: number;
+  /** DynamoDB's code: `ConditionalCheckFailed`, `TransactionConflict`, `None` (this action was fine)… */
+  readonly code: string;
+  readonly message?: string;
+  /**
+   * The item as it was before the transaction, when the action asked for it
+   * (`ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`) and its condition failed.
+   */
+  readonly item?: Readonly<Record<string, unknown>>;
+}
 
-  constructor(failedActions: readonly number[], options?: { cause?: unknown }) {
+/** A condition on one or more of the transaction's actions failed; DynamoDB wrote nothing. */
+export class TransactionConditionError extends OutboxError {
+  /** Every action of the cancelled transaction with DynamoDB's reason, in the order given. */
+  readonly reasons: readonly CancelledAction[];
+
+  constructor(reasons: readonly CancelledAction[], options?: { cause?: unknown }) {
+    const failed = reasons.filter((reason) => reason.code === 'ConditionalCheckFailed');
     super(
       OutboxErrorCode.TRANSACTION_CONDITION_FAILED,
-      `transaction cancelled: condition failed on action(s) ${failedActions.join(', ')}`,
+      `transaction cancelled: condition failed on action(s) ${failed.map((reason) => reason.index).join(', ')}`,
       options,
     );
-    this.failedActions = failedActions;
+    this.reasons = reasons;
+  }
+
+  /** Indexes (in the order given) of the actions whose condition failed. */
+  get failedActions(): readonly number[] {
+    return this.reasons.filter((reason) => reason.code === 'ConditionalCheckFailed').map((r) => r.index);
+  }
+
+  /** Whether the condition of action `index` failed. */
+  failed(index: number): boolean {
+    return this.reasons[index]?.code === 'ConditionalCheckFailed';
+  }
+
+  /** The old item DynamoDB returned for action `index` (asked for with ALL_OLD), if any. */
+  oldItem(index: number): Readonly<Record<string, unknown>> | undefined {
+    return this.reasons[index]?.item;
   }
 }
 
@@ -75,6 +120,13 @@ export class TransactionConditionError extends OutboxError {
 export class TransactionConflictError extends OutboxError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(OutboxErrorCode.TRANSACTION_CONFLICT, message, options);
+  }
+}
+
+/** A message that can never be processed (unreadable body, invalid envelope): retrying cannot help. */
+export class PoisonMessageError extends OutboxError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(OutboxErrorCode.POISON_MESSAGE, message, options);
   }
 }
 

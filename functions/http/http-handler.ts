@@ -1,21 +1,29 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { Env } from '../../shared/config/require-setting.ts';
-import { createLogger } from '../../shared/lambda/create-logger.ts';
+import type { Env } from 'serverless-outbox';
+import { createLogger, type EnvHandler, handlerFromEnv } from 'serverless-outbox/lambda';
 import { httpErrorBoundary } from './error-boundary.ts';
 
+/** The core of an HTTP function: an API Gateway proxy event in, a response out. */
+export type HttpCore = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
 /**
- * Wraps an API Gateway proxy core in the middleware every HTTP function uses: the Powertools logger with
- * the Lambda context, and a 500 boundary for unexpected errors.
+ * An API Gateway proxy handler built from its environment, wrapped in the middleware every HTTP function of
+ * the example uses: the Powertools logger with the Lambda context, and a 500 boundary for unexpected errors.
  * @example
- * return httpHandler('get-order', env, (event) => getOrder(event, deps));
+ * export const handler = httpHandler('get-order', (env) => {
+ *   const deps = { client: createDocumentClient(awsClientConfig(env)), ordersTable: requireEnv(env, 'ORDERS_TABLE') };
+ *   return (event) => getOrder(event, deps);
+ * });
  */
 export function httpHandler(
   service: string,
-  env: Env,
-  core: (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>,
-) {
-  const logger = createLogger(service, env);
-  return middy(core).use(injectLambdaContext(logger)).use(httpErrorBoundary(logger));
+  build: (env: Env) => HttpCore,
+): EnvHandler<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return handlerFromEnv((env) => {
+    const core = build(env);
+    const logger = createLogger(service, env);
+    return middy(core).use(injectLambdaContext(logger)).use(httpErrorBoundary(logger));
+  });
 }

@@ -77,7 +77,7 @@ async function applyOnce(
   } catch (error) {
     if (!(error instanceof TransactionConditionError)) throw error;
     // Action 0 is the inbox put: its condition failing means this message was processed before.
-    if (error.failedActions.includes(0)) return duplicateOf(error);
+    if (error.failed(0)) return duplicateOf(error);
     return recordRejection(message, onConditionFailure, deps);
   }
 }
@@ -107,8 +107,6 @@ function inboxRow(message: Envelope, outcome: string, deps: ConsumeDeps): Transa
 
 /** The earlier outcome, read from the cancellation reason's ALL_OLD item at no extra cost. */
 function duplicateOf(error: TransactionConditionError): Omit<ConsumeResult, 'confirmation'> {
-  const reasons = (error.cause as { CancellationReasons?: { Item?: Record<string, { S?: string }> }[] })
-    .CancellationReasons;
-  const earlier = reasons?.[0]?.Item?.outcome?.S;
-  return { kind: 'DUPLICATE', outcome: earlier ?? 'UNKNOWN' };
+  const earlier = error.oldItem(0)?.outcome;
+  return { kind: 'DUPLICATE', outcome: typeof earlier === 'string' ? earlier : 'UNKNOWN' };
 }

@@ -1,15 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
-import { describeError, OutboxError, OutboxErrorCode } from '../errors.ts';
+import { describeError, PoisonMessageError } from '../errors.ts';
 
 /** SQS's longest visibility timeout: 12 hours. */
-const MAX_VISIBILITY_SECONDS = 43_200;
-
-/** A message that can never be processed (unreadable body, invalid envelope): retrying cannot help. */
-export class PoisonMessageError extends OutboxError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(OutboxErrorCode.POISON_MESSAGE, message, options);
-  }
-}
+export const MAX_VISIBILITY_SECONDS = 43_200;
 
 /** How long a transiently failed message stays invisible before SQS redelivers it. */
 export interface VisibilityBackoff {

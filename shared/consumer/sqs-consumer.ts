@@ -1,9 +1,20 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { PoisonMessageError } from '../errors.ts';
 import type { LogSink } from '../lambda/log-sink.ts';
 import { type Envelope, parseEnvelope } from '../message/envelope.ts';
 import { type ConsumeDeps, consumeMessage, type PlanEffect } from './consume-message.ts';
-import { type FailureHandling, handleFailedRecord, PoisonMessageError } from './failure-handling.ts';
+import { type FailureHandling, handleFailedRecord } from './failure-handling.ts';
+
+/** Everything an SQS consumer needs besides the event. */
+export interface SqsConsumer {
+  /** The business side: a message → the actions to commit with the inbox row. */
+  readonly plan: PlanEffect;
+  readonly deps: ConsumeDeps;
+  readonly logger: LogSink;
+  /** Backoff and dead-lettering; without it a failed record is simply reported as failed. */
+  readonly failures?: FailureHandling;
+}
 
 /**
  * The consumer function's core: consumes each SQS record exactly once in effect and reports the records
@@ -14,11 +25,9 @@ import { type FailureHandling, handleFailedRecord, PoisonMessageError } from './
 export async function consumeSqsBatch(
   event: SQSEvent,
   context: Context,
-  plan: PlanEffect,
-  deps: ConsumeDeps,
-  logger: LogSink,
-  failures?: FailureHandling,
+  consumer: SqsConsumer,
 ): Promise<SQSBatchResponse> {
+  const { plan, deps, logger, failures } = consumer;
   const recordHandler = async (record: SQSRecord) => {
     try {
       const message = readEnvelope(record);

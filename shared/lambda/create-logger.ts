@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { Env } from '../config/require-setting.ts';
 import { ConfigError } from '../errors.ts';
+import type { Env } from '../settings/setting.ts';
 
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL'] as const;
 

@@ -5,18 +5,33 @@ import type { OutboxUpdate } from './transition-updates.ts';
 
 const key = (messageId: string) => ({ [OUTBOX_KEYS.partitionKey]: messageId });
 
+/** A sweeper's claim on one due message. */
+export interface Claim {
+  readonly messageId: string;
+  /** The status the message was read in; the claim holds only if it is still in it. */
+  readonly status: MessageStatus;
+  /** Unique per sweeper run: the lease owner. */
+  readonly owner: string;
+  readonly now: Date;
+  /** How long the claim lasts; a crashed owner's messages fall due again after it. */
+  readonly leaseMs: number;
+}
+
+/** A claimed message given back without a status change, due again at `nextAttemptAt`. */
+export interface Release {
+  readonly messageId: string;
+  readonly owner: string;
+  readonly now: Date;
+  readonly nextAttemptAt: Date;
+}
+
 /**
- * Claims a due message for one sweeper (seed: 投递中 + timeout): sets the lease and moves `nextAttemptAt`
- * to its end. Conditional on the message still being in `status` and still due, so of two sweepers that
- * read the same due entry only the first claim succeeds; a crashed owner's lease simply falls due again.
+ * Claims a due message for one sweeper (an in-flight lease with a timeout): sets the lease and moves
+ * `nextAttemptAt` to its end. Conditional on the message still being in `status` and still due, so of two
+ * sweepers that read the same due entry only the first claim succeeds; a crashed owner's lease simply falls
+ * due again.
  */
-export function claimUpdate(
-  messageId: string,
-  status: MessageStatus,
-  owner: string,
-  now: Date,
-  leaseMs: number,
-): OutboxUpdate {
+export function claimUpdate({ messageId, status, owner, now, leaseMs }: Claim): OutboxUpdate {
   const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
   return {
     Key: key(messageId),
@@ -72,12 +87,7 @@ export function requeueUpdate(messageId: string, owner: string, now: Date): Outb
  * Gives a claimed message back without changing its status, due again at `nextAttemptAt` (e.g. the
  * downstream could not be asked this time).
  */
-export function releaseUpdate(
-  messageId: string,
-  owner: string,
-  now: Date,
-  nextAttemptAt: Date,
-): OutboxUpdate {
+export function releaseUpdate({ messageId, owner, now, nextAttemptAt }: Release): OutboxUpdate {
   return {
     Key: key(messageId),
     UpdateExpression: 'SET #nextAttemptAt = :next, #updatedAt = :now REMOVE #leaseOwner, #leaseUntil',

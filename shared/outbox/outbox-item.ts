@@ -19,6 +19,9 @@ export const OUTBOX_KEYS = {
 /** Partitions of the due index, spread so that no single key is hot. */
 export const DEFAULT_DUE_SHARDS = 8;
 
+/** The most due-index partitions: the sweeper queries every one of them in each round. */
+export const MAX_DUE_SHARDS = 64;
+
 /** How long a fresh message waits for the stream relay before the sweeper treats it as due. */
 export const DEFAULT_STREAM_GRACE_MS = 60_000;
 
@@ -43,6 +46,10 @@ export interface OutboxItem extends Envelope {
 
 /** The due-index shard of a message: a stable spread of its id over `shards` partitions. */
 export function dueShardOf(messageId: string, shards: number = DEFAULT_DUE_SHARDS): string {
+  // 0 or NaN would file the message under "NaN", a shard no sweeper ever queries.
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_DUE_SHARDS) {
+    throw new RangeError(`due shards must be an integer from 1 to ${MAX_DUE_SHARDS}, got ${shards}`);
+  }
   let hash = 0;
   for (const char of messageId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
   return String(hash % shards);

@@ -2,14 +2,14 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MessageStatus } from '../message/message-status.ts';
-import { claimUpdate, releaseUpdate, requeueUpdate } from './claim-updates.ts';
+import { type Claim, claimUpdate, type Release, releaseUpdate, requeueUpdate } from './claim-updates.ts';
 import { OUTBOX_KEYS, type OutboxItem } from './outbox-item.ts';
 import {
   confirmUpdate,
   DEFAULT_RETENTION_DAYS,
   markSentUpdate,
   type OutboxUpdate,
-  type SendFailureDecision,
+  type SendFailure,
   sendFailureUpdate,
 } from './transition-updates.ts';
 
@@ -30,13 +30,7 @@ export interface OutboxStore {
    */
   markSent(messageId: string, now: Date, resends?: number): Promise<MarkSentOutcome>;
   /** Records a failed send: schedules the retry or moves the message to FAILED. */
-  recordSendFailure(
-    messageId: string,
-    seenAttempts: number,
-    decision: SendFailureDecision,
-    error: string,
-    now: Date,
-  ): Promise<RecordFailureOutcome>;
+  recordSendFailure(failure: SendFailure): Promise<RecordFailureOutcome>;
   /** → CONFIRMED after the downstream applied the message. */
   confirm(messageId: string, now: Date): Promise<ConfirmOutcome>;
 }
@@ -49,17 +43,11 @@ export interface SweepStore extends OutboxStore {
   /** Up to `limit` messages of one due-index shard whose `nextAttemptAt` has passed, oldest first. */
   findDue(shard: string, now: Date, limit: number): Promise<OutboxItem[]>;
   /** Leases a due message in `status` to `owner` until now + leaseMs. */
-  claim(
-    messageId: string,
-    status: MessageStatus,
-    owner: string,
-    now: Date,
-    leaseMs: number,
-  ): Promise<ClaimOutcome>;
+  claim(claim: Claim): Promise<ClaimOutcome>;
   /** SENT → PENDING (reconciliation: the downstream never got it), keeping the claim. */
   requeue(messageId: string, owner: string, now: Date): Promise<boolean>;
   /** Drops a claim; the message is due again at `nextAttemptAt`. */
-  release(messageId: string, owner: string, now: Date, nextAttemptAt: Date): Promise<boolean>;
+  release(release: Release): Promise<boolean>;
 }
 
 /** Settings of the DynamoDB outbox store. */
@@ -105,16 +93,10 @@ export class DynamoOutboxStore implements SweepStore {
   }
 
   /** @inheritdoc */
-  async recordSendFailure(
-    messageId: string,
-    seenAttempts: number,
-    decision: SendFailureDecision,
-    error: string,
-    now: Date,
-  ): Promise<RecordFailureOutcome> {
-    const result = await this.#update(sendFailureUpdate(messageId, seenAttempts, decision, error, now));
+  async recordSendFailure(failure: SendFailure): Promise<RecordFailureOutcome> {
+    const result = await this.#update(sendFailureUpdate(failure));
     if (!result.applied) return 'ALREADY_ADVANCED';
-    return decision.kind === 'retry' ? 'RETRY_SCHEDULED' : 'FAILED';
+    return failure.decision.kind === 'retry' ? 'RETRY_SCHEDULED' : 'FAILED';
   }
 
   /** @inheritdoc */
@@ -146,14 +128,8 @@ export class DynamoOutboxStore implements SweepStore {
   }
 
   /** @inheritdoc */
-  async claim(
-    messageId: string,
-    status: MessageStatus,
-    owner: string,
-    now: Date,
-    leaseMs: number,
-  ): Promise<ClaimOutcome> {
-    const result = await this.#update(claimUpdate(messageId, status, owner, now, leaseMs));
+  async claim(claim: Claim): Promise<ClaimOutcome> {
+    const result = await this.#update(claimUpdate(claim));
     return result.applied ? 'CLAIMED' : 'LOST';
   }
 
@@ -163,8 +139,8 @@ export class DynamoOutboxStore implements SweepStore {
   }
 
   /** @inheritdoc */
-  async release(messageId: string, owner: string, now: Date, nextAttemptAt: Date): Promise<boolean> {
-    return (await this.#update(releaseUpdate(messageId, owner, now, nextAttemptAt))).applied;
+  async release(release: Release): Promise<boolean> {
+    return (await this.#update(releaseUpdate(release))).applied;
   }
 
   async #update(

@@ -59,17 +59,28 @@ export type SendFailureDecision =
   | { readonly kind: 'retry'; readonly attempts: number; readonly nextAttemptAt: Date }
   | { readonly kind: 'fail'; readonly attempts: number };
 
+/** A failed send to record on its message. */
+export interface SendFailure {
+  readonly messageId: string;
+  /** The attempts the message had when it was read; the record holds only if nobody counted one since. */
+  readonly seenAttempts: number;
+  readonly decision: SendFailureDecision;
+  /** Why the send failed, for `lastError`. */
+  readonly error: string;
+  readonly now: Date;
+}
+
 /**
  * Records a failed send made when the message had `seenAttempts` attempts. Conditional on the status still
  * being PENDING and nobody else having recorded an attempt since, so two writers never double-count.
  */
-export function sendFailureUpdate(
-  messageId: string,
-  seenAttempts: number,
-  decision: SendFailureDecision,
-  error: string,
-  now: Date,
-): OutboxUpdate {
+export function sendFailureUpdate({
+  messageId,
+  seenAttempts,
+  decision,
+  error,
+  now,
+}: SendFailure): OutboxUpdate {
   const transition = decision.kind === 'retry' ? TRANSITIONS.recordAttempt : TRANSITIONS.fail;
   const from = statusIsOneOf(transition.from);
   const names = {

@@ -109,13 +109,14 @@ async function settle(messageId: string, write: () => Promise<string>): Promise<
 function recordFailure(message: OutboxItem, error: string, deps: RelayDeps): Promise<Settled> {
   return settle(message.messageId, () => {
     const now = deps.clock();
-    const decision = decideAfterSendFailure(
-      deps.retryPolicyFor(message.topic),
-      message.attempts,
+    const seenAttempts = message.attempts;
+    const decision = decideAfterSendFailure({
+      policy: deps.retryPolicyFor(message.topic),
+      seenAttempts,
       now,
-      deps.random,
-    );
-    return deps.store.recordSendFailure(message.messageId, message.attempts, decision, error, now);
+      random: deps.random,
+    });
+    return deps.store.recordSendFailure({ messageId: message.messageId, seenAttempts, decision, error, now });
   });
 }
 

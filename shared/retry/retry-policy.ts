@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** How a topic's failed sends are retried: exponential backoff with full jitter, capped. */
 export interface RetryPolicy {
   /** Upper bound of the first retry's delay, in milliseconds. */
@@ -38,3 +40,14 @@ export function nextRetryDelayMs(policy: RetryPolicy, attempts: number, random: 
 export function hasAttemptsLeft(policy: RetryPolicy, attempts: number): boolean {
   return attempts < policy.maxAttempts;
 }
+
+/** A retry policy as configuration states it; the delay bound never starts above its cap. */
+export const retryPolicySchema = z
+  .object({
+    baseDelayMs: z.number().int().positive(),
+    multiplier: z.number().min(1),
+    maxDelayMs: z.number().int().positive(),
+    maxAttempts: z.number().int().min(1).max(1_000),
+  })
+  .strict()
+  .refine((policy) => policy.baseDelayMs <= policy.maxDelayMs, 'baseDelayMs must not exceed maxDelayMs');

@@ -130,7 +130,13 @@ async function sweepRound(due: readonly OutboxItem[], deps: SweeperDeps, report:
   const claimed = await Promise.all(
     due.map(async (message) => {
       const outcome = await guarded(report, () =>
-        deps.store.claim(message.messageId, message.status, deps.owner, deps.clock(), deps.settings.leaseMs),
+        deps.store.claim({
+          messageId: message.messageId,
+          status: message.status,
+          owner: deps.owner,
+          now: deps.clock(),
+          leaseMs: deps.settings.leaseMs,
+        }),
       );
       return outcome === 'CLAIMED' ? message : undefined;
     }),
@@ -164,12 +170,12 @@ async function reconcile(
   } catch {
     // The downstream could not be asked: keep the message SENT and ask again later.
     const now = deps.clock();
-    await deps.store.release(
-      message.messageId,
-      deps.owner,
+    await deps.store.release({
+      messageId: message.messageId,
+      owner: deps.owner,
       now,
-      new Date(now.getTime() + deps.settings.recheckAfterMs),
-    );
+      nextAttemptAt: new Date(now.getTime() + deps.settings.recheckAfterMs),
+    });
     return undefined;
   }
   if (verdict === 'DELIVERED') {
@@ -182,13 +188,13 @@ async function reconcile(
   report.requeued += 1;
   if (resends >= deps.retryPolicyFor(message.topic).maxAttempts) {
     // Resent as often as the policy allows and never confirmed: stop, keep it, and let an operator look.
-    const outcome = await deps.store.recordSendFailure(
-      message.messageId,
-      0,
-      { kind: 'fail', attempts: 0 },
-      `not confirmed by the downstream after ${resends + 1} delivery rounds`,
-      deps.clock(),
-    );
+    const outcome = await deps.store.recordSendFailure({
+      messageId: message.messageId,
+      seenAttempts: 0,
+      decision: { kind: 'fail', attempts: 0 },
+      error: `not confirmed by the downstream after ${resends + 1} delivery rounds`,
+      now: deps.clock(),
+    });
     if (outcome === 'FAILED') report.failed += 1;
     return undefined;
   }
@@ -201,13 +207,13 @@ async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: 
   await Promise.all(
     exhausted.map(async (message) => {
       const outcome = await guarded(report, () =>
-        deps.store.recordSendFailure(
-          message.messageId,
-          message.attempts,
-          { kind: 'fail', attempts: message.attempts },
-          message.lastError ?? `no confirmation after ${message.attempts} attempts`,
-          deps.clock(),
-        ),
+        deps.store.recordSendFailure({
+          messageId: message.messageId,
+          seenAttempts: message.attempts,
+          decision: { kind: 'fail', attempts: message.attempts },
+          error: message.lastError ?? `no confirmation after ${message.attempts} attempts`,
+          now: deps.clock(),
+        }),
       );
       if (outcome === 'FAILED') report.failed += 1;
     }),

@@ -1,11 +1,12 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { TransactionConditionError, TransactionConflictError } from '../errors.ts';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type CancelledAction, TransactionConditionError, TransactionConflictError } from '../errors.ts';
 import { assertWithinTransactionLimits, type TransactWriteAction } from './transaction-limits.ts';
 
 /**
  * Sends one TransactWriteItems after checking DynamoDB's limits, and maps a cancellation to a named error:
- * {@link TransactionConditionError} with the indexes of the actions whose condition failed, or
+ * {@link TransactionConditionError} with every action's reason (and old item, where asked for), or
  * {@link TransactionConflictError} when a concurrent transaction won (retryable).
  */
 export async function transactWrite(
@@ -26,18 +27,27 @@ export async function transactWrite(
   }
 }
 
-/** Why each action of a cancelled transaction failed (`None` for the ones that did not). */
-export function cancellationCodes(error: unknown): readonly string[] | undefined {
+/** Each action's reason of a cancelled transaction, or `undefined` when `error` is not a cancellation. */
+export function cancelledActions(error: unknown): readonly CancelledAction[] | undefined {
   if (!(error instanceof TransactionCanceledException)) return undefined;
-  return (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
+  return (error.CancellationReasons ?? []).map((reason, index) => ({
+    index,
+    code: reason.Code ?? 'None',
+    ...(reason.Message === undefined ? {} : { message: reason.Message }),
+    // The low-level client returns the old item marshalled, even when the call went through lib-dynamodb.
+    ...(reason.Item === undefined
+      ? {}
+      : { item: unmarshall(reason.Item as Record<string, AttributeValue>, { wrapNumbers: false }) }),
+  }));
 }
 
 function mapCancellation(error: unknown): unknown {
-  const codes = cancellationCodes(error);
-  if (codes === undefined) return error;
-  const failed = codes.flatMap((code, index) => (code === 'ConditionalCheckFailed' ? [index] : []));
-  if (failed.length > 0) return new TransactionConditionError(failed, { cause: error });
-  if (codes.includes('TransactionConflict')) {
+  const reasons = cancelledActions(error);
+  if (reasons === undefined) return error;
+  if (reasons.some((reason) => reason.code === 'ConditionalCheckFailed')) {
+    return new TransactionConditionError(reasons, { cause: error });
+  }
+  if (reasons.some((reason) => reason.code === 'TransactionConflict')) {
     return new TransactionConflictError('transaction conflicted with a concurrent write; retry', {
       cause: error,
     });

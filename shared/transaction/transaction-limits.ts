@@ -38,32 +38,32 @@ export function actionSizeBytes(action: TransactWriteAction): number {
  */
 export function assertWithinTransactionLimits(actions: readonly TransactWriteAction[]): void {
   if (actions.length > TRANSACTION_LIMITS.maxActions) {
-    throw new TransactionLimitError(
-      TransactionLimit.ACTIONS,
-      actions.length,
-      TRANSACTION_LIMITS.maxActions,
-      'too many actions in one TransactWriteItems',
-    );
+    throw new TransactionLimitError({
+      limit: TransactionLimit.ACTIONS,
+      actual: actions.length,
+      maximum: TRANSACTION_LIMITS.maxActions,
+      detail: 'too many actions in one TransactWriteItems',
+    });
   }
   let total = 0;
   for (const [index, action] of actions.entries()) {
     const size = actionSizeBytes(action);
     if (size > TRANSACTION_LIMITS.maxItemBytes) {
-      throw new TransactionLimitError(
-        TransactionLimit.ITEM_SIZE,
-        size,
-        TRANSACTION_LIMITS.maxItemBytes,
-        `item of action ${index} (${describeAction(action)}) is too large in bytes`,
-      );
+      throw new TransactionLimitError({
+        limit: TransactionLimit.ITEM_SIZE,
+        actual: size,
+        maximum: TRANSACTION_LIMITS.maxItemBytes,
+        detail: `item of action ${index} (${describeAction(action)}) is too large in bytes`,
+      });
     }
     total += size;
   }
   if (total > TRANSACTION_LIMITS.maxTransactionBytes) {
-    throw new TransactionLimitError(
-      TransactionLimit.TRANSACTION_SIZE,
-      total,
-      TRANSACTION_LIMITS.maxTransactionBytes,
-      'transaction size in bytes',
-    );
+    throw new TransactionLimitError({
+      limit: TransactionLimit.TRANSACTION_SIZE,
+      actual: total,
+      maximum: TRANSACTION_LIMITS.maxTransactionBytes,
+      detail: 'transaction size in bytes',
+    });
   }
 }

@@ -1,4 +1,4 @@
-import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import type { PlanEffect } from 'serverless-outbox';
 import { ORDER_CREATED, orderSchema } from '../../orders/order.ts';
 
 /** Outcome recorded when an order asks for more than is available: nothing is decremented. */

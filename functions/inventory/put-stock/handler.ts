@@ -1,18 +1,13 @@
-import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients.ts';
-import { type Env, requireSetting } from '../../../shared/config/require-setting.ts';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
+import { awsClientConfig, createDocumentClient, requireEnv } from 'serverless-outbox';
 import { httpHandler } from '../../http/http-handler.ts';
 import { putStock } from '../stock.ts';
 
-/** Builds the `PUT /inventory/{sku}` handler from its environment (INVENTORY_TABLE). */
-export function createHandler(env: Env) {
+/** `PUT /inventory/{sku}`: INVENTORY_TABLE. */
+export const handler = httpHandler('put-stock', (env) => {
   const deps = {
     client: createDocumentClient(awsClientConfig(env)),
-    inventoryTable: requireSetting(env, 'INVENTORY_TABLE'),
+    inventoryTable: requireEnv(env, 'INVENTORY_TABLE'),
     clock: () => new Date(),
   };
-  return httpHandler('put-stock', env, (event) => putStock(event, deps));
-}
-
-/** Lambda entry point. */
-export const handler = lazyHandler(() => createHandler(process.env));
+  return (event) => putStock(event, deps);
+});

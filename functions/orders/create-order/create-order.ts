@@ -1,8 +1,11 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { TransactionConditionError, TransactionLimitError } from '../../../shared/errors.ts';
-import { createMessage } from '../../../shared/message/envelope.ts';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
+import {
+  createMessage,
+  type OutboxWriterOptions,
+  TransactionConditionError,
+  TransactionLimitError,
+  writeWithOutbox,
+} from 'serverless-outbox';
 import { headerValue, parseJsonBody } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
 import { ORDER_CREATED, type Order, type OrderCreatedPayload } from '../order.ts';
@@ -10,14 +13,12 @@ import { MAX_ORDER_BODY_BYTES, orderRequestSchema } from './order-request.ts';
 
 /** What creating an order needs. */
 export interface CreateOrderDeps {
-  readonly client: DynamoDBDocumentClient;
+  /** Where and how the outbox messages are written (`outboxWriterFromEnv`). */
+  readonly writer: OutboxWriterOptions;
   readonly ordersTable: string;
-  readonly outboxTable: string;
   readonly clock: () => Date;
   /** Generates an order id when the client sends none (a ULID). */
   readonly newOrderId: () => string;
-  /** How long a new message waits for the stream relay before the sweeper may send it. @default 60 s */
-  readonly streamGraceMs?: number;
 }
 
 /**
@@ -51,12 +52,7 @@ export async function createOrder(
 
   try {
     await writeWithOutbox(
-      {
-        client: deps.client,
-        outboxTable: deps.outboxTable,
-        clock: () => now,
-        ...(deps.streamGraceMs === undefined ? {} : { streamGraceMs: deps.streamGraceMs }),
-      },
+      { ...deps.writer, clock: () => now },
       {
         actions: [
           {
@@ -72,7 +68,7 @@ export async function createOrder(
       },
     );
   } catch (error) {
-    if (error instanceof TransactionConditionError && error.failedActions.includes(0)) {
+    if (error instanceof TransactionConditionError && error.failed(0)) {
       return errorResponse(409, 'order already exists', [
         { field: 'orderId', problem: `an order with id "${order.orderId}" already exists` },
       ]);

@@ -1,23 +1,17 @@
+import { requireEnv } from 'serverless-outbox';
+import { outboxWriterFromEnv } from 'serverless-outbox/lambda';
 import { ulid } from 'ulid';
-import { awsClientConfig, createDocumentClient } from '../../../shared/aws/clients.ts';
-import { type Env, integerSetting, requireSetting } from '../../../shared/config/require-setting.ts';
-import { lazyHandler } from '../../../shared/lambda/lazy-handler.ts';
-import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item.ts';
 import { httpHandler } from '../../http/http-handler.ts';
 import { createOrder } from './create-order.ts';
 
-/** Builds the `POST /orders` handler from its environment (ORDERS_TABLE, OUTBOX_TABLE, STREAM_GRACE_MS?). */
-export function createHandler(env: Env) {
+/** `POST /orders`: ORDERS_TABLE, and the outbox writer's settings that `outbox.grantWrite` sets. */
+export const handler = httpHandler('create-order', (env) => {
+  const writer = outboxWriterFromEnv(env);
   const deps = {
-    client: createDocumentClient(awsClientConfig(env)),
-    ordersTable: requireSetting(env, 'ORDERS_TABLE'),
-    outboxTable: requireSetting(env, 'OUTBOX_TABLE'),
+    writer,
+    ordersTable: requireEnv(env, 'ORDERS_TABLE'),
     clock: () => new Date(),
     newOrderId: () => ulid(),
-    streamGraceMs: integerSetting(env, 'STREAM_GRACE_MS', DEFAULT_STREAM_GRACE_MS),
   };
-  return httpHandler('create-order', env, (event) => createOrder(event, deps));
-}
-
-/** Lambda entry point. */
-export const handler = lazyHandler(() => createHandler(process.env));
+  return (event) => createOrder(event, deps);
+});

@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { OUTBOX_KEYS, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import { OUTBOX_KEYS, type OutboxItem } from 'serverless-outbox';
 import { parseValue } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
 import { identifierSchema } from '../../identifier.ts';

@@ -1,0 +1,44 @@
+/**
+ * Where the local runtime's AWS resources live: a moto server it started, an emulator that was already
+ * running (`AWS_ENDPOINT_URL`: moto, LocalStack), or the embedded in-memory backend. Each one deploys the
+ * app's template and serves the AWS APIs the handlers and pollers call at `endpoint`.
+ */
+import type { CloudFormationTemplate } from './emulator-template.ts';
+
+/** Which kind of backend runs the resources. */
+export type BackendKind = 'moto' | 'external' | 'embedded';
+
+/** One resource of a deployed stack. */
+export interface DeployedResource {
+  readonly logicalId: string;
+  readonly type: string;
+  /** What `Ref` returns: a table's name, a queue's URL, a function's name… */
+  readonly physicalId: string;
+}
+
+/** A stack as deployed on a backend. */
+export interface DeployedStack {
+  readonly stackName: string;
+  readonly region: string;
+  readonly accountId: string;
+  /** Logical id → deployed resource. */
+  readonly resources: ReadonlyMap<string, DeployedResource>;
+  /** Output name → value. */
+  readonly outputs: Readonly<Record<string, string>>;
+}
+
+/** A running backend. */
+export interface Backend {
+  readonly kind: BackendKind;
+  /** The endpoint every SDK client of the handlers and pollers uses (`AWS_ENDPOINT_URL`). */
+  readonly endpoint: string;
+  /** Process id of a moto server this run started. */
+  readonly pid?: number;
+  /**
+   * Creates the stack, or — on an emulator that already has it — updates it in place (keeping it when the
+   * template is unchanged), never deleting data.
+   */
+  deploy(template: CloudFormationTemplate, stackName: string): Promise<DeployedStack>;
+  /** Stops what this run started (moto, the embedded server); an external emulator is left running. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,101 @@
+/**
+ * `serverless-outbox`: the transactional outbox core. Write business items and the messages that must follow
+ * them in one DynamoDB transaction, relay and sweep them to SQS, and consume them exactly once in effect.
+ * Handler factories are in `serverless-outbox/lambda`, the CDK construct in `serverless-outbox/cdk`, and
+ * in-memory DynamoDB and SQS for tests in `serverless-outbox/testing`.
+ */
+export {
+  type AwsClientConfig,
+  awsClientConfig,
+  createDocumentClient,
+  createSqsClient,
+} from './aws/clients.ts';
+export {
+  APPLIED,
+  type ConsumeDeps,
+  type ConsumeResult,
+  consumeMessage,
+  type EffectPlan,
+  type PlanEffect,
+} from './consumer/consume-message.ts';
+export {
+  DEFAULT_VISIBILITY_BACKOFF,
+  type DeadLetterReason,
+  type FailureHandling,
+  type QueueOperations,
+  type VisibilityBackoff,
+} from './consumer/failure-handling.ts';
+export { DEFAULT_INBOX_RETENTION_DAYS, INBOX_KEYS, type InboxRow } from './consumer/inbox.ts';
+export { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from './consumer/sqs-queue-operations.ts';
+export {
+  type CancelledAction,
+  ConfigError,
+  describeError,
+  OutboxError,
+  OutboxErrorCode,
+  PoisonMessageError,
+  TransactionConditionError,
+  TransactionConflictError,
+  TransactionLimit,
+  type TransactionLimitBreach,
+  TransactionLimitError,
+} from './errors.ts';
+export {
+  createMessage,
+  type Envelope,
+  envelopeSchema,
+  messageIdTime,
+  type NewMessage,
+  parseEnvelope,
+  topicSchema,
+} from './message/envelope.ts';
+export { MessageStatus } from './message/message-status.ts';
+export {
+  DEFAULT_DUE_SHARDS,
+  DEFAULT_STREAM_GRACE_MS,
+  dueShardOf,
+  OUTBOX_KEYS,
+  type OutboxItem,
+} from './outbox/outbox-item.ts';
+export {
+  type ClaimOutcome,
+  type ConfirmOutcome,
+  confirmDeadlineAfter,
+  DEFAULT_CONFIRM_DEADLINE_MS,
+  DynamoOutboxStore,
+  type DynamoOutboxStoreOptions,
+  type MarkSentOutcome,
+  type OutboxStore,
+  type RecordFailureOutcome,
+  type SweepStore,
+} from './outbox/outbox-store.ts';
+export { TERMINAL_STATUSES, TRANSITIONS, type TransitionName } from './outbox/state-machine.ts';
+export { DEFAULT_RETENTION_DAYS } from './outbox/transition-updates.ts';
+export {
+  type OutboxWrite,
+  type OutboxWriterOptions,
+  outboxTransaction,
+  writeWithOutbox,
+} from './outbox/write-with-outbox.ts';
+export type { MessagePublisher, PublishResult } from './relay/message-publisher.ts';
+export { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from './relay/relay-messages.ts';
+export { SqsPublisher } from './relay/sqs-publisher.ts';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry/retry-policy.ts';
+export {
+  CONSUMER_SETTINGS,
+  OutboxSettings,
+  RELAY_SETTINGS,
+  SWEEPER_SETTINGS,
+  WRITER_SETTINGS,
+} from './settings/outbox-settings.ts';
+export { type Env, readOptionalSetting, readSetting, requireEnv, type Setting } from './settings/setting.ts';
+export { inboxDeliveryCheck } from './sweeper/inbox-delivery-check.ts';
+export {
+  DEFAULT_SWEEPER_SETTINGS,
+  type DeliveryCheck,
+  type SweeperDeps,
+  type SweeperSettings,
+  type SweepReport,
+  sweep,
+} from './sweeper/sweep.ts';
+export { TRANSACTION_LIMITS, type TransactWriteAction } from './transaction/transaction-limits.ts';

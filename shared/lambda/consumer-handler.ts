@@ -1,0 +1,87 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import type { PlanEffect } from '../consumer/consume-message.ts';
+import { consumeSqsBatch, type SqsConsumer } from '../consumer/sqs-consumer.ts';
+import { SqsQueueOperations } from '../consumer/sqs-queue-operations.ts';
+import { DynamoOutboxStore } from '../outbox/outbox-store.ts';
+import { OutboxSettings } from '../settings/outbox-settings.ts';
+import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
+import { createLogger } from './create-logger.ts';
+import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
+
+/** What a consumer function is made of. */
+export interface ConsumerHandlerOptions {
+  /**
+   * Builds the business side from the function's environment, once at start: read your own table names
+   * here, and return the pure function that turns a message into the actions to commit with the inbox row.
+   */
+  readonly plan: (env: Env) => PlanEffect;
+  /**
+   * Logger service name when `POWERTOOLS_SERVICE_NAME` is not set.
+   * @default 'outbox-consumer'
+   */
+  readonly serviceName?: string;
+}
+
+/**
+ * A consumer's parts from its environment (see `CONSUMER_SETTINGS`): the inbox, the confirmation of the
+ * producer's outbox (when `OUTBOX_TABLE` is set), and failure handling on its queue and dead-letter queue.
+ */
+export function consumerParts(env: Env, plan: (env: Env) => PlanEffect): Omit<SqsConsumer, 'logger'> {
+  const clients = awsClientConfig(env);
+  const client = createDocumentClient(clients);
+  const outboxTable = readOptionalSetting(env, OutboxSettings.outboxTable);
+  return {
+    plan: plan(env),
+    deps: {
+      client,
+      inboxTable: readSetting(env, OutboxSettings.inboxTable),
+      inboxRetentionDays: readSetting(env, OutboxSettings.inboxRetentionDays),
+      ...(outboxTable === undefined
+        ? {}
+        : {
+            confirmer: new DynamoOutboxStore({
+              client,
+              tableName: outboxTable,
+              retentionDays: readSetting(env, OutboxSettings.retentionDays),
+            }),
+          }),
+      clock: () => new Date(),
+    },
+    failures: {
+      queues: new SqsQueueOperations(createSqsClient(clients)),
+      sourceQueueUrl: readSetting(env, OutboxSettings.sourceQueueUrl),
+      deadLetterQueueUrl: readSetting(env, OutboxSettings.deadLetterQueueUrl),
+      maxReceiveCount: readSetting(env, OutboxSettings.maxReceiveCount),
+      backoff: {
+        baseSeconds: readSetting(env, OutboxSettings.visibilityBackoffBaseSeconds),
+        maxSeconds: readSetting(env, OutboxSettings.visibilityBackoffMaxSeconds),
+      },
+      random: Math.random,
+    },
+  };
+}
+
+/**
+ * An SQS consumer as a Lambda handler: each message is applied exactly once in effect (the inbox row and
+ * your plan's actions commit in one transaction), the producer's outbox is told, a transient failure is
+ * retried alone with backoff, and a message that can never be processed is dead-lettered with its reason.
+ * Deploy it with `TransactionalOutbox.addConsumer`, which sets its environment and grants.
+ * @example
+ * export const handler = createConsumerHandler({
+ *   plan: (env) => planStockReservation(requireEnv(env, 'INVENTORY_TABLE')),
+ * });
+ */
+export function createConsumerHandler(
+  options: ConsumerHandlerOptions,
+): EnvHandler<SQSEvent, SQSBatchResponse> {
+  return handlerFromEnv((env) => {
+    const logger = createLogger(options.serviceName ?? 'outbox-consumer', env);
+    const consumer: SqsConsumer = { ...consumerParts(env, options.plan), logger };
+    return middy((event: SQSEvent, context: Context) => consumeSqsBatch(event, context, consumer)).use(
+      injectLambdaContext(logger),
+    );
+  });
+}

@@ -1,0 +1,55 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import middy from '@middy/core';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import { DynamoOutboxStore } from '../outbox/outbox-store.ts';
+import type { RelayDeps } from '../relay/relay-messages.ts';
+import { relayStreamBatch } from '../relay/relay-stream-batch.ts';
+import { SqsPublisher } from '../relay/sqs-publisher.ts';
+import { retryPolicyLookup } from '../retry/topic-policies.ts';
+import { OutboxSettings } from '../settings/outbox-settings.ts';
+import { type Env, readSetting } from '../settings/setting.ts';
+import { createLogger } from './create-logger.ts';
+import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
+
+/**
+ * The relay's adapters from its environment (see `RELAY_SETTINGS`): the SQS publisher, the outbox store,
+ * the topic routes and retry policies. Tests and drills wrap one of them to inject a fault.
+ */
+export function relayDeps(
+  env: Env,
+  client: DynamoDBDocumentClient = createDocumentClient(awsClientConfig(env)),
+): RelayDeps & { readonly store: DynamoOutboxStore } {
+  const routes = new Map(Object.entries(readSetting(env, OutboxSettings.topicQueues)));
+  return {
+    publisher: new SqsPublisher(createSqsClient(awsClientConfig(env))),
+    store: new DynamoOutboxStore({
+      client,
+      tableName: readSetting(env, OutboxSettings.outboxTable),
+      confirmDeadlineMs: readSetting(env, OutboxSettings.confirmDeadlineMs),
+      retentionDays: readSetting(env, OutboxSettings.retentionDays),
+    }),
+    queueFor: (topic: string) => routes.get(topic),
+    retryPolicyFor: retryPolicyLookup(readSetting(env, OutboxSettings.retryPolicies)),
+    clock: () => new Date(),
+    random: Math.random,
+  };
+}
+
+/**
+ * The outbox stream → SQS relay as a Lambda handler: forwards each new message to its topic's queue, marks it
+ * SENT or records the failed attempt on the message, and reports as batch item failures only the records
+ * whose outcome could not be recorded. `TransactionalOutbox` deploys it with its settings.
+ * @example
+ * export const handler = createRelayHandler();
+ */
+export function createRelayHandler(): EnvHandler<DynamoDBStreamEvent, DynamoDBBatchResponse> {
+  return handlerFromEnv((env) => {
+    const deps = relayDeps(env);
+    const logger = createLogger('outbox-relay', env);
+    return middy((event: DynamoDBStreamEvent) => relayStreamBatch(event, deps, logger)).use(
+      injectLambdaContext(logger),
+    );
+  });
+}

@@ -1,0 +1,148 @@
+/**
+ * The settings contract of the shipped functions: every environment variable the relay, the sweeper, a
+ * consumer and a writer read, defined once. The handlers read these definitions and the CDK construct
+ * writes them, so a name is written in one place and a value is checked the same way at synth and at start.
+ */
+import { z } from 'zod';
+import { DEFAULT_VISIBILITY_BACKOFF, MAX_VISIBILITY_SECONDS } from '../consumer/failure-handling.ts';
+import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox.ts';
+import { topicSchema } from '../message/envelope.ts';
+import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS, MAX_DUE_SHARDS } from '../outbox/outbox-item.ts';
+import { DEFAULT_CONFIRM_DEADLINE_MS, MAX_CONFIRM_DEADLINE_MS } from '../outbox/outbox-store.ts';
+import { DEFAULT_RETENTION_DAYS } from '../outbox/transition-updates.ts';
+import { retryPolicySchema } from '../retry/retry-policy.ts';
+import { integerSetting, jsonSetting, textSetting } from './setting.ts';
+
+/** DynamoDB's table names: 3–255 of letters, digits, `_`, `.` and `-`. */
+const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name');
+
+/** An SQS queue URL. */
+const queueUrl = z.url('must be a queue URL');
+
+/** SQS's redrive policy allows 1–1000 receives. */
+const MAX_RECEIVE_COUNT = 1_000;
+
+/** Every variable a shipped function reads, by what it configures. */
+export const OutboxSettings = {
+  outboxTable: textSetting({ name: 'OUTBOX_TABLE', description: 'the outbox table' }, tableName),
+  topicQueues: jsonSetting(
+    { name: 'TOPIC_QUEUES', description: 'JSON object: topic → URL of the queue it is sent to' },
+    z.record(topicSchema, queueUrl),
+  ),
+  retryPolicies: jsonSetting(
+    {
+      name: 'RETRY_POLICIES',
+      description: 'JSON object: topic → {baseDelayMs, multiplier, maxDelayMs, maxAttempts}',
+      defaultValue: {},
+    },
+    z.record(topicSchema, retryPolicySchema),
+  ),
+  confirmDeadlineMs: integerSetting({
+    name: 'CONFIRM_DEADLINE_MS',
+    description: 'how long a SENT message may go unconfirmed before the sweeper asks the downstream',
+    min: 1_000,
+    max: MAX_CONFIRM_DEADLINE_MS,
+    defaultValue: DEFAULT_CONFIRM_DEADLINE_MS,
+  }),
+  dueShards: integerSetting({
+    name: 'DUE_SHARDS',
+    description: 'partitions of the due index; the writers and the sweeper must agree',
+    min: 1,
+    max: MAX_DUE_SHARDS,
+    defaultValue: DEFAULT_DUE_SHARDS,
+  }),
+  streamGraceMs: integerSetting({
+    name: 'STREAM_GRACE_MS',
+    description: 'how long a new message waits for the stream relay before the sweeper may send it',
+    min: 0,
+    max: MAX_CONFIRM_DEADLINE_MS,
+    defaultValue: DEFAULT_STREAM_GRACE_MS,
+  }),
+  retentionDays: integerSetting({
+    name: 'RETENTION_DAYS',
+    description: 'days a CONFIRMED or CANCELLED message is kept before TTL removes it',
+    min: 1,
+    max: 3_650,
+    defaultValue: DEFAULT_RETENTION_DAYS,
+  }),
+  deliveryInboxes: jsonSetting(
+    {
+      name: 'DELIVERY_INBOXES',
+      description: "JSON object: topic → the consumer's inbox table that proves delivery",
+      defaultValue: {},
+    },
+    z.record(topicSchema, tableName),
+  ),
+  inboxTable: textSetting({ name: 'INBOX_TABLE', description: "the consumer's inbox table" }, tableName),
+  inboxRetentionDays: integerSetting({
+    name: 'INBOX_RETENTION_DAYS',
+    description: 'days an inbox row is kept; must outlast every redelivery',
+    min: 1,
+    max: 3_650,
+    defaultValue: DEFAULT_INBOX_RETENTION_DAYS,
+  }),
+  sourceQueueUrl: textSetting(
+    { name: 'SOURCE_QUEUE_URL', description: 'the queue the consumer reads' },
+    queueUrl,
+  ),
+  deadLetterQueueUrl: textSetting(
+    { name: 'DEAD_LETTER_QUEUE_URL', description: "the consumer queue's dead-letter queue" },
+    queueUrl,
+  ),
+  maxReceiveCount: integerSetting({
+    name: 'MAX_RECEIVE_COUNT',
+    description: "the source queue's maxReceiveCount",
+    min: 1,
+    max: MAX_RECEIVE_COUNT,
+  }),
+  visibilityBackoffBaseSeconds: integerSetting({
+    name: 'VISIBILITY_BACKOFF_BASE_SECONDS',
+    description: 'visibility timeout after the first failed receive',
+    min: 1,
+    max: MAX_VISIBILITY_SECONDS,
+    defaultValue: DEFAULT_VISIBILITY_BACKOFF.baseSeconds,
+  }),
+  visibilityBackoffMaxSeconds: integerSetting({
+    name: 'VISIBILITY_BACKOFF_MAX_SECONDS',
+    description: 'longest visibility timeout after a failed receive',
+    min: 1,
+    max: MAX_VISIBILITY_SECONDS,
+    defaultValue: DEFAULT_VISIBILITY_BACKOFF.maxSeconds,
+  }),
+} as const;
+
+/** The variables the shipped stream relay reads. */
+export const RELAY_SETTINGS = [
+  OutboxSettings.outboxTable,
+  OutboxSettings.topicQueues,
+  OutboxSettings.retryPolicies,
+  OutboxSettings.confirmDeadlineMs,
+  OutboxSettings.retentionDays,
+] as const;
+
+/** The variables the shipped sweeper reads. */
+export const SWEEPER_SETTINGS = [
+  ...RELAY_SETTINGS,
+  OutboxSettings.dueShards,
+  OutboxSettings.deliveryInboxes,
+] as const;
+
+/** The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm). */
+export const CONSUMER_SETTINGS = [
+  OutboxSettings.inboxTable,
+  OutboxSettings.inboxRetentionDays,
+  OutboxSettings.outboxTable,
+  OutboxSettings.retentionDays,
+  OutboxSettings.sourceQueueUrl,
+  OutboxSettings.deadLetterQueueUrl,
+  OutboxSettings.maxReceiveCount,
+  OutboxSettings.visibilityBackoffBaseSeconds,
+  OutboxSettings.visibilityBackoffMaxSeconds,
+] as const;
+
+/** The variables a writer reads with `outboxWriterFromEnv`. */
+export const WRITER_SETTINGS = [
+  OutboxSettings.outboxTable,
+  OutboxSettings.dueShards,
+  OutboxSettings.streamGraceMs,
+] as const;
