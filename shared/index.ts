@@ -69,6 +69,7 @@ export {
   type RecordFailureOutcome,
   type SweepStore,
 } from './outbox/outbox-store.ts';
+export { type RedeliveryLimits, redeliveryHorizonMs } from './outbox/redelivery-horizon.ts';
 export { TERMINAL_STATUSES, TRANSITIONS, type TransitionName } from './outbox/state-machine.ts';
 export { DEFAULT_RETENTION_DAYS } from './outbox/transition-updates.ts';
 export {

@@ -1,6 +1,8 @@
 /**
  * The one place for the settings every table, queue and function of the outbox gets unless a prop says
  * otherwise (the Solutions Constructs `*-defaults.ts` pattern), so two constructs cannot drift apart.
+ * Settings that the shipped functions read (deadlines, shards, retention) have their defaults in the
+ * library's settings contract (`OutboxSettings`), not here.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -8,9 +10,8 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store.ts';
 
-/** Settings of every DynamoDB table. */
+/** Settings of every DynamoDB table the outbox creates. */
 export const TABLE_DEFAULTS = {
   // On demand: outbox traffic follows the business traffic, which is spiky; no capacity to plan.
   billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -26,15 +27,17 @@ export const QUEUE_DEFAULTS = {
   enforceSSL: true,
   /** Receives before SQS moves a message to the DLQ (SQS allows 1–1000). */
   maxReceiveCount: 5,
-  /** AWS advises 6 × the consumer's timeout; 6 × the 30 s default Lambda timeout. */
+  /** AWS advises 6 × the consumer's timeout; 6 × the consumer's 30 s default. */
   visibilityTimeout: Duration.seconds(180),
+  /** SQS's default retention of a queue. */
+  retentionPeriod: Duration.days(4),
   // 14 days is the SQS maximum (1,209,600 s): the longest an operator has to redrive a dead letter.
   deadLetterRetention: Duration.days(14),
 } as const;
 
 /** Settings of every Lambda function. */
 export const FUNCTION_DEFAULTS = {
-  // nodejs20.x is deprecated on AWS (DESIGN §6); the handlers are bundled for the runtime they run on.
+  // nodejs20.x is deprecated on AWS; the handlers are bundled for the runtime they run on.
   runtime: lambda.Runtime.NODEJS_22_X,
   architecture: lambda.Architecture.ARM_64,
   timeout: Duration.seconds(10),
@@ -62,40 +65,32 @@ export function defaultBundling(): nodejs.BundlingOptions {
   };
 }
 
-/** Environment variables the shipped relay and sweeper read (functions/outbox/relay and /sweeper). */
-export const OUTBOX_VARIABLES = {
-  table: 'OUTBOX_TABLE',
-  topicQueues: 'TOPIC_QUEUES',
-  retryPolicies: 'RETRY_POLICIES',
-  confirmDeadlineMs: 'CONFIRM_DEADLINE_MS',
-  deliveryInboxes: 'DELIVERY_INBOXES',
-} as const;
-
-/** Settings the relay and the sweeper share, so that they cannot disagree. */
-export const OUTBOX_DEFAULTS = {
-  // How long a SENT message may go unconfirmed before the sweeper asks its downstream.
-  confirmDeadline: Duration.millis(DEFAULT_CONFIRM_DEADLINE_MS),
-} as const;
-
 /** Settings of the outbox relay function. */
 export const RELAY_DEFAULTS = {
-  serviceName: 'outbox-relay',
   // One batch is up to 100 records sent as parallel SendMessageBatch calls of 10 (the SQS batch limit).
   timeout: Duration.seconds(30),
   memorySize: 512,
-  tableVariable: OUTBOX_VARIABLES.table,
-  topicQueuesVariable: OUTBOX_VARIABLES.topicQueues,
 } as const;
 
-/** Settings of the outbox sweeper function and its schedule (DESIGN §4, sweep and retry rows). */
+/** Settings of the outbox sweeper function and its schedule. */
 export const SWEEPER_DEFAULTS = {
-  serviceName: 'outbox-sweeper',
   // A run keeps working until about 5 s before its timeout, so a minute covers one scheduling period.
   timeout: Duration.seconds(60),
+  /** A run stops starting new rounds 5 s before its timeout, so shorter timeouts leave it no time to work. */
+  minimumTimeout: Duration.seconds(10),
   memorySize: 512,
   // Retries become due within seconds (the first backoff is 2 s), so the sweeper looks every minute, the
   // shortest EventBridge rate.
   scheduleRate: Duration.minutes(1),
+} as const;
+
+/** Settings of a consumer function and its queue mapping. */
+export const CONSUMER_DEFAULTS = {
+  timeout: Duration.seconds(30),
+  memorySize: 256,
+  // SQS allows up to 10 per batch without a batching window longer than 0.
+  batchSize: 10,
+  maxBatchingWindow: Duration.seconds(1),
 } as const;
 
 /** Settings of every EventBridge schedule that invokes a function. */
@@ -106,7 +101,7 @@ export const SCHEDULE_DEFAULTS = {
   maxEventAge: Duration.minutes(5),
 } as const;
 
-/** Settings of the outbox stream → relay mapping (DESIGN §4, relay row). */
+/** Settings of the outbox stream → relay mapping. */
 export const OUTBOX_STREAM_DEFAULTS = {
   batchSize: 100,
   maxBatchingWindow: Duration.seconds(1),
@@ -117,7 +112,14 @@ export const OUTBOX_STREAM_DEFAULTS = {
   maxRecordAge: Duration.hours(1),
   // Halve a failing batch to isolate the record that fails it, instead of retrying all of it.
   bisectBatchOnError: true,
+  // Lambda keeps per-item order at any factor; more than 1 lets one shard's records be relayed concurrently.
   parallelizationFactor: 1,
   // Only new messages: status updates and TTL deletions are the outbox's own bookkeeping.
   filters: [{ eventName: ['INSERT'] }] as readonly Record<string, unknown>[],
+} as const;
+
+/** Settings of the relay's on-failure destination (metadata of stream batches it gave up on). */
+export const FAILURE_QUEUE_DEFAULTS = {
+  // The longest SQS keeps a message: an operator has two weeks to see which records the relay skipped.
+  retentionPeriod: Duration.days(14),
 } as const;

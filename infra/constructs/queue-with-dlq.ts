@@ -16,10 +16,23 @@ export interface QueueWithDlqProps {
    */
   readonly visibilityTimeout?: Duration;
   /**
+   * How long the queue keeps a message nobody received.
+   * @default Duration.days(4)
+   */
+  readonly retentionPeriod?: Duration;
+  /**
    * How long the dead-letter queue keeps a message for an operator to inspect and redrive.
    * @default Duration.days(14)
    */
   readonly deadLetterRetention?: Duration;
+}
+
+/** The settings a {@link QueueWithDlq} was built with, defaults filled in. */
+export interface QueueWithDlqSettings {
+  readonly maxReceiveCount: number;
+  readonly visibilityTimeout: Duration;
+  readonly retentionPeriod: Duration;
+  readonly deadLetterRetention: Duration;
 }
 
 /** An encrypted, TLS-only SQS queue whose poison messages move to an equally protected dead-letter queue. */
@@ -28,22 +41,30 @@ export class QueueWithDlq extends Construct {
   public readonly queue: sqs.Queue;
   /** Where messages go after `maxReceiveCount` failed receives. */
   public readonly deadLetterQueue: sqs.Queue;
+  /** The settings it was built with. */
+  public readonly settings: QueueWithDlqSettings;
 
   constructor(scope: Construct, id: string, props: QueueWithDlqProps = {}) {
     super(scope, id);
-    const maxReceiveCount = props.maxReceiveCount ?? QUEUE_DEFAULTS.maxReceiveCount;
+    this.settings = {
+      maxReceiveCount: props.maxReceiveCount ?? QUEUE_DEFAULTS.maxReceiveCount,
+      visibilityTimeout: props.visibilityTimeout ?? QUEUE_DEFAULTS.visibilityTimeout,
+      retentionPeriod: props.retentionPeriod ?? QUEUE_DEFAULTS.retentionPeriod,
+      deadLetterRetention: props.deadLetterRetention ?? QUEUE_DEFAULTS.deadLetterRetention,
+    };
     // A dead letter keeps its original enqueue time, so the DLQ must keep messages longer than the queue
-    // (4 days by default) or they expire on arrival.
+    // or they expire on arrival.
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       encryption: QUEUE_DEFAULTS.encryption,
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,
-      retentionPeriod: props.deadLetterRetention ?? QUEUE_DEFAULTS.deadLetterRetention,
+      retentionPeriod: this.settings.deadLetterRetention,
     });
     this.queue = new sqs.Queue(this, 'Queue', {
       encryption: QUEUE_DEFAULTS.encryption,
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,
-      visibilityTimeout: props.visibilityTimeout ?? QUEUE_DEFAULTS.visibilityTimeout,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount },
+      visibilityTimeout: this.settings.visibilityTimeout,
+      retentionPeriod: this.settings.retentionPeriod,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: this.settings.maxReceiveCount },
     });
   }
 }

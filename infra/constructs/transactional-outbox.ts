@@ -1,111 +1,42 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { type Duration, Lazy, type RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
-import type * as logs from 'aws-cdk-lib/aws-logs';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
-import type { RetryPolicy } from '../../shared/retry/retry-policy.ts';
-import { parseRetryPolicies } from '../../shared/retry/topic-policies.ts';
 import {
-  OUTBOX_DEFAULTS,
+  DEFAULT_RETRY_POLICY,
+  INBOX_KEYS,
+  OUTBOX_KEYS,
+  OutboxSettings,
+  type RetryPolicy,
+  redeliveryHorizonMs,
+  type Setting,
+  topicSchema,
+} from '../../shared/index.ts';
+import {
+  CONSUMER_DEFAULTS,
+  FAILURE_QUEUE_DEFAULTS,
   OUTBOX_STREAM_DEFAULTS,
-  OUTBOX_VARIABLES,
+  QUEUE_DEFAULTS,
   RELAY_DEFAULTS,
   SCHEDULE_DEFAULTS,
   SWEEPER_DEFAULTS,
   TABLE_DEFAULTS,
 } from './defaults.ts';
+import { OutboxFunction } from './outbox-function.ts';
 import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
-import { ServiceFunction, type ServiceFunctionProps } from './service-function.ts';
-import { grantTableAccess } from './table-access.ts';
-
-/** The relay handler this package ships. */
-const SHIPPED_RELAY_ENTRY = fileURLToPath(
-  new URL('../../functions/outbox/relay/handler.ts', import.meta.url),
-);
-
-/** The sweeper handler this package ships. */
-const SHIPPED_SWEEPER_ENTRY = fileURLToPath(
-  new URL('../../functions/outbox/sweeper/handler.ts', import.meta.url),
-);
+import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
 
 /** A queue the relay forwards messages to, with the topics routed to it. */
-export interface OutboxTopicQueueProps extends QueueWithDlqProps {
-  /** Topics whose messages go to this queue; a topic goes to exactly one queue. */
+export interface OutboxQueueProps extends QueueWithDlqProps {
+  /** Topics whose messages go to this queue (dotted lowercase, e.g. `order.created`); a topic goes to exactly one queue. */
   readonly topics: readonly string[];
-}
-
-/** Settings of the relay function. */
-export interface OutboxRelayProps
-  extends Omit<ServiceFunctionProps, 'entry' | 'serviceName' | 'environment' | 'timeout' | 'memorySize'> {
-  /**
-   * Handler module of the relay; it exports `handler`.
-   * @default - the relay shipped in functions/outbox/relay/handler.ts
-   */
-  readonly entry?: string;
-  /**
-   * @default 'outbox-relay'
-   */
-  readonly serviceName?: string;
-  /**
-   * @default Duration.seconds(30)
-   */
-  readonly timeout?: Duration;
-  /**
-   * @default 512
-   */
-  readonly memorySize?: number;
-  /**
-   * Variable that carries the outbox table's name.
-   * @default 'OUTBOX_TABLE'
-   */
-  readonly tableVariable?: string;
-  /**
-   * Variable that carries the JSON object mapping each topic to its queue URL.
-   * @default 'TOPIC_QUEUES'
-   */
-  readonly topicQueuesVariable?: string;
-}
-
-/** Settings of the sweeper function and the schedule that runs it. */
-export interface OutboxSweeperProps
-  extends Omit<ServiceFunctionProps, 'entry' | 'serviceName' | 'environment' | 'timeout' | 'memorySize'> {
-  /**
-   * Handler module of the sweeper; it exports `handler`.
-   * @default - the sweeper shipped in functions/outbox/sweeper/handler.ts
-   */
-  readonly entry?: string;
-  /**
-   * @default 'outbox-sweeper'
-   */
-  readonly serviceName?: string;
-  /**
-   * How long one run may take; the shipped sweeper works until about 5 s before it.
-   * @default Duration.seconds(60)
-   */
-  readonly timeout?: Duration;
-  /**
-   * @default 512
-   */
-  readonly memorySize?: number;
-  /**
-   * When the sweeper runs.
-   * @default events.Schedule.rate(Duration.minutes(1))
-   */
-  readonly schedule?: events.Schedule;
-  /**
-   * Per topic, the downstream's inbox table: a row keyed by the message id proves the message was applied,
-   * so a SENT message past its confirmation deadline becomes CONFIRMED instead of being resent. The sweeper
-   * may read these tables, nothing more.
-   * @default - no topic has a check; an unconfirmed message is resent and the consumer dedupes it
-   */
-  readonly deliveryInboxes?: Readonly<Record<string, dynamodb.ITable>>;
 }
 
 /** Settings of the outbox stream → relay event source mapping. */
@@ -134,149 +65,262 @@ export interface OutboxStreamProps {
    */
   readonly bisectBatchOnError?: boolean;
   /**
-   * Concurrent batches per shard (1–10); above 1, order per item is no longer kept.
+   * Concurrent batches per shard (1–10); Lambda keeps the order of each item's records at any factor.
    * @default 1
    */
   readonly parallelizationFactor?: number;
-  /**
-   * Event filter patterns; a record reaches the relay when any matches.
-   * @default [{ eventName: ['INSERT'] }]
-   */
-  readonly filters?: readonly Record<string, unknown>[];
 }
 
 /** Props of a {@link TransactionalOutbox}. */
 export interface TransactionalOutboxProps {
-  /** The queues the relay forwards to, by name. */
-  readonly topicQueues: Readonly<Record<string, OutboxTopicQueueProps>>;
+  /** The topic queues, by name: each with the topics routed to it and its queue settings. */
+  readonly queues: Readonly<Record<string, OutboxQueueProps>>;
   /**
-   * The queue that receives the metadata of stream batches the relay gave up on.
-   * @default - a queue with the {@link QueueWithDlq} defaults
+   * An outbox table you created: keyed `messageId` (string), with a stream of new images and the `due`
+   * (`dueShard`/`nextAttemptAt`) and `byAggregate` (`aggregateId`/`messageId`) indexes, TTL on `expiresAt`.
+   * @default - a new table, see `outboxTableProps`
    */
-  readonly failureQueue?: QueueWithDlqProps;
+  readonly existingOutboxTable?: dynamodb.ITable;
   /**
-   * @default - the {@link OutboxRelayProps} defaults
+   * Props merged over the defaults of a new outbox table (on demand, PITR, stream, TTL, indexes). The key and
+   * the stream cannot be changed.
+   * @default - the defaults
    */
-  readonly relay?: OutboxRelayProps;
+  readonly outboxTableProps?: Partial<dynamodb.TableProps>;
   /**
-   * @default - the {@link OutboxStreamProps} defaults
-   */
-  readonly stream?: OutboxStreamProps;
-  /**
-   * @default - the {@link OutboxSweeperProps} defaults
-   */
-  readonly sweeper?: OutboxSweeperProps;
-  /**
-   * Per topic, how failed sends are retried (`RETRY_POLICIES`). One setting for the relay and the sweeper,
-   * which both schedule retries, so they cannot disagree.
-   * @default - every topic gets DEFAULT_RETRY_POLICY (shared/retry/retry-policy.ts)
+   * Per topic, how failed sends are retried and how many reconciliation rounds a message gets.
+   * @default - DEFAULT_RETRY_POLICY: 2 s doubling to 15 min, 10 attempts
    */
   readonly retryPolicies?: Readonly<Record<string, RetryPolicy>>;
   /**
-   * How long a SENT message may wait for its consumer's confirmation before the sweeper reconciles it
-   * (`CONFIRM_DEADLINE_MS`). The relay stamps the deadline when it marks a message SENT and the sweeper
-   * stamps it when it resends, so both get this one value.
+   * How long a SENT message may go unconfirmed before the sweeper asks its consumer (doubles per round, capped at 12 h).
    * @default Duration.minutes(5)
    */
   readonly confirmDeadline?: Duration;
   /**
-   * What happens to the outbox table when it leaves the stack.
+   * Partitions of the sparse due index (1–64); writers and the sweeper get the same value.
+   * @default 8
+   */
+  readonly dueShards?: number;
+  /**
+   * How long a new message waits for the stream relay before the sweeper may send it.
+   * @default Duration.minutes(1)
+   */
+  readonly streamGracePeriod?: Duration;
+  /**
+   * How long a CONFIRMED message is kept before TTL removes it (FAILED messages are never removed).
+   * @default Duration.days(30)
+   */
+  readonly retention?: Duration;
+  /**
+   * Props merged over the relay function's defaults (Node 22, ARM64, 30 s, 512 MB, the shipped handler).
+   * @default - the defaults
+   */
+  readonly relayFunctionProps?: Partial<nodejs.NodejsFunctionProps>;
+  /**
+   * Props merged over the sweeper function's defaults (Node 22, ARM64, 60 s, 512 MB, the shipped handler).
+   * @default - the defaults
+   */
+  readonly sweeperFunctionProps?: Partial<nodejs.NodejsFunctionProps>;
+  /**
+   * When the sweeper runs.
+   * @default events.Schedule.rate(Duration.minutes(1))
+   */
+  readonly sweeperSchedule?: events.Schedule;
+  /**
+   * Settings of the stream → relay mapping.
+   * @default - OUTBOX_STREAM_DEFAULTS
+   */
+  readonly streamProps?: OutboxStreamProps;
+  /**
+   * What happens to the tables and log groups the outbox creates when they leave the stack.
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
 }
 
+/** Props of a consumer added with {@link TransactionalOutbox.addConsumer}. */
+export interface OutboxConsumerProps {
+  /** The name of the outbox queue the consumer reads (a key of `queues`). */
+  readonly queue: string;
+  /** The handler module; it exports `handler = createConsumerHandler({ plan })`. */
+  readonly entry: string;
+  /**
+   * Props merged over the consumer function's defaults (Node 22, ARM64, 30 s, 256 MB); add your own
+   * environment (your business tables) here.
+   * @default - the defaults
+   */
+  readonly functionProps?: Partial<nodejs.NodejsFunctionProps>;
+  /**
+   * An inbox table you created: keyed `messageId` (string), TTL on `expiresAt`.
+   * @default - a new table, see `inboxTableProps`
+   */
+  readonly existingInboxTable?: dynamodb.ITable;
+  /**
+   * Props merged over the defaults of a new inbox table. The key cannot be changed.
+   * @default - the defaults
+   */
+  readonly inboxTableProps?: Partial<dynamodb.TableProps>;
+  /**
+   * How long an inbox row (the proof that a message was applied) is kept; it must outlast every redelivery.
+   * @default Duration.days(30)
+   */
+  readonly inboxRetention?: Duration;
+  /**
+   * Messages per invocation (1–10 without a batching window).
+   * @default 10
+   */
+  readonly batchSize?: number;
+  /**
+   * @default Duration.seconds(1)
+   */
+  readonly maxBatchingWindow?: Duration;
+  /**
+   * Whether the consumer confirms each message in the producer's outbox after applying it.
+   * @default true
+   */
+  readonly confirm?: boolean;
+  /**
+   * Whether the sweeper reads this consumer's inbox to settle SENT-but-unconfirmed messages of the queue's
+   * topics (CONFIRMED when the row exists, resent otherwise).
+   * @default true
+   */
+  readonly reconcile?: boolean;
+}
+
+/** A consumer the outbox wired up. */
+export interface OutboxConsumer {
+  /** The consumer function. */
+  readonly function: OutboxFunction;
+  /** Its inbox (the dedupe records that commit with the effect). */
+  readonly inboxTable: dynamodb.ITable;
+  /** The queue it reads, with its dead-letter queue. */
+  readonly queue: QueueWithDlq;
+}
+
+/** The relay handler this package ships: TypeScript source here, compiled JavaScript in the published package. */
+const SHIPPED_RELAY_ENTRY = shippedEntry('../../shared/lambda/entries/relay');
+
+/** The sweeper handler this package ships. */
+const SHIPPED_SWEEPER_ENTRY = shippedEntry('../../shared/lambda/entries/sweeper');
+
 /**
- * The outbox around a service: the outbox table and its stream, the relay that forwards new messages to
- * their topic queues, each queue's DLQ, the queue that records stream batches the relay gave up on, and the
- * scheduled sweeper that retries, recovers and reconciles what the relay could not finish.
+ * The outbox side of a service on AWS: the outbox table with its stream and indexes, one queue (with a
+ * dead-letter queue) per group of topics, the stream relay, the scheduled sweeper, and — added with
+ * {@link TransactionalOutbox.addConsumer} — consumers with their inboxes. Every function gets its settings from
+ * the library's settings contract, and every setting is checked at `cdk synth` with the rule the function
+ * applies at start.
  * @example
- * const outbox = new TransactionalOutbox(this, 'Outbox', {
- *   topicQueues: { orderEvents: { topics: ['order.created'], visibilityTimeout: Duration.minutes(3) } },
- *   sweeper: { deliveryInboxes: { 'order.created': inventoryInbox } },
- * });
- * grantTableAccess(outbox.table, createOrder, 'write');
- * grantTableAccess(outbox.table, inventoryConsumer, 'update'); // a consumer that confirms what it applied
+ * const outbox = new TransactionalOutbox(this, 'Outbox', { queues: { orderEvents: { topics: ['order.created'] } } });
+ * outbox.bindWriter(createOrder);
+ * outbox.addConsumer('InventoryConsumer', { queue: 'orderEvents', entry: 'src/inventory/apply-order.ts' });
  */
 export class TransactionalOutbox extends Construct {
-  /** The outbox table (key and index names in OUTBOX_KEYS). */
-  public readonly table: dynamodb.Table;
+  /** The outbox table. */
+  public readonly table: dynamodb.ITable;
   /** ARN of the outbox table's stream. */
   public readonly streamArn: string;
-  /** The topic queues, by the names given in `topicQueues`. */
-  public readonly topicQueues: Readonly<Record<string, QueueWithDlq>>;
-  /** Each topic's queue. */
+  /** The topic queues by name, each with its dead-letter queue. */
+  public readonly queues: Readonly<Record<string, QueueWithDlq>>;
+  /** Topic → the queue its messages go to. */
   public readonly topicRoutes: ReadonlyMap<string, sqs.IQueue>;
-  /** The stream mapping's on-failure destination. */
-  public readonly failureQueue: QueueWithDlq;
-  /** The relay function. */
-  public readonly relay: nodejs.NodejsFunction;
-  /** The relay's log group. */
-  public readonly relayLogGroup: logs.LogGroup;
-  /** The stream → relay event source. */
+  /** Receives the metadata of stream batches the relay gave up on (the sweeper delivers their messages). */
+  public readonly failureQueue: sqs.Queue;
+  /** The stream → SQS relay. */
+  public readonly relay: OutboxFunction;
+  /** The relay's stream mapping. */
   public readonly streamSource: sources.DynamoEventSource;
-  /** The sweeper function: due retries, lost stream records, expired claims, unconfirmed messages. */
-  public readonly sweeper: nodejs.NodejsFunction;
-  /** The sweeper's log group. */
-  public readonly sweeperLogGroup: logs.LogGroup;
+  /** The sweeper: due retries, lost stream records, expired claims, unconfirmed messages. */
+  public readonly sweeper: OutboxFunction;
   /** The EventBridge rule that runs the sweeper. */
   public readonly sweeperSchedule: events.Rule;
 
+  readonly #props: TransactionalOutboxProps;
+  readonly #removalPolicy: RemovalPolicy | undefined;
+  /** Topic → the inbox table name the sweeper checks (filled by `addConsumer`). */
+  readonly #deliveryInboxes = new Map<string, string>();
+  readonly #consumersByQueue = new Map<string, OutboxConsumer>();
+  readonly #problems: string[] = [];
+
   constructor(scope: Construct, id: string, props: TransactionalOutboxProps) {
     super(scope, id);
-    this.table = outboxTable(this, props.removalPolicy ?? TABLE_DEFAULTS.removalPolicy);
-    if (this.table.tableStreamArn === undefined)
-      throw new Error('TransactionalOutbox: the table has no stream');
+    this.#props = props;
+    this.#removalPolicy = props.removalPolicy;
+    this.node.addValidation({ validate: () => [...new Set(this.#problems)] });
+
+    this.table = props.existingOutboxTable ?? this.#newOutboxTable(props.outboxTableProps ?? {});
+    if (props.existingOutboxTable !== undefined && props.outboxTableProps !== undefined) {
+      this.#problem('give either existingOutboxTable or outboxTableProps, not both');
+    }
+    if (this.table.tableStreamArn === undefined) {
+      throw new Error(`TransactionalOutbox ${this.node.path}: the outbox table has no stream`);
+    }
     this.streamArn = this.table.tableStreamArn;
 
     const queues: Record<string, QueueWithDlq> = {};
     const routes = new Map<string, sqs.IQueue>();
-    for (const [name, queueProps] of Object.entries(props.topicQueues)) {
-      const topicQueue = new QueueWithDlq(this, `${name}Queue`, queueProps);
-      queues[name] = topicQueue;
-      for (const topic of queueProps.topics) {
-        if (routes.has(topic)) {
-          throw new Error(`TransactionalOutbox: topic '${topic}' is routed to more than one queue`);
+    for (const [name, queueProps] of Object.entries(props.queues)) {
+      const { topics, ...settings } = queueProps;
+      const queue = new QueueWithDlq(this, `${name}Queue`, settings);
+      queues[name] = queue;
+      for (const topic of topics) {
+        if (!topicSchema.safeParse(topic).success) {
+          this.#problem(`queue '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
         }
-        routes.set(topic, topicQueue.queue);
+        if (routes.has(topic)) this.#problem(`topic '${topic}' is routed to more than one queue`);
+        routes.set(topic, queue.queue);
       }
     }
-    this.topicQueues = queues;
+    if (routes.size === 0) this.#problem('no topic is routed to a queue');
+    this.queues = queues;
     this.topicRoutes = routes;
-    this.failureQueue = new QueueWithDlq(this, 'RelayFailureQueue', props.failureQueue);
+    for (const topic of Object.keys(props.retryPolicies ?? {})) {
+      if (!routes.has(topic)) this.#problem(`retryPolicies names topic '${topic}', which no queue carries`);
+    }
 
-    const { entry, serviceName, timeout, memorySize, tableVariable, topicQueuesVariable, ...functionProps } =
-      props.relay ?? {};
+    this.failureQueue = new sqs.Queue(this, 'RelayFailureQueue', {
+      encryption: QUEUE_DEFAULTS.encryption,
+      enforceSSL: QUEUE_DEFAULTS.enforceSSL,
+      retentionPeriod: FAILURE_QUEUE_DEFAULTS.retentionPeriod,
+    });
+
     const routeUrls = Object.fromEntries([...routes].map(([topic, queue]) => [topic, queue.queueUrl]));
-    const topicQueuesJson = Stack.of(this).toJsonString(routeUrls);
-    // The relay and the sweeper both send, mark SENT and schedule retries: they get the same policies.
+    // What the relay and the sweeper share: both send, mark SENT and schedule retries.
     const sendSettings = {
-      [OUTBOX_VARIABLES.retryPolicies]: retryPoliciesJson(props.retryPolicies ?? {}, routes),
-      [OUTBOX_VARIABLES.confirmDeadlineMs]: confirmDeadlineMs(
-        props.confirmDeadline ?? OUTBOX_DEFAULTS.confirmDeadline,
+      [OutboxSettings.outboxTable.name]: this.table.tableName,
+      [OutboxSettings.topicQueues.name]: Stack.of(this).toJsonString(routeUrls),
+      [OutboxSettings.retryPolicies.name]: this.#setting(
+        OutboxSettings.retryPolicies,
+        props.retryPolicies ?? {},
+        'retryPolicies',
+      ),
+      [OutboxSettings.confirmDeadlineMs.name]: this.#setting(
+        OutboxSettings.confirmDeadlineMs,
+        this.#milliseconds(props.confirmDeadline, OutboxSettings.confirmDeadlineMs),
+        'confirmDeadline',
+      ),
+      [OutboxSettings.retentionDays.name]: this.#setting(
+        OutboxSettings.retentionDays,
+        this.#retentionDays(),
+        'retention',
       ),
     };
-    const relay = new ServiceFunction(this, 'Relay', {
-      ...functionProps,
-      entry: entry ?? SHIPPED_RELAY_ENTRY,
-      serviceName: serviceName ?? RELAY_DEFAULTS.serviceName,
-      timeout: timeout ?? RELAY_DEFAULTS.timeout,
-      memorySize: memorySize ?? RELAY_DEFAULTS.memorySize,
-      logRemovalPolicy: functionProps.logRemovalPolicy ?? props.removalPolicy,
-      environment: {
-        [tableVariable ?? RELAY_DEFAULTS.tableVariable]: this.table.tableName,
-        [topicQueuesVariable ?? RELAY_DEFAULTS.topicQueuesVariable]: topicQueuesJson,
-        ...sendSettings,
-      },
-    });
-    this.relay = relay.function;
-    this.relayLogGroup = relay.logGroup;
 
-    // The relay marks messages SENT or records a failed attempt: UpdateItem only, no put, delete or read.
-    grantTableAccess(this.table, this.relay, 'update');
+    this.relay = new OutboxFunction(this, 'Relay', {
+      timeout: RELAY_DEFAULTS.timeout,
+      memorySize: RELAY_DEFAULTS.memorySize,
+      logGroupRemovalPolicy: this.#removalPolicy,
+      description: 'Outbox stream → SQS: forwards new messages, marks them SENT or records the failure',
+      ...props.relayFunctionProps,
+      entry: SHIPPED_RELAY_ENTRY,
+      serviceName: 'outbox-relay',
+      environment: { ...props.relayFunctionProps?.environment, ...sendSettings },
+    });
+    // Marks messages SENT or records a failed attempt: UpdateItem on the table, nothing else.
+    grantOnTable(this.table, this.relay, ['dynamodb:UpdateItem']);
     for (const queue of routes.values()) queue.grantSendMessages(this.relay);
 
-    const stream = { ...OUTBOX_STREAM_DEFAULTS, ...props.stream };
+    const stream = { ...OUTBOX_STREAM_DEFAULTS, ...props.streamProps };
     this.streamSource = new sources.DynamoEventSource(this.table, {
       // From the oldest record: messages written before the mapping existed are forwarded too.
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
@@ -286,126 +330,305 @@ export class TransactionalOutbox extends Construct {
       maxRecordAge: stream.maxRecordAge,
       bisectBatchOnError: stream.bisectBatchOnError,
       parallelizationFactor: stream.parallelizationFactor,
-      filters: stream.filters.map((pattern) => lambda.FilterCriteria.filter(pattern)),
+      filters: OUTBOX_STREAM_DEFAULTS.filters.map((pattern) => lambda.FilterCriteria.filter(pattern)),
       // One failed record fails alone; the relay reports it instead of failing the batch.
       reportBatchItemFailures: true,
-      onFailure: new sources.SqsDlq(this.failureQueue.queue),
+      onFailure: new sources.SqsDlq(this.failureQueue),
     });
     this.relay.addEventSource(this.streamSource);
 
-    const sweeper = this.createSweeper(props, routes, {
-      ...sendSettings,
-      [OUTBOX_VARIABLES.topicQueues]: topicQueuesJson,
+    this.sweeper = new OutboxFunction(this, 'Sweeper', {
+      timeout: SWEEPER_DEFAULTS.timeout,
+      memorySize: SWEEPER_DEFAULTS.memorySize,
+      logGroupRemovalPolicy: this.#removalPolicy,
+      description:
+        'Sends due retries and lost stream records, recovers expired claims, reconciles unconfirmed messages',
+      ...props.sweeperFunctionProps,
+      entry: SHIPPED_SWEEPER_ENTRY,
+      serviceName: 'outbox-sweeper',
+      environment: {
+        ...props.sweeperFunctionProps?.environment,
+        ...sendSettings,
+        [OutboxSettings.dueShards.name]: this.#setting(OutboxSettings.dueShards, this.dueShards, 'dueShards'),
+        // Consumers added later register their inboxes, so this is resolved at synth.
+        [OutboxSettings.deliveryInboxes.name]: Lazy.string({
+          produce: () => Stack.of(this).toJsonString(Object.fromEntries(this.#deliveryInboxes)),
+        }),
+      },
     });
-    this.sweeper = sweeper.function;
-    this.sweeperLogGroup = sweeper.logGroup;
+    const sweeperTimeout = props.sweeperFunctionProps?.timeout ?? SWEEPER_DEFAULTS.timeout;
+    if (sweeperTimeout.toSeconds() < SWEEPER_DEFAULTS.minimumTimeout.toSeconds()) {
+      this.#problem(
+        `the sweeper's timeout must be at least ${SWEEPER_DEFAULTS.minimumTimeout.toSeconds()} s ` +
+          `(a run stops 5 s before it), got ${sweeperTimeout.toSeconds()} s`,
+      );
+    }
+    // Reads the due index and claims, marks, requeues and releases with conditional updates: no Scan,
+    // GetItem, PutItem or DeleteItem on the outbox.
+    grantQueryOnIndexes(this.table, this.sweeper, [OUTBOX_KEYS.dueIndex.name]);
+    grantOnTable(this.table, this.sweeper, ['dynamodb:UpdateItem']);
+    for (const queue of routes.values()) queue.grantSendMessages(this.sweeper);
     this.sweeperSchedule = new events.Rule(this, 'SweeperSchedule', {
       description: 'Runs the outbox sweeper',
-      schedule: props.sweeper?.schedule ?? events.Schedule.rate(SWEEPER_DEFAULTS.scheduleRate),
+      schedule: props.sweeperSchedule ?? events.Schedule.rate(SWEEPER_DEFAULTS.scheduleRate),
       targets: [new targets.LambdaFunction(this.sweeper, SCHEDULE_DEFAULTS)],
     });
   }
 
-  /** The sweeper function with its least-privilege grants (its schedule is added by the constructor). */
-  private createSweeper(
-    props: TransactionalOutboxProps,
-    routes: ReadonlyMap<string, sqs.IQueue>,
-    /** What the sweeper shares with the relay: topic routes, retry policies, confirmation deadline. */
-    sharedSettings: Readonly<Record<string, string>>,
-  ): ServiceFunction {
-    const {
-      entry,
-      serviceName,
-      timeout,
-      memorySize,
-      schedule: _schedule,
-      deliveryInboxes = {},
-      ...functionProps
-    } = props.sweeper ?? {};
-    for (const topic of Object.keys(deliveryInboxes)) {
-      if (!routes.has(topic)) {
-        throw new Error(
-          `TransactionalOutbox: sweeper.deliveryInboxes names topic '${topic}', which no queue carries`,
+  /** The number of due-index partitions writers and the sweeper use. */
+  get dueShards(): number {
+    return this.#props.dueShards ?? OutboxSettings.dueShards.defaultValue ?? 1;
+  }
+
+  /**
+   * Lets `fn` write messages with `writeWithOutbox`: sets the writer's settings (OUTBOX_TABLE, DUE_SHARDS,
+   * STREAM_GRACE_MS, read with `outboxWriterFromEnv`) and allows PutItem on the outbox table — nothing else.
+   */
+  bindWriter(fn: lambda.Function): void {
+    fn.addEnvironment(OutboxSettings.outboxTable.name, this.table.tableName);
+    fn.addEnvironment(
+      OutboxSettings.dueShards.name,
+      this.#setting(OutboxSettings.dueShards, this.dueShards, 'dueShards'),
+    );
+    fn.addEnvironment(
+      OutboxSettings.streamGraceMs.name,
+      this.#setting(
+        OutboxSettings.streamGraceMs,
+        this.#milliseconds(this.#props.streamGracePeriod, OutboxSettings.streamGraceMs),
+        'streamGracePeriod',
+      ),
+    );
+    grantOnTable(this.table, fn, ['dynamodb:PutItem']);
+  }
+
+  /**
+   * Lets `fn` list an aggregate's messages (the `byAggregate` index), e.g. to show an order's delivery status:
+   * sets OUTBOX_TABLE and allows Query on that index only.
+   */
+  bindReader(fn: lambda.Function): void {
+    fn.addEnvironment(OutboxSettings.outboxTable.name, this.table.tableName);
+    grantQueryOnIndexes(this.table, fn, [OUTBOX_KEYS.aggregateIndex.name]);
+  }
+
+  /**
+   * Adds a consumer of one of the outbox's queues: the function (built from `entry`, a module exporting
+   * `createConsumerHandler(...)`), its inbox table, the SQS mapping with partial batch responses, its settings
+   * and grants, and — unless `reconcile` is false — its inbox as the sweeper's proof of delivery for the
+   * queue's topics. Grant the function your own tables yourself.
+   * @example
+   * const consumer = outbox.addConsumer('InventoryConsumer', {
+   *   queue: 'orderEvents',
+   *   entry: 'functions/inventory/apply-order/handler.ts',
+   *   functionProps: { environment: { INVENTORY_TABLE: inventory.tableName } },
+   * });
+   * inventory.grant(consumer.function, 'dynamodb:UpdateItem');
+   */
+  addConsumer(id: string, props: OutboxConsumerProps): OutboxConsumer {
+    const queue = this.queues[props.queue];
+    if (queue === undefined) {
+      throw new Error(
+        `TransactionalOutbox ${this.node.path}: addConsumer('${id}') names queue '${props.queue}'; ` +
+          `the outbox has ${Object.keys(this.queues).join(', ')}`,
+      );
+    }
+    if (this.#consumersByQueue.has(props.queue)) {
+      this.#problem(`queue '${props.queue}' has more than one consumer (${id}); a queue has one consumer`);
+    }
+    if (props.existingInboxTable !== undefined && props.inboxTableProps !== undefined) {
+      this.#problem(`consumer ${id}: give either existingInboxTable or inboxTableProps, not both`);
+    }
+    const inboxTable =
+      props.existingInboxTable ?? this.#newInboxTable(`${id}Inbox`, props.inboxTableProps ?? {});
+    const settings = queue.settings;
+    const inboxRetentionDays = this.#days(props.inboxRetention, OutboxSettings.inboxRetentionDays);
+    const timeout = props.functionProps?.timeout ?? CONSUMER_DEFAULTS.timeout;
+    const fn = new OutboxFunction(this, id, {
+      timeout: CONSUMER_DEFAULTS.timeout,
+      memorySize: CONSUMER_DEFAULTS.memorySize,
+      logGroupRemovalPolicy: this.#removalPolicy,
+      ...props.functionProps,
+      entry: props.entry,
+      environment: {
+        ...props.functionProps?.environment,
+        [OutboxSettings.inboxTable.name]: inboxTable.tableName,
+        [OutboxSettings.inboxRetentionDays.name]: this.#setting(
+          OutboxSettings.inboxRetentionDays,
+          inboxRetentionDays,
+          `${id}.inboxRetention`,
+        ),
+        [OutboxSettings.sourceQueueUrl.name]: queue.queue.queueUrl,
+        [OutboxSettings.deadLetterQueueUrl.name]: queue.deadLetterQueue.queueUrl,
+        [OutboxSettings.maxReceiveCount.name]: this.#setting(
+          OutboxSettings.maxReceiveCount,
+          settings.maxReceiveCount,
+          `queues.${props.queue}.maxReceiveCount`,
+        ),
+        ...(props.confirm === false
+          ? {}
+          : {
+              [OutboxSettings.outboxTable.name]: this.table.tableName,
+              [OutboxSettings.retentionDays.name]: this.#setting(
+                OutboxSettings.retentionDays,
+                this.#retentionDays(),
+                'retention',
+              ),
+            }),
+      },
+    });
+    if (timeout.toSeconds() > settings.visibilityTimeout.toSeconds()) {
+      this.#problem(
+        `queue '${props.queue}': its visibility timeout (${settings.visibilityTimeout.toSeconds()} s) must be at ` +
+          `least consumer ${id}'s timeout (${timeout.toSeconds()} s); AWS advises 6 times it`,
+      );
+    }
+    this.#checkInboxRetention(id, props.queue, inboxRetentionDays);
+
+    fn.addEventSource(
+      new sources.SqsEventSource(queue.queue, {
+        batchSize: props.batchSize ?? CONSUMER_DEFAULTS.batchSize,
+        maxBatchingWindow: props.maxBatchingWindow ?? CONSUMER_DEFAULTS.maxBatchingWindow,
+        // A failed message is retried alone; the rest of the batch is deleted.
+        reportBatchItemFailures: true,
+      }),
+    );
+    // The inbox put commits with the effect in one transaction: PutItem on the inbox, nothing else there.
+    grantOnTable(inboxTable, fn, ['dynamodb:PutItem']);
+    // A message that can never be processed is dead-lettered by the consumer itself, with its reason.
+    queue.deadLetterQueue.grantSendMessages(fn);
+    if (props.confirm !== false) grantOnTable(this.table, fn, ['dynamodb:UpdateItem']);
+    if (props.reconcile !== false) {
+      for (const [topic, routed] of this.topicRoutes) {
+        if (routed === queue.queue) this.#deliveryInboxes.set(topic, inboxTable.tableName);
+      }
+      // Reconciliation only asks whether the inbox has the message.
+      grantOnTable(inboxTable, this.sweeper, ['dynamodb:GetItem']);
+    }
+    const consumer = { function: fn, inboxTable, queue };
+    this.#consumersByQueue.set(props.queue, consumer);
+    return consumer;
+  }
+
+  #newOutboxTable(overrides: Partial<dynamodb.TableProps>): dynamodb.Table {
+    if (
+      overrides.partitionKey !== undefined ||
+      overrides.sortKey !== undefined ||
+      overrides.stream !== undefined
+    ) {
+      this.#problem('outboxTableProps may not change the key or the stream of the outbox table');
+    }
+    const table = new dynamodb.Table(this, 'Table', {
+      billingMode: TABLE_DEFAULTS.billingMode,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
+      removalPolicy: this.#removalPolicy ?? TABLE_DEFAULTS.removalPolicy,
+      timeToLiveAttribute: OUTBOX_KEYS.ttlAttribute,
+      ...overrides,
+      partitionKey: { name: OUTBOX_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+      // The relay filters on INSERT; the old image lets an operator's tooling see what a transition changed.
+      stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+    });
+    for (const index of [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex]) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
+        // Whole items: the sweeper resends from the index and an order page shows statuses without a read per item.
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+    return table;
+  }
+
+  #newInboxTable(id: string, overrides: Partial<dynamodb.TableProps>): dynamodb.Table {
+    if (overrides.partitionKey !== undefined || overrides.sortKey !== undefined) {
+      this.#problem(`${id}: inboxTableProps may not change the key of the inbox table`);
+    }
+    return new dynamodb.Table(this, id, {
+      billingMode: TABLE_DEFAULTS.billingMode,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
+      removalPolicy: this.#removalPolicy ?? TABLE_DEFAULTS.removalPolicy,
+      timeToLiveAttribute: INBOX_KEYS.ttlAttribute,
+      ...overrides,
+      partitionKey: { name: INBOX_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+    });
+  }
+
+  /**
+   * An inbox row must outlive every copy of a message that can still arrive, or the late copy applies twice:
+   * the longest redelivery horizon of the queue's topics, with the dead-letter queue's retention (a copy can be
+   * redriven until it expires there).
+   */
+  #checkInboxRetention(id: string, queueName: string, inboxRetentionDays: number): void {
+    const queue = this.queues[queueName];
+    if (queue === undefined) return;
+    const confirmDeadlineMs = this.#milliseconds(
+      this.#props.confirmDeadline,
+      OutboxSettings.confirmDeadlineMs,
+    );
+    const queueRetentionMs = Math.max(
+      queue.settings.retentionPeriod.toMilliseconds(),
+      queue.settings.deadLetterRetention.toMilliseconds(),
+    );
+    for (const [topic, routed] of this.topicRoutes) {
+      if (routed !== queue.queue) continue;
+      const policy = this.#props.retryPolicies?.[topic] ?? DEFAULT_RETRY_POLICY;
+      const horizonMs = redeliveryHorizonMs({ policy, confirmDeadlineMs, queueRetentionMs });
+      const retentionMs = inboxRetentionDays * 86_400_000;
+      if (retentionMs <= horizonMs) {
+        this.#problem(
+          `consumer ${id}: inboxRetention (${inboxRetentionDays} days) must be longer than the redelivery horizon ` +
+            `of topic '${topic}' (${(horizonMs / 86_400_000).toFixed(1)} days: every delivery round's deadline, ` +
+            'send retries and the dead-letter retention), or a late copy would be applied twice',
         );
       }
     }
-    const inboxNames = Object.fromEntries(
-      Object.entries(deliveryInboxes).map(([topic, inbox]) => [topic, inbox.tableName]),
-    );
-    const sweeper = new ServiceFunction(this, 'Sweeper', {
-      ...functionProps,
-      entry: entry ?? SHIPPED_SWEEPER_ENTRY,
-      serviceName: serviceName ?? SWEEPER_DEFAULTS.serviceName,
-      timeout: timeout ?? SWEEPER_DEFAULTS.timeout,
-      memorySize: memorySize ?? SWEEPER_DEFAULTS.memorySize,
-      logRemovalPolicy: functionProps.logRemovalPolicy ?? props.removalPolicy,
-      environment: {
-        [OUTBOX_VARIABLES.table]: this.table.tableName,
-        [OUTBOX_VARIABLES.deliveryInboxes]: Stack.of(this).toJsonString(inboxNames),
-        ...sharedSettings,
-      },
-    });
-    // Reads the due index (Query on the GSI, whose ARN the grant includes) and claims, marks, requeues and
-    // releases with conditional updates: no Scan, GetItem, PutItem or DeleteItem.
-    grantTableAccess(this.table, sweeper.function, 'queryUpdate');
-    for (const queue of routes.values()) queue.grantSendMessages(sweeper.function);
-    // Reconciliation only asks whether the inbox has the message: reads, never writes.
-    for (const inbox of Object.values(deliveryInboxes)) grantTableAccess(inbox, sweeper.function, 'read');
-    return sweeper;
   }
-}
 
-/** `RETRY_POLICIES`: the policies as JSON, checked now with the handlers' own parser so a bad one fails synth. */
-function retryPoliciesJson(
-  policies: Readonly<Record<string, RetryPolicy>>,
-  routes: ReadonlyMap<string, sqs.IQueue>,
-): string {
-  for (const topic of Object.keys(policies)) {
-    if (!routes.has(topic)) {
-      throw new Error(`TransactionalOutbox: retryPolicies names topic '${topic}', which no queue carries`);
+  #retentionDays(): number {
+    return this.#days(this.#props.retention, OutboxSettings.retentionDays);
+  }
+
+  /** A Duration prop in whole milliseconds, or the setting's default; a fraction is reported, not thrown. */
+  #milliseconds(duration: Duration | undefined, setting: Setting<number>): number {
+    if (duration === undefined) return setting.defaultValue ?? 0;
+    if (duration.isUnresolved()) {
+      this.#problem(`${setting.name} must be known at synth`);
+      return setting.defaultValue ?? 0;
+    }
+    return duration.toMilliseconds({ integral: false });
+  }
+
+  #days(duration: Duration | undefined, setting: Setting<number>): number {
+    if (duration === undefined) return setting.defaultValue ?? 0;
+    if (duration.isUnresolved()) {
+      this.#problem(`${setting.name} must be known at synth`);
+      return setting.defaultValue ?? 0;
+    }
+    return duration.toDays({ integral: false });
+  }
+
+  /** The variable's text for `value` of prop `prop`, checked by the rule the function applies at start. */
+  #setting<T>(setting: Setting<T>, value: T, prop: string): string {
+    if (typeof value === 'string' && Token.isUnresolved(value)) return value;
+    try {
+      return setting.format(value);
+    } catch (error) {
+      this.#problem(`${prop}: ${error instanceof Error ? error.message : String(error)}`);
+      return typeof value === 'string' ? value : JSON.stringify(value);
     }
   }
-  const json = JSON.stringify(policies);
-  try {
-    parseRetryPolicies(json, 'retryPolicies');
-  } catch (cause) {
-    throw new Error(`TransactionalOutbox: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
+
+  #problem(message: string): void {
+    this.#problems.push(`TransactionalOutbox: ${message}`);
   }
-  return json;
 }
 
-/** `CONFIRM_DEADLINE_MS`: a positive whole number of milliseconds. */
-function confirmDeadlineMs(deadline: Duration): string {
-  if (deadline.isUnresolved()) throw new Error('TransactionalOutbox: confirmDeadline must be known at synth');
-  // Throws itself for a fraction of a millisecond.
-  const ms = deadline.toMilliseconds();
-  if (ms <= 0) {
-    throw new Error(`TransactionalOutbox: confirmDeadline must be a positive whole number of ms, got ${ms}`);
+/** A handler module of this package, as TypeScript source (this repository) or compiled JavaScript (npm). */
+function shippedEntry(pathWithoutExtension: string): string {
+  for (const extension of ['.ts', '.js']) {
+    const path = fileURLToPath(new URL(`${pathWithoutExtension}${extension}`, import.meta.url));
+    if (existsSync(path)) return path;
   }
-  return String(ms);
-}
-
-/** The outbox table: keyed by message id, streamed, with the sparse due index and the aggregate index. */
-function outboxTable(scope: Construct, removalPolicy: RemovalPolicy): dynamodb.Table {
-  const table = new dynamodb.Table(scope, 'Table', {
-    partitionKey: { name: OUTBOX_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
-    billingMode: TABLE_DEFAULTS.billingMode,
-    // The relay filters on INSERT; the old image lets an operator's tooling see what a transition changed.
-    stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
-    timeToLiveAttribute: OUTBOX_KEYS.ttlAttribute,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
-    removalPolicy,
-  });
-  for (const index of [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex]) {
-    table.addGlobalSecondaryIndex({
-      indexName: index.name,
-      partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
-      // Whole items: the sweeper resends from the index and the order page shows statuses without a read per item.
-      projectionType: dynamodb.ProjectionType.ALL,
-    });
-  }
-  return table;
+  throw new Error(
+    `serverless-outbox: the shipped handler ${pathWithoutExtension} is missing from the package`,
+  );
 }

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { type App, DefaultStackSynthesizer, type Environment } from 'aws-cdk-lib';
-import { topology } from '../topology.ts';
 import { OutboxExampleStack } from './outbox-example-stack.ts';
 
 /** The cdk.json this app is deployed with. */
@@ -20,9 +19,12 @@ export interface ExampleStackOptions {
   readonly env?: Environment;
 }
 
-/** The example stack, named as the topology says, in `app`. */
+/** The example stack's name (`cdk deploy` deploys it under this name). */
+export const EXAMPLE_STACK_NAME = 'OutboxExample';
+
+/** The example stack in `app`. */
 export function createExampleStack(app: App, options: ExampleStackOptions = {}): OutboxExampleStack {
-  return new OutboxExampleStack(app, topology.stackName, {
+  return new OutboxExampleStack(app, EXAMPLE_STACK_NAME, {
     env: options.env,
     description: 'Serverless transactional outbox: order and inventory example',
     ...(options.emulator === true

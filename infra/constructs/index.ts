@@ -1,0 +1,29 @@
+/**
+ * `serverless-outbox/cdk`: the CDK side of the outbox — the `TransactionalOutbox` construct (outbox table,
+ * topic queues with dead-letter queues, stream relay, scheduled sweeper, consumers with inboxes) and the
+ * function and queue constructs it is built from.
+ */
+export {
+  CONSUMER_DEFAULTS,
+  defaultBundling,
+  FAILURE_QUEUE_DEFAULTS,
+  FUNCTION_DEFAULTS,
+  OUTBOX_STREAM_DEFAULTS,
+  QUEUE_DEFAULTS,
+  RELAY_DEFAULTS,
+  SCHEDULE_DEFAULTS,
+  SWEEPER_DEFAULTS,
+  TABLE_DEFAULTS,
+} from './defaults.ts';
+export { LOCAL_ENTRY_METADATA } from './local-metadata.ts';
+export { OutboxFunction, type OutboxFunctionProps } from './outbox-function.ts';
+export { QueueWithDlq, type QueueWithDlqProps, type QueueWithDlqSettings } from './queue-with-dlq.ts';
+export { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+export {
+  type OutboxConsumer,
+  type OutboxConsumerProps,
+  type OutboxQueueProps,
+  type OutboxStreamProps,
+  TransactionalOutbox,
+  type TransactionalOutboxProps,
+} from './transactional-outbox.ts';
