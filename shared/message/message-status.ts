@@ -1,4 +1,7 @@
-/** Lifecycle states of an outbox message (DESIGN §3). */
+/**
+ * Lifecycle states of an outbox message: PENDING → SENT → CONFIRMED on the happy path; FAILED when its
+ * attempts are exhausted; CANCELLED by an operator. CONFIRMED and CANCELLED are terminal.
+ */
 export const MessageStatus = {
   PENDING: 'PENDING',
   SENT: 'SENT',

@@ -6,8 +6,8 @@ export const OUTBOX_KEYS = {
   partitionKey: 'messageId',
   /**
    * Sparse GSI of messages the sweeper must look at: the index keys exist only while there is work
-   * (PENDING, SENT awaiting confirmation, claimed). The DynamoDB form of the seeds'
-   * `idx_status_retry(status, next_retry_time)`.
+   * (PENDING, SENT awaiting confirmation, claimed) — the DynamoDB form of a relational outbox's index on
+   * `(status, next_retry_time)`, which holds finished messages too.
    */
   dueIndex: { name: 'due', partitionKey: 'dueShard', sortKey: 'nextAttemptAt' },
   /** GSI to list an aggregate's messages (an order's page, GDPR erase). */

@@ -150,7 +150,7 @@ export class DynamoOutboxStore implements SweepStore {
       await this.#options.client.send(new UpdateCommand({ TableName: this.#options.tableName, ...update }));
       return { applied: true };
     } catch (error) {
-      // A failed condition is a lost race or an already-advanced message: an expected outcome (DESIGN §3).
+      // A failed condition is a lost race or an already-advanced message: an expected outcome, not an error.
       if (error instanceof ConditionalCheckFailedException) {
         return { applied: false, current: error.Item === undefined ? undefined : unmarshall(error.Item) };
       }

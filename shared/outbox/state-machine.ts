@@ -1,7 +1,7 @@
 import { MessageStatus } from '../message/message-status.ts';
 
 /**
- * Every allowed status change, as data (DESIGN §3). Each transition is carried out as a conditional
+ * Every allowed status change, as data. Each transition is carried out as a conditional
  * update on `from`, so a writer that lost a race gets a condition failure, never a wrong state.
  */
 export const TRANSITIONS = {

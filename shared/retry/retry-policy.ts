@@ -12,7 +12,7 @@ export interface RetryPolicy {
   readonly maxAttempts: number;
 }
 
-/** Defaults in the spirit of the seeds: first retry within seconds, cap 15 minutes, 10 attempts. */
+/** Defaults: the first retry within seconds, the delay capped at 15 minutes, 10 attempts. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   baseDelayMs: 2_000,
   multiplier: 2,

@@ -4,7 +4,7 @@ import type { SweepStore } from '../outbox/outbox-store.ts';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
 import { hasAttemptsLeft } from '../retry/retry-policy.ts';
 
-/** Asks a topic's downstream whether it applied a message (seed: 对账, reconciliation). */
+/** Asks a topic's downstream whether it applied a message (reconciliation). */
 export type DeliveryCheck = (message: OutboxItem) => Promise<'DELIVERED' | 'MISSING'>;
 
 /** How a sweeper run paces itself. */
