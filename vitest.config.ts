@@ -42,6 +42,16 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'package',
+          include: ['test/package/**/*.test.ts'],
+          // Packing, installing into a fresh project and bundling take a minute or two.
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
+      },
     ],
   },
 });
