@@ -1,8 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ConsumeDeps } from '../../shared/consumer/consume-message.ts';
-import type { Envelope } from '../../shared/message/envelope.ts';
-import type { SweepStore } from '../../shared/outbox/outbox-store.ts';
-import type { MessagePublisher, PublishResult } from '../../shared/relay/message-publisher.ts';
+import type { ConsumeDeps, Envelope, MessagePublisher, PublishResult, SweepStore } from 'serverless-outbox';
 
 /** Every fault the drill injects, each at its own rate (0–1). */
 export const FAULT_KINDS = [
@@ -22,7 +19,7 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 /** Rate of each fault. */
 export type FaultRates = Readonly<Record<FaultKind, number>>;
 
-/** The same rate for every fault (the issue asks for at least 10 % by default). */
+/** The same rate for every fault (the CLI's `--fault-rate`, 10 % unless told otherwise). */
 export function uniformRates(rate: number): FaultRates {
   return Object.fromEntries(FAULT_KINDS.map((kind) => [kind, rate])) as Record<FaultKind, number>;
 }

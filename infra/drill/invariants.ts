@@ -1,4 +1,4 @@
-import { MessageStatus } from '../../shared/message/message-status.ts';
+import { MessageStatus } from 'serverless-outbox';
 import type { DrillResult } from './drill-config.ts';
 
 /** The tables' contents at the end of a drill, plus what the drill did on purpose. */

@@ -2,23 +2,28 @@ import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamo
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import {
+  type ConsumeResult,
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_SWEEPER_SETTINGS,
+  DEFAULT_VISIBILITY_BACKOFF,
+  DynamoOutboxStore,
+  INBOX_KEYS,
+  inboxDeliveryCheck,
+  MessageStatus,
+  OUTBOX_KEYS,
+  type OutboxWriterOptions,
+  type RelayDeps,
+  sweep,
+} from 'serverless-outbox';
+import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS, QUEUE_DEFAULTS } from 'serverless-outbox/cdk';
+import { consumeSqsBatch, relayStreamBatch, type SqsConsumer } from 'serverless-outbox/lambda';
+import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from 'serverless-outbox/testing';
 import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import { createOrder } from '../../functions/orders/create-order/create-order.ts';
-import type { ConsumeResult } from '../../shared/consumer/consume-message.ts';
-import { DEFAULT_VISIBILITY_BACKOFF } from '../../shared/consumer/failure-handling.ts';
-import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
-import { MemoryDocumentClient } from '../../shared/memory/memory-document-client.ts';
-import { MemoryQueues } from '../../shared/memory/memory-queues.ts';
-import { MessageStatus } from '../../shared/message/message-status.ts';
-import { DynamoOutboxStore } from '../../shared/outbox/outbox-store.ts';
-import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
-import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy.ts';
-import { inboxDeliveryCheck } from '../../shared/sweeper/inbox-delivery-check.ts';
-import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
+import { ORDER_CREATED } from '../../functions/orders/order.ts';
 import { toProxyEvent } from '../local/api-gateway-event.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
-import { queueVisibilityTimeoutSeconds, type TableKey, topology } from '../topology.ts';
 import type { DrillConfig, DrillResult, Progress } from './drill-config.ts';
 import {
   crashingAfterSend,
@@ -29,13 +34,19 @@ import {
   faultyPublisher,
   seededRandom,
 } from './faults.ts';
-import { drillResult, takeSnapshot } from './invariants.ts';
+import { type DrillTable, drillResult, takeSnapshot } from './invariants.ts';
 import { randomOrderItems, skuName } from './order-factory.ts';
 
 /** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
 const TICK_MS = 1_000;
-const STREAM_BATCH_SIZE = topology.functions.relay.streamSource?.batchSize ?? 100;
-const STREAM_RETRIES = topology.functions.relay.streamSource?.retryAttempts ?? 10;
+/** The outbox stream mapping as the construct deploys it: records per batch, retries of a failing batch. */
+const STREAM_BATCH_SIZE = OUTBOX_STREAM_DEFAULTS.batchSize;
+const STREAM_RETRIES = OUTBOX_STREAM_DEFAULTS.retryAttempts;
+/** The consumer's queue as the construct deploys it, and the consumer's mapping and timeout. */
+const QUEUE_MAX_RECEIVE_COUNT = QUEUE_DEFAULTS.maxReceiveCount;
+const QUEUE_VISIBILITY_TIMEOUT_MS = QUEUE_DEFAULTS.visibilityTimeout.toMilliseconds();
+const CONSUMER_BATCH_SIZE = CONSUMER_DEFAULTS.batchSize;
+const CONSUMER_TIMEOUT_SECONDS = CONSUMER_DEFAULTS.timeout.toSeconds();
 const CONFIRM_DEADLINE_MS = 30_000;
 const MAX_SIMULATED_MS = 48 * 3_600_000;
 const QUEUE = 'memory://orderEvents';
@@ -45,6 +56,31 @@ const TERMINAL: ReadonlySet<string> = new Set([
   MessageStatus.FAILED,
   MessageStatus.CANCELLED,
 ]);
+
+/**
+ * The tables of the example as the stack creates them: the library's outbox (with its sparse due index and
+ * its aggregate index) and inbox, and the example's orders (keyed `orderId`) and inventory (keyed `sku`).
+ */
+const TABLES: Readonly<Record<DrillTable, MemoryTableSchema>> = {
+  orders: { partitionKey: 'orderId' },
+  inventory: { partitionKey: 'sku' },
+  outbox: {
+    partitionKey: OUTBOX_KEYS.partitionKey,
+    globalIndexes: [
+      {
+        name: OUTBOX_KEYS.dueIndex.name,
+        partitionKey: OUTBOX_KEYS.dueIndex.partitionKey,
+        sortKey: OUTBOX_KEYS.dueIndex.sortKey,
+      },
+      {
+        name: OUTBOX_KEYS.aggregateIndex.name,
+        partitionKey: OUTBOX_KEYS.aggregateIndex.partitionKey,
+        sortKey: OUTBOX_KEYS.aggregateIndex.sortKey,
+      },
+    ],
+  },
+  inbox: { partitionKey: INBOX_KEYS.partitionKey },
+};
 
 /**
  * The scale drill: the same cores (createOrder, relayStreamBatch, consumeSqsBatch, sweep) and the same
@@ -58,23 +94,13 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const random = seededRandom(config.seed);
   const faults = new FaultInjector(config.rates, seededRandom(config.seed + 1));
 
-  const memory = new MemoryDocumentClient(
-    Object.fromEntries(
-      (Object.keys(topology.tables) as TableKey[]).map((key) => [
-        key,
-        {
-          partitionKey: topology.tables[key].partitionKey,
-          globalIndexes: topology.tables[key].globalIndexes ?? [],
-        },
-      ]),
-    ),
-  );
+  const memory = new MemoryDocumentClient(TABLES, { clock });
   const client = faultyDocumentClient(memory.asDocumentClient(), faults);
   const queues = new MemoryQueues(
     {
       [QUEUE]: {
-        visibilityTimeoutMs: queueVisibilityTimeoutSeconds('orderEvents') * 1000,
-        maxReceiveCount: topology.queues.orderEvents.maxReceiveCount,
+        visibilityTimeoutMs: QUEUE_VISIBILITY_TIMEOUT_MS,
+        maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
         deadLetterQueueUrl: DEAD_LETTER_QUEUE,
       },
       [DEAD_LETTER_QUEUE]: { visibilityTimeoutMs: 30_000 },
@@ -114,38 +140,42 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const relayDeps: RelayDeps = {
     publisher: faultyPublisher(queues, faults, poisoned),
     store: crashingAfterSend(store(), faults),
-    queueFor: (topic) => (topology.queues.orderEvents.topics.includes(topic) ? QUEUE : undefined),
+    queueFor: (topic) => (topic === ORDER_CREATED ? QUEUE : undefined),
     retryPolicyFor: () => DEFAULT_RETRY_POLICY,
     clock,
     random,
   };
-  const plan = planStockReservation('inventory', clock);
-  const consumerDeps = faultyConsumerDeps({ client, inboxTable: 'inbox', confirmer: store(), clock }, faults);
-  const failures = {
-    queues,
-    sourceQueueUrl: QUEUE,
-    deadLetterQueueUrl: DEAD_LETTER_QUEUE,
-    maxReceiveCount: topology.queues.orderEvents.maxReceiveCount,
-    backoff: DEFAULT_VISIBILITY_BACKOFF,
-    random,
-  };
+  const writer: OutboxWriterOptions = { client, outboxTable: 'outbox' };
   let deliveries = 0;
   let duplicates = 0;
-  const consumerLogger = {
-    info: (_message: string, data: Record<string, unknown>) => {
-      deliveries += 1;
-      if ((data as Partial<ConsumeResult> | undefined)?.kind === 'DUPLICATE') duplicates += 1;
+  const consumer: SqsConsumer = {
+    plan: planStockReservation('inventory', clock),
+    deps: faultyConsumerDeps({ client, inboxTable: 'inbox', confirmer: store(), clock }, faults),
+    // Counts what the consumer saw: every delivery, and the duplicates its inbox suppressed.
+    logger: {
+      info: (_message, data) => {
+        deliveries += 1;
+        if ((data as Partial<ConsumeResult>).kind === 'DUPLICATE') duplicates += 1;
+      },
+      warn: () => {
+        deliveries += 1;
+      },
     },
-    warn: () => {
-      deliveries += 1;
+    failures: {
+      queues,
+      sourceQueueUrl: QUEUE,
+      deadLetterQueueUrl: DEAD_LETTER_QUEUE,
+      maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
+      backoff: DEFAULT_VISIBILITY_BACKOFF,
+      random,
     },
   };
   const quietLogger = { info: () => {}, warn: () => {} };
   const context = (name: string) =>
     lambdaContext({
       functionName: name,
-      memoryMb: 256,
-      timeoutSeconds: 30,
+      memoryMb: CONSUMER_DEFAULTS.memorySize,
+      timeoutSeconds: CONSUMER_TIMEOUT_SECONDS,
       requestId: `r-${simulatedNow}`,
       startedAt: simulatedNow,
       now: () => simulatedNow,
@@ -176,9 +206,8 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     for (const request of pending.splice(0)) {
       try {
         const response = await createOrder(apiEvent(request.body, clock()), {
-          client,
+          writer,
           ordersTable: 'orders',
-          outboxTable: 'outbox',
           clock,
           newOrderId: () => request.orderId,
         });
@@ -212,19 +241,12 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       break;
     }
 
-    // 3. The consumer: every visible message, in batches of 10, with partial batch responses.
+    // 3. The consumer: every visible message, in batches as its mapping takes them, with partial batch responses.
     for (let batches = 0; batches < 1_000; batches += 1) {
-      const records = queues.receive(QUEUE, 10);
+      const records = queues.receive(QUEUE, CONSUMER_BATCH_SIZE);
       if (records.length === 0) break;
       const event: SQSEvent = { Records: records };
-      const response = await consumeSqsBatch(
-        event,
-        context('inventoryConsumer'),
-        plan,
-        consumerDeps,
-        consumerLogger,
-        failures,
-      );
+      const response = await consumeSqsBatch(event, context('inventoryConsumer'), consumer);
       const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
       for (const record of records)
         if (!failed.has(record.messageId)) queues.delete(QUEUE, record.receiptHandle);

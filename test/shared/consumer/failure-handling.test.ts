@@ -4,12 +4,11 @@ import {
   DEFAULT_VISIBILITY_BACKOFF,
   type FailureHandling,
   handleFailedRecord,
-  PoisonMessageError,
   type QueueOperations,
   type VisibilityBackoff,
   visibilityTimeoutSeconds,
 } from '../../../shared/consumer/failure-handling.ts';
-import { OutboxError } from '../../../shared/errors.ts';
+import { PoisonMessageError } from '../../../shared/errors.ts';
 import { sqsRecord, withReceiveCount } from '../../support/factories.ts';
 
 const SQS_MAX_VISIBILITY_SECONDS = 43_200;
@@ -65,11 +64,13 @@ describe('visibilityTimeoutSeconds', () => {
   it('stays a whole number of seconds within [max(1, ceiling / 2), max(1, ceiling)] for any input', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 0, max: 2_000 }),
-        fc.integer({ min: 0, max: 10_000 }),
-        fc.integer({ min: 1, max: 100_000 }),
-        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
-        (receiveCount, baseSeconds, maxSeconds, draw) => {
+        fc.record({
+          receiveCount: fc.integer({ min: 0, max: 2_000 }),
+          baseSeconds: fc.integer({ min: 0, max: 10_000 }),
+          maxSeconds: fc.integer({ min: 1, max: 100_000 }),
+          draw: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        }),
+        ({ receiveCount, baseSeconds, maxSeconds, draw }) => {
           const b = { baseSeconds, maxSeconds };
           const seconds = visibilityTimeoutSeconds(receiveCount, b, () => draw);
           const ceiling = ceilingOf(receiveCount, b);
@@ -86,11 +87,13 @@ describe('visibilityTimeoutSeconds', () => {
   it('never shrinks from one receive to the next for the same draw', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 60 }),
-        fc.integer({ min: 1, max: 600 }),
-        fc.integer({ min: 1, max: 50_000 }),
-        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
-        (receiveCount, baseSeconds, maxSeconds, draw) => {
+        fc.record({
+          receiveCount: fc.integer({ min: 1, max: 60 }),
+          baseSeconds: fc.integer({ min: 1, max: 600 }),
+          maxSeconds: fc.integer({ min: 1, max: 50_000 }),
+          draw: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        }),
+        ({ receiveCount, baseSeconds, maxSeconds, draw }) => {
           const b = { baseSeconds, maxSeconds };
           expect(visibilityTimeoutSeconds(receiveCount + 1, b, () => draw)).toBeGreaterThanOrEqual(
             visibilityTimeoutSeconds(receiveCount, b, () => draw),
@@ -99,18 +102,6 @@ describe('visibilityTimeoutSeconds', () => {
       ),
       { numRuns: 300 },
     );
-  });
-});
-
-describe('PoisonMessageError', () => {
-  it('is an OutboxError with code POISON_MESSAGE and keeps its cause', () => {
-    const cause = new SyntaxError('Unexpected end of JSON input');
-    const error = new PoisonMessageError('no envelope', { cause });
-
-    expect(error).toBeInstanceOf(OutboxError);
-    expect(error.code).toBe('POISON_MESSAGE');
-    expect(error.name).toBe('PoisonMessageError');
-    expect(error.cause).toBe(cause);
   });
 });
 

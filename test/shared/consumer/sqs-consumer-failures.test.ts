@@ -13,7 +13,7 @@ import {
   type QueueOperations,
   visibilityTimeoutSeconds,
 } from '../../../shared/consumer/failure-handling.ts';
-import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer.ts';
+import { consumeSqsBatch, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
 import {
   envelope,
   FIXED_NOW,
@@ -42,6 +42,8 @@ let queues: {
   deadLetter: Mock<QueueOperations['deadLetter']>;
 };
 let failures: FailureHandling;
+/** The consumer with failure handling on its queue and dead-letter queue. */
+let consumer: SqsConsumer;
 
 beforeEach(() => {
   ddb.reset();
@@ -61,6 +63,7 @@ beforeEach(() => {
     backoff: BACKOFF,
     random: () => 0.5,
   };
+  consumer = { plan, deps, logger, failures };
 });
 
 /** DynamoDB is unavailable for the inbox put of `messageId` only. */
@@ -91,7 +94,7 @@ describe('consumeSqsBatch with failure handling', () => {
       Records: [sqsRecord(good1, { messageId: 'good-1' }), malformed, notAnEnvelope, sqsRecord(good3)],
     };
 
-    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger, failures);
+    const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response).toEqual({ batchItemFailures: [] });
     expect(
@@ -110,7 +113,7 @@ describe('consumeSqsBatch with failure handling', () => {
     const flakyRecord = withReceiveCount(sqsRecord(flaky, { messageId: 'flaky' }), 2);
     const event = { Records: [sqsRecord(good1), flakyRecord, sqsRecord(good3)] };
 
-    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger, failures);
+    const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'flaky' }] });
     expect(queues.changeVisibility).toHaveBeenCalledExactlyOnceWith(
@@ -133,10 +136,7 @@ describe('consumeSqsBatch with failure handling', () => {
     const response = await consumeSqsBatch(
       { Records: [lastReceive, sqsRecord(good3)] },
       lambdaContext(),
-      plan,
-      deps,
-      logger,
-      failures,
+      consumer,
     );
 
     expect(response).toEqual({ batchItemFailures: [] });
@@ -156,10 +156,7 @@ describe('consumeSqsBatch with failure handling', () => {
     const response = await consumeSqsBatch(
       { Records: [malformed, sqsRecord(good1)] },
       lambdaContext(),
-      plan,
-      deps,
-      logger,
-      failures,
+      consumer,
     );
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'not-json' }] });
@@ -173,10 +170,7 @@ describe('consumeSqsBatch with failure handling', () => {
     const response = await consumeSqsBatch(
       { Records: [sqsRecord(flaky, { messageId: 'flaky' })] },
       lambdaContext(),
-      plan,
-      deps,
-      logger,
-      failures,
+      consumer,
     );
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'flaky' }] });
@@ -185,7 +179,11 @@ describe('consumeSqsBatch with failure handling', () => {
   it('leaves a malformed body to SQS (a batch item failure) when no failure handling is given', async () => {
     const malformed = sqsRecord(envelope(), { messageId: 'not-json', rawBody: 'nope' });
 
-    const response = await consumeSqsBatch({ Records: [malformed] }, lambdaContext(), plan, deps, logger);
+    const response = await consumeSqsBatch({ Records: [malformed] }, lambdaContext(), {
+      plan,
+      deps,
+      logger,
+    });
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'not-json' }] });
     expect(queues.deadLetter).not.toHaveBeenCalled();

@@ -8,7 +8,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
-import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer.ts';
+import { consumeSqsBatch, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
 import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import {
   envelope,
@@ -43,6 +43,7 @@ const plan: PlanEffect = (message) => ({
   onConditionFailure: 'REJECTED_OUT_OF_STOCK',
 });
 const logger = { info: vi.fn(), warn: vi.fn() };
+const consumer: SqsConsumer = { plan, deps, logger };
 
 const first = envelope({ messageId: testMessageId(1), aggregateId: 'order-1' });
 const second = envelope({ messageId: testMessageId(2), aggregateId: 'order-2' });
@@ -79,7 +80,7 @@ describe('consumeSqsBatch', () => {
   it('consumes every record and reports no failure', async () => {
     const event = { Records: messages.map((m) => sqsRecord(m)) };
 
-    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger);
+    const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response).toEqual({ batchItemFailures: [] });
     expect(
@@ -95,7 +96,7 @@ describe('consumeSqsBatch', () => {
     );
     const event = { Records: messages.map((m) => sqsRecord(m, { messageId: `sqs-${m.aggregateId}` })) };
 
-    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger);
+    const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'sqs-order-2' }] });
     expect(confirmedIds()).toEqual([first.messageId, third.messageId]);
@@ -105,7 +106,7 @@ describe('consumeSqsBatch', () => {
     transactionsFailFor(testMessageId(1), new Error('ProvisionedThroughputExceededException'));
     const event = { Records: messages.map((m) => sqsRecord(m, { messageId: `sqs-${m.aggregateId}` })) };
 
-    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger);
+    const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'sqs-order-1' }] });
   });
@@ -120,7 +121,7 @@ describe('consumeSqsBatch', () => {
       ],
     };
 
-    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger);
+    const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual([
       'not-an-envelope',
@@ -136,13 +137,7 @@ describe('consumeSqsBatch', () => {
         transactionCanceled([{ Code: 'ConditionalCheckFailed', Item: { outcome: { S: 'APPLIED' } } }, {}]),
       );
 
-    const response = await consumeSqsBatch(
-      { Records: [sqsRecord(first)] },
-      lambdaContext(),
-      plan,
-      deps,
-      logger,
-    );
+    const response = await consumeSqsBatch({ Records: [sqsRecord(first)] }, lambdaContext(), consumer);
 
     expect(response).toEqual({ batchItemFailures: [] });
     expect(logger.info).toHaveBeenCalledWith(
@@ -155,7 +150,7 @@ describe('consumeSqsBatch', () => {
     ddb.on(TransactWriteCommand).rejects(new Error('DynamoDB unavailable'));
     const event = { Records: messages.map((m) => sqsRecord(m, { messageId: `sqs-${m.aggregateId}` })) };
 
-    const response = await consumeSqsBatch(event, lambdaContext(), plan, deps, logger);
+    const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual([
       'sqs-order-1',

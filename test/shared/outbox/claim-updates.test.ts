@@ -41,7 +41,7 @@ const pending = (overrides: Record<string, unknown> = {}): Item => ({
 
 describe('claimUpdate', () => {
   const claim = (status: MessageStatus = MessageStatus.PENDING, owner = 'sweeper-a') =>
-    claimUpdate(messageId, status, owner, FIXED_NOW, LEASE_MS);
+    claimUpdate({ messageId, status, owner, now: FIXED_NOW, leaseMs: LEASE_MS });
 
   it('is well formed', () => {
     expectWellFormed(claim());
@@ -129,11 +129,11 @@ describe('releaseUpdate', () => {
   const next = new Date(FIXED_NOW.getTime() + 120_000);
 
   it('is well formed', () => {
-    expectWellFormed(releaseUpdate(messageId, 'sweeper-a', FIXED_NOW, next));
+    expectWellFormed(releaseUpdate({ messageId, owner: 'sweeper-a', now: FIXED_NOW, nextAttemptAt: next }));
   });
 
   it('requires the caller to hold the lease', () => {
-    const release = releaseUpdate(messageId, 'sweeper-a', FIXED_NOW, next);
+    const release = releaseUpdate({ messageId, owner: 'sweeper-a', now: FIXED_NOW, nextAttemptAt: next });
 
     expect(accepts(release, pending({ status: MessageStatus.SENT, leaseOwner: 'sweeper-a' }))).toBe(true);
     expect(accepts(release, pending({ status: MessageStatus.SENT, leaseOwner: 'sweeper-b' }))).toBe(false);
@@ -146,7 +146,10 @@ describe('releaseUpdate', () => {
       leaseOwner: 'sweeper-a',
       leaseUntil: at(LEASE_MS),
     });
-    const released = updated(releaseUpdate(messageId, 'sweeper-a', FIXED_NOW, next), claimed);
+    const released = updated(
+      releaseUpdate({ messageId, owner: 'sweeper-a', now: FIXED_NOW, nextAttemptAt: next }),
+      claimed,
+    );
 
     expect(released).toMatchObject({ status: MessageStatus.SENT, nextAttemptAt: next.toISOString() });
     expect(released).not.toHaveProperty('leaseOwner');

@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
 import {
   confirmDeadlineAfter,
   DynamoOutboxStore,
@@ -128,7 +129,13 @@ describe('DynamoOutboxStore.recordSendFailure', () => {
 
   it('schedules a retry: attempts, nextAttemptAt and lastError set, status stays PENDING', async () => {
     await expect(
-      store.recordSendFailure(messageId, 1, retry, 'Throttled: slow down', FIXED_NOW),
+      store.recordSendFailure({
+        messageId,
+        seenAttempts: 1,
+        decision: retry,
+        error: 'Throttled: slow down',
+        now: FIXED_NOW,
+      }),
     ).resolves.toBe('RETRY_SCHEDULED');
 
     const input = sentUpdate();
@@ -144,7 +151,13 @@ describe('DynamoOutboxStore.recordSendFailure', () => {
   });
 
   it('is conditioned on nobody having recorded an attempt since the one seen, so attempts are never double-counted', async () => {
-    await store.recordSendFailure(messageId, 1, retry, 'e', FIXED_NOW);
+    await store.recordSendFailure({
+      messageId,
+      seenAttempts: 1,
+      decision: retry,
+      error: 'e',
+      now: FIXED_NOW,
+    });
 
     const input = sentUpdate();
     expect(input.ConditionExpression).toContain('#attempts = :seen');
@@ -152,9 +165,15 @@ describe('DynamoOutboxStore.recordSendFailure', () => {
   });
 
   it('moves the message to FAILED: leaves the due index, keeps lastError and attempts', async () => {
-    await expect(store.recordSendFailure(messageId, 9, fail, 'QueueDoesNotExist', FIXED_NOW)).resolves.toBe(
-      'FAILED',
-    );
+    await expect(
+      store.recordSendFailure({
+        messageId,
+        seenAttempts: 9,
+        decision: fail,
+        error: 'QueueDoesNotExist',
+        now: FIXED_NOW,
+      }),
+    ).resolves.toBe('FAILED');
 
     const input = sentUpdate();
     const { set, remove } = clausesOf(input);
@@ -170,7 +189,13 @@ describe('DynamoOutboxStore.recordSendFailure', () => {
   });
 
   it('truncates a long error to 1 000 characters', async () => {
-    await store.recordSendFailure(messageId, 0, retry, 'x'.repeat(5_000), FIXED_NOW);
+    await store.recordSendFailure({
+      messageId,
+      seenAttempts: 0,
+      decision: retry,
+      error: 'x'.repeat(5_000),
+      now: FIXED_NOW,
+    });
 
     expect(sentUpdate().ExpressionAttributeValues?.[':error']).toHaveLength(1_000);
   });
@@ -178,9 +203,9 @@ describe('DynamoOutboxStore.recordSendFailure', () => {
   it('returns ALREADY_ADVANCED when the message moved on meanwhile', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'SENT', attempts: 1 })));
 
-    await expect(store.recordSendFailure(messageId, 0, fail, 'e', FIXED_NOW)).resolves.toBe(
-      'ALREADY_ADVANCED',
-    );
+    await expect(
+      store.recordSendFailure({ messageId, seenAttempts: 0, decision: fail, error: 'e', now: FIXED_NOW }),
+    ).resolves.toBe('ALREADY_ADVANCED');
   });
 });
 
@@ -237,6 +262,61 @@ describe('DynamoOutboxStore.confirm', () => {
     ddb.on(UpdateCommand).rejects(new Error('InternalServerError'));
 
     await expect(store.confirm(messageId, FIXED_NOW)).rejects.toThrow('InternalServerError');
+  });
+});
+
+describe('DynamoOutboxStore.claim and release', () => {
+  const claim = {
+    messageId,
+    status: MessageStatus.SENT,
+    owner: 'sweeper-a',
+    now: FIXED_NOW,
+    leaseMs: 60_000,
+  };
+
+  it('claims a due message for its owner with a conditional update on the outbox table', async () => {
+    await expect(store.claim(claim)).resolves.toBe('CLAIMED');
+
+    const input = sentUpdate();
+    expect(input).toMatchObject({ TableName: 'outbox', Key: { messageId } });
+    expect(input.ExpressionAttributeValues).toMatchObject({
+      ':status': 'SENT',
+      ':owner': 'sweeper-a',
+      ':leaseUntil': '2024-05-01T12:01:00.000Z',
+      ':now': FIXED_NOW.toISOString(),
+    });
+    expectWellFormed(input);
+  });
+
+  it('returns LOST when another sweeper claimed it first', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+
+    await expect(store.claim(claim)).resolves.toBe('LOST');
+  });
+
+  it('releases a claim, due again at the given time, only for the lease owner', async () => {
+    const nextAttemptAt = new Date('2024-05-01T12:02:00.000Z');
+
+    await expect(
+      store.release({ messageId, owner: 'sweeper-a', now: FIXED_NOW, nextAttemptAt }),
+    ).resolves.toBe(true);
+
+    const input = sentUpdate();
+    expect(input).toMatchObject({ TableName: 'outbox', Key: { messageId } });
+    expect(input.ConditionExpression).toBe('#leaseOwner = :owner');
+    expect(input.ExpressionAttributeValues).toMatchObject({
+      ':owner': 'sweeper-a',
+      ':next': '2024-05-01T12:02:00.000Z',
+    });
+    expectWellFormed(input);
+  });
+
+  it('reports a release of a lease held by someone else as not applied', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed());
+
+    await expect(
+      store.release({ messageId, owner: 'sweeper-b', now: FIXED_NOW, nextAttemptAt: FIXED_NOW }),
+    ).resolves.toBe(false);
   });
 });
 

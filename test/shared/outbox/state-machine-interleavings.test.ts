@@ -22,13 +22,13 @@ import {
 import { FIXED_NOW, MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../../support/factories.ts';
 
 /**
- * Every actor of DESIGN §4 — relay, sweepers, consumer, operator — acting on one message in any order,
+ * Every actor that changes a message — relay, sweepers, consumer, operator — acting on it in any order,
  * each from its own (possibly stale) view. DynamoDB serialises writes to one item, so an interleaving is a
  * sequence of conditional writes; the state machine must hold after every one of them.
  */
 
 const { PENDING, SENT, FAILED, CONFIRMED, CANCELLED } = MessageStatus;
-/** DESIGN §3: CONFIRMED and CANCELLED are terminal. */
+/** CONFIRMED and CANCELLED are terminal: no actor may move a message out of them. */
 const TERMINAL: readonly MessageStatus[] = [CONFIRMED, CANCELLED];
 const messageId = testMessageId(42);
 const CONFIRM_DEADLINE_MS = 300_000;
@@ -187,20 +187,25 @@ function writeOf(step: Action, current: Stored, now: Date): OutboxUpdate {
               attempts: seenAttempts + 1,
               nextAttemptAt: new Date(now.getTime() + 2_000),
             } as const);
-      return sendFailureUpdate(messageId, seenAttempts, decision, 'SQS rejected the entry', now);
+      return sendFailureUpdate({ messageId, seenAttempts, decision, error: 'SQS rejected the entry', now });
     }
     case 'sweeper.claim':
-      return claimUpdate(
+      return claimUpdate({
         messageId,
-        step.status.fresh ? current.status : step.status.value,
-        step.owner,
+        status: step.status.fresh ? current.status : step.status.value,
+        owner: step.owner,
         now,
-        LEASE_MS,
-      );
+        leaseMs: LEASE_MS,
+      });
     case 'sweeper.requeue':
       return requeueUpdate(messageId, step.owner, now);
     case 'sweeper.release':
-      return releaseUpdate(messageId, step.owner, now, new Date(now.getTime() + 120_000));
+      return releaseUpdate({
+        messageId,
+        owner: step.owner,
+        now,
+        nextAttemptAt: new Date(now.getTime() + 120_000),
+      });
     case 'consumer.confirm':
       return confirmUpdate(messageId, now);
     case 'operator.replay':

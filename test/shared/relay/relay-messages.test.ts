@@ -40,7 +40,7 @@ function acceptingPublisher(rejected: ReadonlySet<string> = new Set()) {
 function fakeStore() {
   return {
     markSent: vi.fn<OutboxStore['markSent']>(async () => 'SENT'),
-    recordSendFailure: vi.fn<OutboxStore['recordSendFailure']>(async (_id, _seen, decision) =>
+    recordSendFailure: vi.fn<OutboxStore['recordSendFailure']>(async ({ decision }) =>
       decision.kind === 'retry' ? 'RETRY_SCHEDULED' : 'FAILED',
     ),
     confirm: vi.fn<OutboxStore['confirm']>(async () => 'CONFIRMED'),
@@ -129,13 +129,13 @@ describe('relayMessages', () => {
     const report = await relayMessages(inputs(3), deps);
 
     expect(store.recordSendFailure).toHaveBeenCalledTimes(1);
-    expect(store.recordSendFailure).toHaveBeenCalledWith(
-      rejectedId,
-      0,
-      { kind: 'retry', attempts: 1, nextAttemptAt: new Date(FIXED_NOW.getTime() + 500) },
-      'InvalidParameterValue: too big',
-      FIXED_NOW,
-    );
+    expect(store.recordSendFailure).toHaveBeenCalledWith({
+      messageId: rejectedId,
+      seenAttempts: 0,
+      decision: { kind: 'retry', attempts: 1, nextAttemptAt: new Date(FIXED_NOW.getTime() + 500) },
+      error: 'InvalidParameterValue: too big',
+      now: FIXED_NOW,
+    });
     expect(store.markSent.mock.calls.map(([id]) => id).sort()).toEqual([testMessageId(1), testMessageId(3)]);
     expect(report).toMatchObject({ sent: 2, retryScheduled: 1, unrecorded: [] });
   });
@@ -145,13 +145,13 @@ describe('relayMessages', () => {
 
     const report = await relayMessages(inputs(1, { attempts: POLICY.maxAttempts - 1 }), deps);
 
-    expect(store.recordSendFailure).toHaveBeenCalledWith(
-      testMessageId(1),
-      POLICY.maxAttempts - 1,
-      { kind: 'fail', attempts: POLICY.maxAttempts },
-      expect.any(String),
-      FIXED_NOW,
-    );
+    expect(store.recordSendFailure).toHaveBeenCalledWith({
+      messageId: testMessageId(1),
+      seenAttempts: POLICY.maxAttempts - 1,
+      decision: { kind: 'fail', attempts: POLICY.maxAttempts },
+      error: expect.any(String),
+      now: FIXED_NOW,
+    });
     expect(report).toMatchObject({ failed: 1, sent: 0 });
   });
 
@@ -202,13 +202,13 @@ describe('relayMessages', () => {
     const report = await relayMessages(inputs(1, { topic: 'payment.captured' }), deps);
 
     expect(publisher.publishBatch).not.toHaveBeenCalled();
-    expect(store.recordSendFailure).toHaveBeenCalledWith(
-      testMessageId(1),
-      0,
-      expect.objectContaining({ kind: 'retry' }),
-      'no queue is routed for topic "payment.captured"',
-      FIXED_NOW,
-    );
+    expect(store.recordSendFailure).toHaveBeenCalledWith({
+      messageId: testMessageId(1),
+      seenAttempts: 0,
+      decision: expect.objectContaining({ kind: 'retry' }),
+      error: 'no queue is routed for topic "payment.captured"',
+      now: FIXED_NOW,
+    });
     expect(report).toMatchObject({ sent: 0, retryScheduled: 1 });
   });
 
@@ -224,7 +224,7 @@ describe('relayMessages', () => {
 
     expect(store.recordSendFailure).toHaveBeenCalledTimes(12);
     expect(
-      store.recordSendFailure.mock.calls.every(([, , , error]) => error === 'Error: socket hang up'),
+      store.recordSendFailure.mock.calls.every(([failure]) => failure.error === 'Error: socket hang up'),
     ).toBe(true);
     expect(store.markSent).not.toHaveBeenCalled();
     expect(report).toMatchObject({ sent: 0, retryScheduled: 12, unrecorded: [] });

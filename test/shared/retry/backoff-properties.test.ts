@@ -88,8 +88,8 @@ describe('backoff properties', () => {
 
   it('decideAfterSendFailure never schedules a retry in the past, nor past the backed-off ceiling', () => {
     fc.assert(
-      fc.property(policy, attempts, draw, instant, (p, seen, r, now) => {
-        const decision = decideAfterSendFailure(p, seen, now, () => r);
+      fc.property(fc.record({ p: policy, seen: attempts, r: draw, now: instant }), ({ p, seen, r, now }) => {
+        const decision = decideAfterSendFailure({ policy: p, seenAttempts: seen, now, random: () => r });
         expect(decision.attempts).toBe(seen + 1);
         if (decision.kind === 'retry') {
           expect(decision.nextAttemptAt.getTime()).toBeGreaterThanOrEqual(now.getTime());
@@ -105,7 +105,12 @@ describe('backoff properties', () => {
   it('decideAfterSendFailure gives up exactly when the failed send used the last attempt', () => {
     fc.assert(
       fc.property(policy, attempts, (p, seen) => {
-        const decision = decideAfterSendFailure(p, seen, new Date(0), () => 0.5);
+        const decision = decideAfterSendFailure({
+          policy: p,
+          seenAttempts: seen,
+          now: new Date(0),
+          random: () => 0.5,
+        });
         expect(decision.kind).toBe(hasAttemptsLeft(p, seen + 1) ? 'retry' : 'fail');
         expect(decision.kind === 'fail').toBe(seen + 1 >= p.maxAttempts);
       }),
@@ -122,7 +127,12 @@ describe('backoff properties', () => {
           let seen = 0;
           let now = new Date(0);
           for (;;) {
-            const decision = decideAfterSendFailure(p, seen, now, () => draws[seen] ?? 0);
+            const decision = decideAfterSendFailure({
+              policy: p,
+              seenAttempts: seen,
+              now,
+              random: () => draws[seen] ?? 0,
+            });
             seen = decision.attempts;
             if (decision.kind === 'fail') break;
             now = decision.nextAttemptAt;

@@ -33,11 +33,13 @@ describe('backoffCeilingMs', () => {
   it('never decreases and never exceeds the cap, for any policy', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 10_000 }),
-        fc.double({ min: 1, max: 10, noNaN: true }),
-        fc.integer({ min: 1, max: 3_600_000 }),
-        fc.integer({ min: 1, max: 60 }),
-        (baseDelayMs, multiplier, maxDelayMs, attempts) => {
+        fc.record({
+          baseDelayMs: fc.integer({ min: 1, max: 10_000 }),
+          multiplier: fc.double({ min: 1, max: 10, noNaN: true }),
+          maxDelayMs: fc.integer({ min: 1, max: 3_600_000 }),
+          attempts: fc.integer({ min: 1, max: 60 }),
+        }),
+        ({ baseDelayMs, multiplier, maxDelayMs, attempts }) => {
           const p = { baseDelayMs, multiplier, maxDelayMs, maxAttempts: 10 };
           expect(backoffCeilingMs(p, attempts)).toBeLessThanOrEqual(maxDelayMs);
           expect(backoffCeilingMs(p, attempts + 1)).toBeGreaterThanOrEqual(backoffCeilingMs(p, attempts));

@@ -8,7 +8,7 @@ const policy: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 10_
 
 describe('decideAfterSendFailure', () => {
   it('schedules a retry with a backed-off, jittered delay while attempts remain', () => {
-    const decision = decideAfterSendFailure(policy, 1, FIXED_NOW, () => 0.5);
+    const decision = decideAfterSendFailure({ policy, seenAttempts: 1, now: FIXED_NOW, random: () => 0.5 });
 
     // Second failed send: ceiling 2 000 ms, half of it.
     expect(decision).toEqual({
@@ -19,15 +19,23 @@ describe('decideAfterSendFailure', () => {
   });
 
   it('counts the failed send as an attempt', () => {
-    expect(decideAfterSendFailure(policy, 0, FIXED_NOW, () => 0).attempts).toBe(1);
+    expect(
+      decideAfterSendFailure({ policy, seenAttempts: 0, now: FIXED_NOW, random: () => 0 }).attempts,
+    ).toBe(1);
   });
 
   it('gives up (fail) when the failed send was the last allowed attempt', () => {
-    expect(decideAfterSendFailure(policy, 2, FIXED_NOW, () => 0.5)).toEqual({ kind: 'fail', attempts: 3 });
+    expect(decideAfterSendFailure({ policy, seenAttempts: 2, now: FIXED_NOW, random: () => 0.5 })).toEqual({
+      kind: 'fail',
+      attempts: 3,
+    });
   });
 
   it('gives up for a message already past the maximum', () => {
-    expect(decideAfterSendFailure(policy, 7, FIXED_NOW, () => 0.5)).toEqual({ kind: 'fail', attempts: 8 });
+    expect(decideAfterSendFailure({ policy, seenAttempts: 7, now: FIXED_NOW, random: () => 0.5 })).toEqual({
+      kind: 'fail',
+      attempts: 8,
+    });
   });
 
   it('never schedules a retry before now or beyond the capped delay', () => {
@@ -36,7 +44,12 @@ describe('decideAfterSendFailure', () => {
         fc.integer({ min: 0, max: 1 }),
         fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
         (seen, draw) => {
-          const decision = decideAfterSendFailure(policy, seen, FIXED_NOW, () => draw);
+          const decision = decideAfterSendFailure({
+            policy,
+            seenAttempts: seen,
+            now: FIXED_NOW,
+            random: () => draw,
+          });
           expect(decision.kind).toBe('retry');
           if (decision.kind !== 'retry') return;
           const delay = decision.nextAttemptAt.getTime() - FIXED_NOW.getTime();

@@ -73,7 +73,7 @@ class ObservedStore implements SweepStore {
     return this.#inner.findDue(...args);
   }
   async claim(...args: Parameters<SweepStore['claim']>) {
-    this.#inject('claim', args[0]);
+    this.#inject('claim', args[0].messageId);
     return this.#inner.claim(...args);
   }
   async requeue(...args: Parameters<SweepStore['requeue']>) {
@@ -81,7 +81,7 @@ class ObservedStore implements SweepStore {
     return this.#inner.requeue(...args);
   }
   async release(...args: Parameters<SweepStore['release']>) {
-    this.#inject('release', args[0]);
+    this.#inject('release', args[0].messageId);
     return this.#inner.release(...args);
   }
   async markSent(...args: Parameters<SweepStore['markSent']>) {
@@ -89,7 +89,7 @@ class ObservedStore implements SweepStore {
     return this.#inner.markSent(...args);
   }
   async recordSendFailure(...args: Parameters<SweepStore['recordSendFailure']>) {
-    this.#inject('recordSendFailure', args[0]);
+    this.#inject('recordSendFailure', args[0].messageId);
     return this.#inner.recordSendFailure(...args);
   }
   async confirm(...args: Parameters<SweepStore['confirm']>) {
@@ -521,7 +521,8 @@ describe('sweep', () => {
       const second = await sweep(sweeper({ owner: 'sweeper-b' }).deps);
 
       expect(second).toMatchObject({ claimed: 1, sent: 1 });
-      // Sent twice (the crash case of DESIGN §4): the consumer's inbox makes the second a no-op.
+      // Sent twice (a sweeper that crashed between its send and its SENT mark): the consumer's inbox makes
+      // the second a no-op.
       expect(sentIds()).toEqual([id(1), id(1)]);
       expect(await message(id(1))).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
     });

@@ -7,7 +7,7 @@ import {
   TransactionConditionError,
   TransactionConflictError,
 } from '../../../shared/errors.ts';
-import { cancellationCodes, transactWrite } from '../../../shared/transaction/transact-write.ts';
+import { cancelledActions, transactWrite } from '../../../shared/transaction/transact-write.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { transactionCanceled } from '../../support/factories.ts';
 
@@ -70,15 +70,38 @@ describe('transactWrite', () => {
   });
 });
 
-describe('cancellationCodes', () => {
-  it('lists the reason of every action, None for missing codes', () => {
-    expect(cancellationCodes(transactionCanceled([{ Code: 'ConditionalCheckFailed' }, {}]))).toEqual([
-      'ConditionalCheckFailed',
-      'None',
+describe('cancelledActions', () => {
+  it('lists the reason of every action in order, None for missing codes', () => {
+    expect(cancelledActions(transactionCanceled([{ Code: 'ConditionalCheckFailed' }, {}]))).toEqual([
+      { index: 0, code: 'ConditionalCheckFailed' },
+      { index: 1, code: 'None' },
+    ]);
+  });
+
+  it("keeps DynamoDB's message and unmarshalls the ALL_OLD item of an action", () => {
+    const reasons = cancelledActions(
+      transactionCanceled([
+        {
+          Code: 'ConditionalCheckFailed',
+          Message: 'The conditional request failed',
+          Item: { id: { S: '1' }, count: { N: '3' }, tags: { L: [{ S: 'a' }] } },
+        },
+        { Code: 'None' },
+      ]),
+    );
+
+    expect(reasons).toEqual([
+      {
+        index: 0,
+        code: 'ConditionalCheckFailed',
+        message: 'The conditional request failed',
+        item: { id: '1', count: 3, tags: ['a'] },
+      },
+      { index: 1, code: 'None' },
     ]);
   });
 
   it('is undefined for an error that is not a cancellation', () => {
-    expect(cancellationCodes(new Error('x'))).toBeUndefined();
+    expect(cancelledActions(new Error('x'))).toBeUndefined();
   });
 });

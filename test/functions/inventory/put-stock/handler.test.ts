@@ -1,21 +1,21 @@
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { createHandler } from '../../../../functions/inventory/put-stock/handler.ts';
+import { handler } from '../../../../functions/inventory/put-stock/handler.ts';
 import { ConfigError } from '../../../../shared/errors.ts';
 import { apiEvent, lambdaContext } from '../../../support/factories.ts';
 
 describe('put-stock handler', () => {
   it('fails loudly at start with a ConfigError naming INVENTORY_TABLE', () => {
-    expect(() => createHandler({ POWERTOOLS_LOG_LEVEL: 'SILENT' })).toThrow(ConfigError);
-    expect(() => createHandler({ POWERTOOLS_LOG_LEVEL: 'SILENT' })).toThrow('INVENTORY_TABLE is not set');
+    expect(() => handler.withEnv({ POWERTOOLS_LOG_LEVEL: 'SILENT' })).toThrow(ConfigError);
+    expect(() => handler.withEnv({ POWERTOOLS_LOG_LEVEL: 'SILENT' })).toThrow('INVENTORY_TABLE is not set');
   });
 
   it('writes to the configured table', async () => {
     const ddb = mockClient(DynamoDBDocumentClient);
     ddb.on(PutCommand).resolves({});
 
-    const response = await createHandler({
+    const response = await handler.withEnv({
       INVENTORY_TABLE: 'inventory-table',
       AWS_REGION: 'eu-west-1',
       POWERTOOLS_LOG_LEVEL: 'SILENT',

@@ -5,15 +5,17 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type CreateOrderDeps, createOrder } from '../../../../functions/orders/create-order/create-order.ts';
 import { MAX_ORDER_BODY_BYTES } from '../../../../functions/orders/create-order/order-request.ts';
-import { TransactionConflictError } from '../../../../shared/errors.ts';
+import { TransactionConditionError, TransactionConflictError } from '../../../../shared/errors.ts';
 import { messageIdTime, parseEnvelope } from '../../../../shared/message/envelope.ts';
 import { apiEvent, FIXED_NOW, transactionCanceled } from '../../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const deps: CreateOrderDeps = {
-  client: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' })),
+  writer: {
+    client: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' })),
+    outboxTable: 'outbox',
+  },
   ordersTable: 'orders',
-  outboxTable: 'outbox',
   clock: () => FIXED_NOW,
   newOrderId: () => 'generated-order-id',
 };
@@ -78,6 +80,18 @@ describe('createOrder', () => {
     expect(messageIdTime(stored.messageId)).toEqual(FIXED_NOW);
   });
 
+  it("writes the message with the writer's due shards and stream grace, at the request's time", async () => {
+    const writer = { ...deps.writer, dueShards: 1, streamGraceMs: 5_000, clock: () => new Date(0) };
+
+    await createOrder(apiEvent({ body: validOrder }), { ...deps, writer });
+
+    expect(sentItems()[1]?.Put?.Item).toMatchObject({
+      dueShard: '0',
+      nextAttemptAt: new Date(FIXED_NOW.getTime() + 5_000).toISOString(),
+      updatedAt: FIXED_NOW.toISOString(),
+    });
+  });
+
   it('generates the order id when the client sends none', async () => {
     const { orderId: _, ...withoutId } = validOrder;
 
@@ -109,71 +123,80 @@ describe('createOrder', () => {
     expect(response.statusCode).toBe(201);
   });
 
-  it.each([
-    ['malformed JSON', '{"customerId": "c", "items": [', '(body)', 'not valid JSON'],
-    ['an empty body', '', '(body)', 'required'],
-    ['a blank body', '   ', '(body)', 'required'],
-    ['a missing customerId', { items: [{ sku: 'A', quantity: 1 }] }, 'customerId', 'invalid'],
-    ['an empty customerId', { customerId: '', items: [{ sku: 'A', quantity: 1 }] }, 'customerId', 'invalid'],
-    [
-      'items that are not an array',
-      { customerId: 'c', items: { sku: 'A', quantity: 1 } },
-      'items',
-      'invalid',
-    ],
-    ['no items', { customerId: 'c', items: [] }, 'items', 'invalid'],
-    [
-      'a quantity of -1',
-      { customerId: 'c', items: [{ sku: 'A', quantity: -1 }] },
-      'items[0].quantity',
-      'invalid',
-    ],
-    [
-      'a quantity of 0',
-      { customerId: 'c', items: [{ sku: 'A', quantity: 0 }] },
-      'items[0].quantity',
-      'invalid',
-    ],
-    [
-      'a quantity of 1001',
-      { customerId: 'c', items: [{ sku: 'A', quantity: 1001 }] },
-      'items[0].quantity',
-      'invalid',
-    ],
-    [
-      'a quantity of 1.5',
-      { customerId: 'c', items: [{ sku: 'A', quantity: 1.5 }] },
-      'items[0].quantity',
-      'invalid',
-    ],
-    [
-      'a quantity given as a string',
-      { customerId: 'c', items: [{ sku: 'A', quantity: '2' }] },
-      'items[0].quantity',
-      'invalid',
-    ],
-    [
-      'a bad sku on the second line',
-      {
-        customerId: 'c',
-        items: [
-          { sku: 'A', quantity: 1 },
-          { sku: 'no spaces', quantity: 1 },
+  it.each(
+    (
+      [
+        ['malformed JSON', '{"customerId": "c", "items": [', '(body)', 'not valid JSON'],
+        ['an empty body', '', '(body)', 'required'],
+        ['a blank body', '   ', '(body)', 'required'],
+        ['a missing customerId', { items: [{ sku: 'A', quantity: 1 }] }, 'customerId', 'invalid'],
+        [
+          'an empty customerId',
+          { customerId: '', items: [{ sku: 'A', quantity: 1 }] },
+          'customerId',
+          'invalid',
         ],
-      },
-      'items[1].sku',
-      'invalid',
-    ],
-    [
-      '26 items',
-      { customerId: 'c', items: Array.from({ length: 26 }, (_, i) => ({ sku: `S${i}`, quantity: 1 })) },
-      'items',
-      'invalid',
-    ],
-    ['an orderId with bad characters', { ...validOrder, orderId: 'order/1' }, 'orderId', 'invalid'],
-    ['an orderId of 65 characters', { ...validOrder, orderId: 'a'.repeat(65) }, 'orderId', 'invalid'],
-    ['an empty orderId', { ...validOrder, orderId: '' }, 'orderId', 'invalid'],
-  ])('answers 400 naming the field for %s, and writes nothing', async (_, body, field, error) => {
+        [
+          'items that are not an array',
+          { customerId: 'c', items: { sku: 'A', quantity: 1 } },
+          'items',
+          'invalid',
+        ],
+        ['no items', { customerId: 'c', items: [] }, 'items', 'invalid'],
+        [
+          'a quantity of -1',
+          { customerId: 'c', items: [{ sku: 'A', quantity: -1 }] },
+          'items[0].quantity',
+          'invalid',
+        ],
+        [
+          'a quantity of 0',
+          { customerId: 'c', items: [{ sku: 'A', quantity: 0 }] },
+          'items[0].quantity',
+          'invalid',
+        ],
+        [
+          'a quantity of 1001',
+          { customerId: 'c', items: [{ sku: 'A', quantity: 1001 }] },
+          'items[0].quantity',
+          'invalid',
+        ],
+        [
+          'a quantity of 1.5',
+          { customerId: 'c', items: [{ sku: 'A', quantity: 1.5 }] },
+          'items[0].quantity',
+          'invalid',
+        ],
+        [
+          'a quantity given as a string',
+          { customerId: 'c', items: [{ sku: 'A', quantity: '2' }] },
+          'items[0].quantity',
+          'invalid',
+        ],
+        [
+          'a bad sku on the second line',
+          {
+            customerId: 'c',
+            items: [
+              { sku: 'A', quantity: 1 },
+              { sku: 'no spaces', quantity: 1 },
+            ],
+          },
+          'items[1].sku',
+          'invalid',
+        ],
+        [
+          '26 items',
+          { customerId: 'c', items: Array.from({ length: 26 }, (_, i) => ({ sku: `S${i}`, quantity: 1 })) },
+          'items',
+          'invalid',
+        ],
+        ['an orderId with bad characters', { ...validOrder, orderId: 'order/1' }, 'orderId', 'invalid'],
+        ['an orderId of 65 characters', { ...validOrder, orderId: 'a'.repeat(65) }, 'orderId', 'invalid'],
+        ['an empty orderId', { ...validOrder, orderId: '' }, 'orderId', 'invalid'],
+      ] as const
+    ).map(([name, body, field, error]) => ({ name, body, field, error })),
+  )('answers 400 naming the field for $name, and writes nothing', async ({ body, field, error }) => {
     const response = await createOrder(apiEvent({ body }), deps);
 
     expect(response.statusCode).toBe(400);
@@ -238,6 +261,16 @@ describe('createOrder', () => {
     const parsed = bodyOf<ErrorBody>(response);
     expect(parsed.error).toBe('order already exists');
     expect(parsed.details).toEqual([{ field: 'orderId', problem: expect.stringContaining('order-1') }]);
+  });
+
+  it('answers no 409 when only the outbox put failed (a reused message id): the error goes through', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejects(transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }]));
+
+    await expect(createOrder(apiEvent({ body: validOrder }), deps)).rejects.toBeInstanceOf(
+      TransactionConditionError,
+    );
   });
 
   it('lets a transaction conflict through for the error boundary (a 500, not a 4xx)', async () => {

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createHandler, handler } from '../../../../functions/orders/create-order/handler.ts';
+import { handler } from '../../../../functions/orders/create-order/handler.ts';
 import { ConfigError } from '../../../../shared/errors.ts';
 import { apiEvent, lambdaContext } from '../../../support/factories.ts';
 
@@ -28,19 +28,19 @@ describe('create-order handler', () => {
     (setting) => {
       const incomplete = { ...env, [setting]: undefined };
 
-      expect(() => createHandler(incomplete)).toThrow(ConfigError);
-      expect(() => createHandler(incomplete)).toThrow(`${setting} is not set`);
+      expect(() => handler.withEnv(incomplete)).toThrow(ConfigError);
+      expect(() => handler.withEnv(incomplete)).toThrow(`${setting} is not set`);
     },
   );
 
   it('treats an empty setting as missing', () => {
-    expect(() => createHandler({ ...env, ORDERS_TABLE: '' })).toThrow(/ORDERS_TABLE/);
+    expect(() => handler.withEnv({ ...env, ORDERS_TABLE: '' })).toThrow(/ORDERS_TABLE/);
   });
 
   it('writes to the configured tables and answers 201 with a generated order id', async () => {
     ddb.on(TransactWriteCommand).resolves({});
 
-    const response = await createHandler(env)(apiEvent({ body }), lambdaContext());
+    const response = await handler.withEnv(env)(apiEvent({ body }), lambdaContext());
 
     expect(response.statusCode).toBe(201);
     const { orderId } = JSON.parse(response.body) as { orderId: string };
@@ -49,10 +49,31 @@ describe('create-order handler', () => {
     expect(items.map((item) => item.Put?.TableName)).toEqual(['orders-table', 'outbox-table']);
   });
 
+  it("writes the message with the writer's settings from its environment (DUE_SHARDS, STREAM_GRACE_MS)", async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+
+    await handler.withEnv({ ...env, DUE_SHARDS: '1', STREAM_GRACE_MS: '0' })(
+      apiEvent({ body }),
+      lambdaContext(),
+    );
+
+    const outboxPut = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems?.[1]?.Put;
+    expect(outboxPut?.Item?.dueShard).toBe('0');
+    expect(outboxPut?.Item?.nextAttemptAt).toBe(outboxPut?.Item?.updatedAt);
+  });
+
+  it.each([
+    ['DUE_SHARDS', '0'],
+    ['STREAM_GRACE_MS', 'soon'],
+  ])('fails loudly at start with a ConfigError naming %s when it is "%s"', (name, value) => {
+    expect(() => handler.withEnv({ ...env, [name]: value })).toThrow(ConfigError);
+    expect(() => handler.withEnv({ ...env, [name]: value })).toThrow(name);
+  });
+
   it('answers 500 with the request id, not the internals, when DynamoDB fails', async () => {
     ddb.on(TransactWriteCommand).rejects(new Error('secret internal detail'));
 
-    const response = await createHandler(env)(apiEvent({ body }), lambdaContext());
+    const response = await handler.withEnv(env)(apiEvent({ body }), lambdaContext());
 
     expect(response.statusCode).toBe(500);
     expect(JSON.parse(response.body)).toEqual({ error: 'internal error', requestId: 'aws-request-1' });
@@ -60,7 +81,8 @@ describe('create-order handler', () => {
   });
 
   it('reads process.env on the first invocation, not at import time', async () => {
-    for (const name of Object.keys(env)) vi.stubEnv(name, undefined);
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+    vi.stubEnv('ORDERS_TABLE', undefined);
     expect(() => handler(apiEvent({ body }), lambdaContext())).toThrow(/ORDERS_TABLE is not set/);
 
     for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);

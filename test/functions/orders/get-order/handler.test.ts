@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { createHandler } from '../../../../functions/orders/get-order/handler.ts';
+import { handler } from '../../../../functions/orders/get-order/handler.ts';
 import { ConfigError } from '../../../../shared/errors.ts';
 import { apiEvent, lambdaContext } from '../../../support/factories.ts';
 
@@ -18,8 +18,8 @@ describe('get-order handler', () => {
     (setting) => {
       const incomplete = { ...env, [setting]: undefined };
 
-      expect(() => createHandler(incomplete)).toThrow(ConfigError);
-      expect(() => createHandler(incomplete)).toThrow(`${setting} is not set`);
+      expect(() => handler.withEnv(incomplete)).toThrow(ConfigError);
+      expect(() => handler.withEnv(incomplete)).toThrow(`${setting} is not set`);
     },
   );
 
@@ -28,7 +28,7 @@ describe('get-order handler', () => {
     ddb.on(GetCommand).resolves({});
     ddb.on(QueryCommand).resolves({ Items: [] });
 
-    const response = await createHandler(env)(
+    const response = await handler.withEnv(env)(
       apiEvent({ method: 'GET', pathParameters: { orderId: 'order-1' } }),
       lambdaContext(),
     );

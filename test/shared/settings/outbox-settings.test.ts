@@ -1,0 +1,263 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../shared/errors.ts';
+import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
+import {
+  CONSUMER_SETTINGS,
+  OutboxSettings,
+  RELAY_SETTINGS,
+  SWEEPER_SETTINGS,
+  WRITER_SETTINGS,
+} from '../../../shared/settings/outbox-settings.ts';
+import { readSetting, type Setting } from '../../../shared/settings/setting.ts';
+
+const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
+const fast: RetryPolicy = { baseDelayMs: 500, multiplier: 3, maxDelayMs: 30_000, maxAttempts: 4 };
+
+type SettingKey = keyof typeof OutboxSettings;
+
+/** For every setting: a text it accepts with the value it reads, and texts it must refuse. */
+const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly string[] }> = {
+  outboxTable: { valid: ['outbox-table', 'outbox-table'], malformed: ['', ' ', 'ab', 'outbox table', 'a/b'] },
+  topicQueues: {
+    valid: [JSON.stringify({ 'order.created': QUEUE }), { 'order.created': QUEUE }],
+    malformed: ['', '{order.created:', '{"order.created":"order-created"}', `["${QUEUE}"]`, 'null'],
+  },
+  retryPolicies: {
+    valid: [JSON.stringify({ 'order.created': fast }), { 'order.created': fast }],
+    malformed: ['nope', '[]', JSON.stringify({ 'order.created': { ...fast, maxAttempts: 0 } })],
+  },
+  confirmDeadlineMs: { valid: ['60000', 60_000], malformed: ['', '999', '43200001', '1e4', '5 min'] },
+  dueShards: { valid: ['16', 16], malformed: ['0', '65', '-1', '8.0', 'eight'] },
+  streamGraceMs: { valid: ['0', 0], malformed: ['-1', '1.5', ' ', '43200001'] },
+  retentionDays: { valid: ['7', 7], malformed: ['0', '3651', '0x10', '7d'] },
+  deliveryInboxes: {
+    valid: [JSON.stringify({ 'order.created': 'inventory-inbox' }), { 'order.created': 'inventory-inbox' }],
+    malformed: ['inventory-inbox', '{"order.created":"x"}', '{"order.created":42}', '{"Order":"inbox"}'],
+  },
+  inboxTable: { valid: ['inventory-inbox', 'inventory-inbox'], malformed: ['', 'in', 'inbox?'] },
+  inboxRetentionDays: { valid: ['14', 14], malformed: ['0', '3651', '1e1'] },
+  sourceQueueUrl: { valid: [QUEUE, QUEUE], malformed: ['', 'order-events', '/queue'] },
+  deadLetterQueueUrl: { valid: [QUEUE, QUEUE], malformed: ['', 'order-events-dlq'] },
+  maxReceiveCount: { valid: ['5', 5], malformed: ['0', '1001', '', 'five'] },
+  visibilityBackoffBaseSeconds: { valid: ['1', 1], malformed: ['0', '43201', '1.5'] },
+  visibilityBackoffMaxSeconds: { valid: ['43200', 43_200], malformed: ['0', '43201', '-900'] },
+};
+
+const settings = Object.entries(OutboxSettings) as [SettingKey, Setting<unknown>][];
+
+/** The ConfigError thrown when `setting` reads `raw`. */
+function configErrorFor(setting: Setting<unknown>, raw: string): ConfigError {
+  try {
+    readSetting({ [setting.name]: raw }, setting);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`expected ${setting.name}=${JSON.stringify(raw)} to be refused`);
+}
+
+describe('OutboxSettings', () => {
+  it('has a test case for every setting', () => {
+    expect(Object.keys(CASES).sort()).toEqual(Object.keys(OutboxSettings).sort());
+  });
+
+  it('names every variable once', () => {
+    const names = settings.map(([, setting]) => setting.name);
+
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.every((name) => /^[A-Z][A-Z0-9_]*$/.test(name))).toBe(true);
+  });
+
+  it.each(
+    settings.flatMap(([key, setting]) => CASES[key].malformed.map((raw) => [setting.name, raw, setting])),
+  )('refuses %s=%j with a ConfigError naming the variable', (name, raw, setting) => {
+    const error = configErrorFor(setting as Setting<unknown>, raw as string);
+
+    expect(error.message.startsWith(`${name} `)).toBe(true);
+    expect(error.code).toBe('INVALID_CONFIG');
+  });
+
+  it.each(settings.map(([key, setting]) => [setting.name, key, setting] as const))(
+    'reads a valid %s and writes it back as the same text',
+    (_name, key, setting) => {
+      const [raw, value] = CASES[key].valid;
+
+      expect(readSetting({ [setting.name]: raw }, setting)).toEqual(value);
+      expect(setting.parse(setting.format(value))).toEqual(value);
+    },
+  );
+
+  it('defaults what the shipped functions can run without', () => {
+    const defaults = Object.fromEntries(
+      settings.flatMap(([, setting]) =>
+        setting.defaultValue === undefined ? [] : [[setting.name, readSetting({}, setting)]],
+      ),
+    );
+
+    expect(defaults).toEqual({
+      RETRY_POLICIES: {},
+      CONFIRM_DEADLINE_MS: 300_000,
+      DUE_SHARDS: 8,
+      STREAM_GRACE_MS: 60_000,
+      RETENTION_DAYS: 30,
+      DELIVERY_INBOXES: {},
+      INBOX_RETENTION_DAYS: 30,
+      VISIBILITY_BACKOFF_BASE_SECONDS: 10,
+      VISIBILITY_BACKOFF_MAX_SECONDS: 900,
+    });
+  });
+
+  it.each(settings.filter(([, setting]) => setting.defaultValue === undefined).map(([, s]) => [s.name, s]))(
+    'requires %s: absent is a ConfigError that names and describes it',
+    (name, setting) => {
+      expect(() => readSetting({}, setting as Setting<unknown>)).toThrow(
+        `${name} is not set (${(setting as Setting<unknown>).description})`,
+      );
+    },
+  );
+
+  it('requires exactly the tables, queues and receive count that have no safe default', () => {
+    expect(
+      settings.filter(([, setting]) => setting.defaultValue === undefined).map(([, setting]) => setting.name),
+    ).toEqual([
+      'OUTBOX_TABLE',
+      'TOPIC_QUEUES',
+      'INBOX_TABLE',
+      'SOURCE_QUEUE_URL',
+      'DEAD_LETTER_QUEUE_URL',
+      'MAX_RECEIVE_COUNT',
+    ]);
+  });
+});
+
+describe('TOPIC_QUEUES', () => {
+  const read = (raw: string) => readSetting({ TOPIC_QUEUES: raw }, OutboxSettings.topicQueues);
+
+  it('maps each topic to its queue URL', () => {
+    expect(read(JSON.stringify({ 'order.created': QUEUE, 'order.shipped': `${QUEUE}-2` }))).toEqual({
+      'order.created': QUEUE,
+      'order.shipped': `${QUEUE}-2`,
+    });
+  });
+
+  it.each([
+    ['is not JSON', '{order.created:', /TOPIC_QUEUES .*JSON/],
+    [
+      'maps a topic to something that is not a URL',
+      '{"order.created":"order-created"}',
+      /must be a queue URL/,
+    ],
+    ['is a list', `["${QUEUE}"]`, /TOPIC_QUEUES .*expected record/],
+    ['names a topic that is not dotted lowercase', `{"OrderCreated":"${QUEUE}"}`, /TOPIC_QUEUES is invalid/],
+    ['names a topic `constructor`', `{"constructor":"${QUEUE}"}`, /TOPIC_QUEUES is invalid/],
+  ])('fails loudly with a ConfigError naming TOPIC_QUEUES when it %s', (_case, raw, message) => {
+    expect(() => read(raw)).toThrow(ConfigError);
+    expect(() => read(raw)).toThrow(message);
+  });
+
+  it.todo('refuses a `__proto__` key instead of dropping it silently (zod records skip that key)');
+});
+
+describe('RETRY_POLICIES', () => {
+  const read = (raw: string) => readSetting({ RETRY_POLICIES: raw }, OutboxSettings.retryPolicies);
+
+  it('reads a policy per topic', () => {
+    const slow = { baseDelayMs: 60_000, multiplier: 1, maxDelayMs: 60_000, maxAttempts: 100 };
+
+    expect(read(JSON.stringify({ 'order.created': fast, 'order.shipped': slow }))).toEqual({
+      'order.created': fast,
+      'order.shipped': slow,
+    });
+  });
+
+  it('refuses text that is not JSON, naming RETRY_POLICIES and keeping the parse error as cause', () => {
+    const error = configErrorFor(OutboxSettings.retryPolicies, '{"order.created": ');
+
+    expect(error.message).toContain('RETRY_POLICIES');
+    expect(error.code).toBe('INVALID_CONFIG');
+    expect(error.cause).toBeInstanceOf(SyntaxError);
+  });
+
+  it.each([
+    ['a negative base delay', { ...fast, baseDelayMs: -1 }],
+    ['a zero base delay', { ...fast, baseDelayMs: 0 }],
+    ['a negative maximum delay', { ...fast, maxDelayMs: -1_000 }],
+    ['a fractional delay', { ...fast, baseDelayMs: 1.5 }],
+    ['a shrinking multiplier', { ...fast, multiplier: 0.5 }],
+    ['zero attempts', { ...fast, maxAttempts: 0 }],
+    ['more than 1 000 attempts', { ...fast, maxAttempts: 1_001 }],
+    ['a missing field', { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 10_000 }],
+    ['an unknown field', { ...fast, jitter: 'full' }],
+    ['a delay given as text', { ...fast, baseDelayMs: '1000' }],
+  ])('refuses %s, naming RETRY_POLICIES and the topic', (_case, policy) => {
+    const error = configErrorFor(OutboxSettings.retryPolicies, JSON.stringify({ 'order.created': policy }));
+
+    expect(error.message).toMatch(/^RETRY_POLICIES is invalid: /);
+    expect(error.message).toContain('order.created');
+  });
+
+  it('refuses a base delay above the maximum delay', () => {
+    const error = configErrorFor(
+      OutboxSettings.retryPolicies,
+      JSON.stringify({ 'order.created': { ...fast, baseDelayMs: 60_000, maxDelayMs: 1_000 } }),
+    );
+
+    expect(error.message).toContain('RETRY_POLICIES');
+    expect(error.message).toContain('baseDelayMs must not exceed maxDelayMs');
+  });
+
+  it.each([
+    ['an array', '[]'],
+    ['a number', '42'],
+    ['null', 'null'],
+    ['an empty topic name', JSON.stringify({ '': fast })],
+    ['a topic named `constructor`', JSON.stringify({ constructor: fast })],
+  ])('refuses %s instead of a topic → policy object', (_case, raw) => {
+    expect(configErrorFor(OutboxSettings.retryPolicies, raw).message).toContain('RETRY_POLICIES');
+  });
+
+  it('accepts the boundaries: base = max, multiplier 1, one attempt, 1 000 attempts', () => {
+    const edge = { baseDelayMs: 5_000, multiplier: 1, maxDelayMs: 5_000, maxAttempts: 1 };
+    const most = { ...edge, maxAttempts: 1_000 };
+
+    expect(read(JSON.stringify({ 'a.b': edge, 'c.d': most }))).toEqual({ 'a.b': edge, 'c.d': most });
+  });
+});
+
+describe('what each shipped function reads', () => {
+  const names = (list: readonly Setting<unknown>[]) => list.map((setting) => setting.name);
+
+  it('the relay: its table, routes, policies, deadline and retention', () => {
+    expect(names(RELAY_SETTINGS)).toEqual([
+      'OUTBOX_TABLE',
+      'TOPIC_QUEUES',
+      'RETRY_POLICIES',
+      'CONFIRM_DEADLINE_MS',
+      'RETENTION_DAYS',
+    ]);
+  });
+
+  it("the sweeper: the relay's, plus the due shards and the delivery inboxes", () => {
+    expect(names(SWEEPER_SETTINGS)).toEqual([...names(RELAY_SETTINGS), 'DUE_SHARDS', 'DELIVERY_INBOXES']);
+  });
+
+  it('a consumer: its inbox, the outbox to confirm, its queues and backoff', () => {
+    expect(names(CONSUMER_SETTINGS).sort()).toEqual(
+      [
+        'INBOX_TABLE',
+        'INBOX_RETENTION_DAYS',
+        'OUTBOX_TABLE',
+        'RETENTION_DAYS',
+        'SOURCE_QUEUE_URL',
+        'DEAD_LETTER_QUEUE_URL',
+        'MAX_RECEIVE_COUNT',
+        'VISIBILITY_BACKOFF_BASE_SECONDS',
+        'VISIBILITY_BACKOFF_MAX_SECONDS',
+      ].sort(),
+    );
+  });
+
+  it('a writer: the outbox table and what the sweeper must agree on', () => {
+    expect(names(WRITER_SETTINGS)).toEqual(['OUTBOX_TABLE', 'DUE_SHARDS', 'STREAM_GRACE_MS']);
+  });
+});
