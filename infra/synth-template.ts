@@ -1,6 +1,7 @@
 /**
  * The example stack's CloudFormation template, synthesized in-process: for the infra tests and for the local
- * runtime, which deploys it to an emulator (DESIGN §5) so that local runs use exactly what `cdk deploy` does.
+ * runtime, which deploys it to an emulator and runs its functions from it, so that local runs use exactly
+ * what `cdk deploy` does.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,12 +25,19 @@ export interface SynthTemplateOptions {
   readonly emulator?: boolean;
 }
 
+/**
+ * The context the CDK CLI adds to every `cdk synth`: without it an in-process app writes no `aws:cdk:path`
+ * metadata, and the local runtime names each function by that path (`Outbox/Relay`).
+ */
+const CLI_CONTEXT = { 'aws:cdk:enable-path-metadata': true } as const;
+
 /** The example stack in a fresh app with cdk.json's context, bundling skipped unless `bundle` is set. */
 export function buildExampleStack(options: SynthTemplateOptions = {}, outdir?: string): OutboxExampleStack {
   const app = new App({
     ...(outdir === undefined ? {} : { outdir }),
     context: {
       ...cdkJsonContext(),
+      ...CLI_CONTEXT,
       // An empty list of stacks to bundle makes NodejsFunction skip esbuild (it only needs the entry file).
       ...(options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] }),
     },

@@ -54,6 +54,17 @@ export class QueueWithDlq extends Construct {
     };
     // A dead letter keeps its original enqueue time, so the DLQ must keep messages longer than the queue
     // or they expire on arrival.
+    const { retentionPeriod, deadLetterRetention } = this.settings;
+    this.node.addValidation({
+      validate: () =>
+        deadLetterRetention.toSeconds() > retentionPeriod.toSeconds()
+          ? []
+          : [
+              `QueueWithDlq: deadLetterRetention (${deadLetterRetention.toHumanString()}) must be longer than the ` +
+                `queue's retentionPeriod (${retentionPeriod.toHumanString()}): a dead letter keeps its original ` +
+                'enqueue time and would expire on arrival',
+            ],
+    });
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       encryption: QUEUE_DEFAULTS.encryption,
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,

@@ -313,6 +313,7 @@ export class TransactionalOutbox extends Construct {
       description: 'Outbox stream → SQS: forwards new messages, marks them SENT or records the failure',
       ...props.relayFunctionProps,
       entry: SHIPPED_RELAY_ENTRY,
+      handler: 'handler',
       serviceName: 'outbox-relay',
       environment: { ...props.relayFunctionProps?.environment, ...sendSettings },
     });
@@ -345,6 +346,7 @@ export class TransactionalOutbox extends Construct {
         'Sends due retries and lost stream records, recovers expired claims, reconciles unconfirmed messages',
       ...props.sweeperFunctionProps,
       entry: SHIPPED_SWEEPER_ENTRY,
+      handler: 'handler',
       serviceName: 'outbox-sweeper',
       environment: {
         ...props.sweeperFunctionProps?.environment,
@@ -575,7 +577,8 @@ export class TransactionalOutbox extends Construct {
       const retentionMs = inboxRetentionDays * 86_400_000;
       if (retentionMs <= horizonMs) {
         this.#problem(
-          `consumer ${id}: inboxRetention (${inboxRetentionDays} days) must be longer than the redelivery horizon ` +
+          `consumer ${id}: inboxRetention (${OutboxSettings.inboxRetentionDays.name} = ${inboxRetentionDays} days) ` +
+            'must be longer than the redelivery horizon ' +
             `of topic '${topic}' (${(horizonMs / 86_400_000).toFixed(1)} days: every delivery round's deadline, ` +
             'send retries and the dead-letter retention), or a late copy would be applied twice',
         );
