@@ -1,8 +1,13 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { z } from 'zod';
+import { bodyText } from './body-text.ts';
+import { jsonContentTypeProblem } from './content-type.ts';
+import { duplicateKeys } from './duplicate-keys.ts';
+import { fieldPath } from './field-path.ts';
+import { illFormedStrings } from './ill-formed-strings.ts';
 import { errorResponse, type RequestProblem } from './responses.ts';
 
-/** A parsed request, or the 400 response that explains why it could not be parsed. */
+/** A parsed request, or the 4xx response that explains why it could not be parsed. */
 export type Parsed<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly response: APIGatewayProxyResult };
@@ -14,8 +19,7 @@ export type Parsed<T> =
 export function describeIssues(issues: readonly z.core.$ZodIssue[], root = '(body)'): RequestProblem[] {
   return issues.map((issue) => {
     const field = issue.path.reduce<string>(
-      (path, key) =>
-        typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${String(key)}` : String(key),
+      (path, key) => fieldPath(path, typeof key === 'number' ? key : String(key)),
       '',
     );
     const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
@@ -24,55 +28,53 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root = '(bod
 }
 
 /**
- * Parses a JSON request body against a schema: a clear 400 for an oversized body, malformed JSON or a
- * schema violation (every bad field named), before anything is written.
+ * Parses a JSON request body against a schema, before anything is written: 415 unless the content type is
+ * `application/json` (UTF-8); 400 for a body that is not valid UTF-8, too large, empty or malformed JSON,
+ * for a key repeated in one object, a string with a lone surrogate, or a schema violation (every bad field
+ * named).
  */
 export function parseJsonBody<T>(
   event: APIGatewayProxyEvent,
   schema: z.ZodType<T>,
   maxBytes: number,
 ): Parsed<T> {
-  const raw = event.isBase64Encoded
-    ? Buffer.from(event.body ?? '', 'base64').toString('utf8')
-    : (event.body ?? '');
-  const bytes = Buffer.byteLength(raw);
-  if (bytes > maxBytes) {
-    return {
-      ok: false,
-      response: errorResponse(400, 'request body too large', [
-        { field: '(body)', problem: `${bytes} bytes exceeds the limit of ${maxBytes} bytes` },
-      ]),
-    };
+  const contentType = jsonContentTypeProblem(headerValue(event, 'content-type'));
+  if (contentType !== undefined) {
+    return refuse(415, 'unsupported media type', [{ field: 'content-type', problem: contentType }]);
   }
-  if (raw.trim() === '') {
-    return {
-      ok: false,
-      response: errorResponse(400, 'request body is required', [{ field: '(body)', problem: 'empty' }]),
-    };
+  const text = bodyText(event, maxBytes);
+  if (!text.ok) return text;
+  if (text.value.trim() === '') {
+    return refuse(400, 'request body is required', [{ field: '(body)', problem: 'empty' }]);
   }
   let json: unknown;
   try {
-    json = JSON.parse(raw);
+    json = JSON.parse(text.value);
   } catch (error) {
     const problem = error instanceof Error ? error.message : 'not JSON';
-    return {
-      ok: false,
-      response: errorResponse(400, 'request body is not valid JSON', [{ field: '(body)', problem }]),
-    };
+    return refuse(400, 'request body is not valid JSON', [{ field: '(body)', problem }]);
   }
-  return parseValue(json, schema, 'invalid request body');
+  const duplicates = duplicateKeys(text.value);
+  if (duplicates.length > 0) return refuse(400, 'request body has duplicate keys', duplicates);
+  const illFormed = illFormedStrings(json);
+  if (illFormed.length > 0) return refuse(400, 'request body is not valid Unicode', illFormed);
+  return parseValue(json, schema, { error: 'invalid request body' });
+}
+
+function refuse(statusCode: number, error: string, details: readonly RequestProblem[]): Parsed<never> {
+  return { ok: false, response: errorResponse(statusCode, error, details) };
 }
 
 /** Validates a value (a path parameter named `field`, a parsed body) against a schema, or builds the 400. */
 export function parseValue<T>(
   value: unknown,
   schema: z.ZodType<T>,
-  error: string,
-  field = '(body)',
+  answer: { readonly error: string; readonly field?: string },
 ): Parsed<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, response: errorResponse(400, error, describeIssues(parsed.error.issues, field)) };
+  const details = describeIssues(parsed.error.issues, answer.field ?? '(body)');
+  return { ok: false, response: errorResponse(400, answer.error, details) };
 }
 
 /** A request header by case-insensitive name (API Gateway keeps the client's casing). */

@@ -1,10 +1,14 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 
-/** A JSON response for API Gateway's proxy integration. */
-export function jsonResponse(statusCode: number, body: unknown): APIGatewayProxyResult {
+/** A JSON response for API Gateway's proxy integration, with any extra `headers`. */
+export function jsonResponse(
+  statusCode: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): APIGatewayProxyResult {
   return {
     statusCode,
-    headers: { 'content-type': 'application/json' },
+    headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   };
 }

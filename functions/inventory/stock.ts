@@ -13,9 +13,12 @@ export interface StockDeps {
 
 const MAX_STOCK_BODY_BYTES = 1024;
 
-/** `PUT /inventory/{sku}`: sets the available stock. 200 `{ sku, available }`; 400 on bad input. */
+/**
+ * `PUT /inventory/{sku}`: sets the available stock. 200 `{ sku, available }`; 415 unless the body is sent as
+ * `application/json`; 400 on bad input (see `parseJsonBody`). Nothing is written on error.
+ */
 export async function putStock(event: APIGatewayProxyEvent, deps: StockDeps): Promise<APIGatewayProxyResult> {
-  const sku = parseValue(event.pathParameters?.sku, skuSchema, 'invalid sku', 'sku');
+  const sku = parseValue(event.pathParameters?.sku, skuSchema, { error: 'invalid sku', field: 'sku' });
   if (!sku.ok) return sku.response;
   const request = parseJsonBody(event, stockRequestSchema, MAX_STOCK_BODY_BYTES);
   if (!request.ok) return request.response;
@@ -33,7 +36,7 @@ export async function getStock(
   event: APIGatewayProxyEvent,
   deps: Omit<StockDeps, 'clock'>,
 ): Promise<APIGatewayProxyResult> {
-  const sku = parseValue(event.pathParameters?.sku, skuSchema, 'invalid sku', 'sku');
+  const sku = parseValue(event.pathParameters?.sku, skuSchema, { error: 'invalid sku', field: 'sku' });
   if (!sku.ok) return sku.response;
   const result = await deps.client.send(
     new GetCommand({ TableName: deps.inventoryTable, Key: { sku: sku.value }, ConsistentRead: true }),

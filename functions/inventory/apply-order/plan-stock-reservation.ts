@@ -1,22 +1,26 @@
-import type { PlanEffect } from 'serverless-outbox';
-import { ORDER_CREATED, orderSchema } from '../../orders/order.ts';
+import { type PlanEffect, PoisonMessageError } from 'serverless-outbox';
+import { z } from 'zod';
+import { ORDER_CREATED } from '../../orders/order.ts';
+import { orderCreatedSchema } from './order-created.ts';
 
 /** Outcome recorded when an order asks for more than is available: nothing is decremented. */
 export const REJECTED_OUT_OF_STOCK = 'REJECTED_OUT_OF_STOCK';
 
-/** Outcome recorded for a message this consumer cannot apply (wrong topic or unreadable order). */
-export const REJECTED_INVALID_ORDER = 'REJECTED_INVALID_ORDER';
-
 /**
  * Plans the stock effect of an `order.created` message: one conditional decrement per SKU (lines of the
  * same SKU summed, since a transaction may touch each item once), all or nothing. A SKU without enough
- * stock, or unknown, fails its condition and the order is rejected as out of stock.
+ * stock, or unknown, fails its condition and the order is recorded as out of stock. A message this service
+ * cannot read (another topic, no order lines) is poison: dead-lettered with the reason, never recorded.
  */
 export function planStockReservation(inventoryTable: string, clock: () => Date): PlanEffect {
   return (message) => {
-    if (message.topic !== ORDER_CREATED) return { reject: REJECTED_INVALID_ORDER };
-    const order = orderSchema.safeParse(message.payload);
-    if (!order.success) return { reject: REJECTED_INVALID_ORDER };
+    if (message.topic !== ORDER_CREATED) {
+      throw new PoisonMessageError(`the inventory consumer reads ${ORDER_CREATED}, not ${message.topic}`);
+    }
+    const order = orderCreatedSchema.safeParse(message.payload);
+    if (!order.success) {
+      throw new PoisonMessageError(`unreadable ${ORDER_CREATED} payload: ${z.prettifyError(order.error)}`);
+    }
 
     const quantities = new Map<string, number>();
     for (const { sku, quantity } of order.data.items)

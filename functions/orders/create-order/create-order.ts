@@ -1,7 +1,10 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import {
+  type ConflictRetry,
   createMessage,
   type OutboxWriterOptions,
+  type RetryClock,
+  retryConflicts,
   TransactionConditionError,
   TransactionLimitError,
   writeWithOutbox,
@@ -9,6 +12,7 @@ import {
 import { headerValue, parseJsonBody } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
 import { ORDER_CREATED, type Order, type OrderCreatedPayload } from '../order.ts';
+import { answerExistingOrder } from './existing-order.ts';
 import { MAX_ORDER_BODY_BYTES, orderRequestSchema } from './order-request.ts';
 
 /** What creating an order needs. */
@@ -19,11 +23,26 @@ export interface CreateOrderDeps {
   readonly clock: () => Date;
   /** Generates an order id when the client sends none (a ULID). */
   readonly newOrderId: () => string;
+  /** How a write that lost a race with a concurrent POST is retried. @default ORDER_WRITE_RETRY */
+  readonly retry?: ConflictRetry;
+  /** Waits between those retries. @default setTimeout and Math.random */
+  readonly retryClock?: RetryClock;
+}
+
+/** A few short waits, well inside an API Gateway timeout: the loser of a race then sees the winner's order. */
+export const ORDER_WRITE_RETRY: ConflictRetry = { attempts: 4, baseDelayMs: 25, maxDelayMs: 200 };
+
+/** One attempt at writing an order: the order, when the request came, and its trace context. */
+interface OrderWrite {
+  readonly order: Order;
+  readonly now: Date;
+  readonly traceparent: string | undefined;
 }
 
 /**
- * `POST /orders`: writes the order and its `order.created` message in one transaction.
- * 201 `{ orderId, messageId }`; 400 on bad input; 409 when the order id exists. Nothing is written on error.
+ * `POST /orders`: writes the order and its `order.created` message in one transaction; the order id is an
+ * idempotency key. 201 `{ orderId, messageId }`, and the same 201 again for a retry of the same request;
+ * 409 when the order id was used for a different request; 415/400 on bad input. Nothing is written on error.
  */
 export async function createOrder(
   event: APIGatewayProxyEvent,
@@ -39,7 +58,35 @@ export async function createOrder(
     items: request.value.items,
     createdAt: now.toISOString(),
   };
-  const traceparent = headerValue(event, 'traceparent');
+  const write: OrderWrite = { order, now, traceparent: headerValue(event, 'traceparent') };
+  try {
+    const messageId = await retryConflicts(
+      () => writeOrder(write, deps),
+      deps.retry ?? ORDER_WRITE_RETRY,
+      deps.retryClock ?? {
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        random: Math.random,
+      },
+    );
+    return jsonResponse(201, { orderId: order.orderId, messageId });
+  } catch (error) {
+    if (error instanceof TransactionConditionError && error.failed(0)) {
+      return answerExistingOrder(order, error.oldItem(0));
+    }
+    if (error instanceof TransactionLimitError) {
+      return errorResponse(400, 'order too large', [{ field: '(body)', problem: error.message }]);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Writes the order row (with its message id, so that a retry can be answered with it) and the message.
+ * A fresh message each attempt: its id is the transaction's idempotency token, which DynamoDB refuses
+ * for different parameters. Returns the message id.
+ */
+async function writeOrder(write: OrderWrite, deps: CreateOrderDeps): Promise<string> {
+  const { order, now, traceparent } = write;
   const message = createMessage<OrderCreatedPayload>(
     {
       topic: ORDER_CREATED,
@@ -49,34 +96,23 @@ export async function createOrder(
     },
     now,
   );
-
-  try {
-    await writeWithOutbox(
-      { ...deps.writer, clock: () => now },
-      {
-        actions: [
-          {
-            Put: {
-              TableName: deps.ordersTable,
-              Item: { ...order },
-              // An order id is written once: a retried or conflicting POST gets 409 and writes nothing.
-              ConditionExpression: 'attribute_not_exists(orderId)',
-            },
+  await writeWithOutbox(
+    { ...deps.writer, clock: () => now },
+    {
+      actions: [
+        {
+          Put: {
+            TableName: deps.ordersTable,
+            Item: { ...order, messageId: message.messageId },
+            // An order id is written once. The row that is already there comes back with the cancellation,
+            // so a retried POST is compared with it (replay or 409) without a second read.
+            ConditionExpression: 'attribute_not_exists(orderId)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
-        ],
-        messages: [message],
-      },
-    );
-  } catch (error) {
-    if (error instanceof TransactionConditionError && error.failed(0)) {
-      return errorResponse(409, 'order already exists', [
-        { field: 'orderId', problem: `an order with id "${order.orderId}" already exists` },
-      ]);
-    }
-    if (error instanceof TransactionLimitError) {
-      return errorResponse(400, 'order too large', [{ field: '(body)', problem: error.message }]);
-    }
-    throw error;
-  }
-  return jsonResponse(201, { orderId: order.orderId, messageId: message.messageId });
+        },
+      ],
+      messages: [message],
+    },
+  );
+  return message.messageId;
 }

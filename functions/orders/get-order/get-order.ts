@@ -20,7 +20,10 @@ export async function getOrder(
   event: APIGatewayProxyEvent,
   deps: GetOrderDeps,
 ): Promise<APIGatewayProxyResult> {
-  const orderId = parseValue(event.pathParameters?.orderId, identifierSchema, 'invalid order id', 'orderId');
+  const orderId = parseValue(event.pathParameters?.orderId, identifierSchema, {
+    error: 'invalid order id',
+    field: 'orderId',
+  });
   if (!orderId.ok) return orderId.response;
 
   const [order, messages] = await Promise.all([
@@ -47,6 +50,8 @@ export async function getOrder(
       ...(message.sentAt === undefined ? {} : { sentAt: message.sentAt }),
       ...(message.confirmedAt === undefined ? {} : { confirmedAt: message.confirmedAt }),
       ...(message.lastError === undefined ? {} : { lastError: message.lastError }),
+      // What the consumer did with it (APPLIED, REJECTED_OUT_OF_STOCK…), known once the message is CONFIRMED.
+      ...(message.status === 'CONFIRMED' && typeof message.outcome === 'string' ? { outcome: message.outcome } : {}),
     })),
   });
 }

@@ -4,6 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { getStock, putStock, type StockDeps } from '../../../functions/inventory/stock.ts';
 import { apiEvent, FIXED_NOW } from '../../support/factories.ts';
+import { base64Body, jsonEvent } from '../http/json-event.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const deps: StockDeps = {
@@ -12,8 +13,8 @@ const deps: StockDeps = {
   clock: () => FIXED_NOW,
 };
 
-function putEvent(sku: string, body: unknown) {
-  return apiEvent({ method: 'PUT', path: `/inventory/${sku}`, pathParameters: { sku }, body });
+function putEvent(sku: string, body: unknown, headers: Record<string, string> = {}) {
+  return jsonEvent({ method: 'PUT', path: `/inventory/${sku}`, pathParameters: { sku }, body, headers });
 }
 
 function getEvent(sku: string) {
@@ -60,6 +61,76 @@ describe('putStock', () => {
     const parsed = JSON.parse(response.body) as { error: string; details: { field: string }[] };
     expect(parsed.details.map((detail) => detail.field)).toContain(field);
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it.each([
+    ['no content type', {}],
+    ['text/plain', { 'content-type': 'text/plain' }],
+    ['a charset other than utf-8', { 'content-type': 'application/json; charset=utf-16' }],
+  ])('answers 415 for a body sent with %s, and writes nothing', async (_, headers) => {
+    const event = apiEvent({
+      method: 'PUT',
+      pathParameters: { sku: 'SKU-1' },
+      body: { available: 5 },
+      headers,
+    });
+
+    const response = await putStock(event, deps);
+
+    expect(response.statusCode).toBe(415);
+    expect(JSON.parse(response.body)).toEqual({
+      error: 'unsupported media type',
+      details: [{ field: 'content-type', problem: expect.any(String) }],
+    });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it.each([
+    {
+      name: 'a repeated key',
+      body: '{"available":5000,"available":1}',
+      error: 'request body has duplicate keys',
+      field: 'available',
+    },
+    {
+      name: 'a lone surrogate escape in a key',
+      body: '{"available":1,"\\ud800":1}',
+      error: 'request body is not valid Unicode',
+      field: '["\\ud800"]',
+    },
+  ])('answers 400 for $name naming it, and writes nothing', async ({ body, error, field }) => {
+    const response = await putStock(putEvent('SKU-1', body), deps);
+
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body)).toEqual({ error, details: [{ field, problem: expect.any(String) }] });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('answers 400 for a base64 body that is not valid UTF-8, and writes nothing', async () => {
+    const event = jsonEvent({
+      method: 'PUT',
+      pathParameters: { sku: 'SKU-1' },
+      body: base64Body([...Buffer.from('{"available":5,"note":"'), 0xff, ...Buffer.from('"}')]),
+      isBase64Encoded: true,
+    });
+
+    const response = await putStock(event, deps);
+
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body).error).toBe('request body is not valid UTF-8');
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('reads a base64 body', async () => {
+    const event = jsonEvent({
+      method: 'PUT',
+      pathParameters: { sku: 'SKU-1' },
+      body: base64Body('{"available":3}'),
+      isBase64Encoded: true,
+    });
+
+    expect((await putStock(event, deps)).statusCode).toBe(200);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.available).toBe(3);
   });
 
   it('answers 400 naming the sku for a bad sku, and writes nothing', async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   planStockReservation,
-  REJECTED_INVALID_ORDER,
   REJECTED_OUT_OF_STOCK,
 } from '../../../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import type { EffectPlan } from '../../../../shared/consumer/consume-message.ts';
+import { PoisonMessageError } from '../../../../shared/errors.ts';
 import type { TransactWriteAction } from '../../../../shared/transaction/transaction-limits.ts';
 import { envelope, FIXED_NOW } from '../../../support/factories.ts';
 
@@ -61,40 +61,49 @@ describe('planStockReservation', () => {
     ]);
   });
 
-  it('rejects a message of another topic as an invalid order', () => {
-    expect(plan({ ...order([{ sku: 'SKU-1', quantity: 1 }]), topic: 'order.cancelled' })).toEqual({
-      reject: REJECTED_INVALID_ORDER,
+  it('reads a payload from a newer order service, ignoring fields it does not know (item 5)', () => {
+    const newer = envelope({
+      schemaVersion: 2,
+      payload: {
+        orderId: 'order-1',
+        customerId: 'customer-1',
+        giftWrap: true,
+        items: [{ sku: 'SKU-1', quantity: 2, note: 'fragile' }],
+        createdAt: FIXED_NOW.toISOString(),
+      },
     });
+
+    expect(appliedActions(plan(newer)).map((a) => a.Update?.Key?.sku)).toEqual(['SKU-1']);
+  });
+
+  it('needs only the order id and lines: customer and creation time may change shape', () => {
+    const payload = { orderId: 'o', items: [{ sku: 'A', quantity: 1 }], createdAt: 'x' };
+
+    expect(appliedActions(plan(envelope({ payload })))).toHaveLength(1);
+  });
+
+  it('treats a message of another topic as poison (dead-lettered with the reason, never recorded)', () => {
+    expect(() => plan({ ...order([{ sku: 'SKU-1', quantity: 1 }]), topic: 'order.cancelled' })).toThrow(
+      new PoisonMessageError('the inventory consumer reads order.created, not order.cancelled'),
+    );
   });
 
   it.each([
-    ['no items', { orderId: 'o', customerId: 'c', items: [], createdAt: FIXED_NOW.toISOString() }],
-    [
-      'a zero quantity',
-      {
-        orderId: 'o',
-        customerId: 'c',
-        items: [{ sku: 'A', quantity: 0 }],
-        createdAt: FIXED_NOW.toISOString(),
-      },
-    ],
-    [
-      'a bad creation time',
-      { orderId: 'o', customerId: 'c', items: [{ sku: 'A', quantity: 1 }], createdAt: 'x' },
-    ],
-    [
-      'a negative quantity',
-      {
-        orderId: 'o',
-        customerId: 'c',
-        items: [{ sku: 'A', quantity: -1 }],
-        createdAt: FIXED_NOW.toISOString(),
-      },
-    ],
-    ['no customer', { orderId: 'o', items: [{ sku: 'A', quantity: 1 }], createdAt: FIXED_NOW.toISOString() }],
-    ['a string', 'order'],
-    ['null', null],
-  ])('rejects a payload with %s as an invalid order', (_, payload) => {
-    expect(plan(envelope({ payload }))).toEqual({ reject: REJECTED_INVALID_ORDER });
+    ['no items', { orderId: 'o', items: [] }, 'items'],
+    ['a zero quantity', { orderId: 'o', items: [{ sku: 'A', quantity: 0 }] }, 'quantity'],
+    ['a negative quantity', { orderId: 'o', items: [{ sku: 'A', quantity: -1 }] }, 'quantity'],
+    ['a line without a SKU', { orderId: 'o', items: [{ quantity: 1 }] }, 'sku'],
+    ['no order id', { items: [{ sku: 'A', quantity: 1 }] }, 'orderId'],
+    ['a string', 'order', 'object'],
+    ['null', null, 'object'],
+  ])('treats a payload with %s as poison, naming what is wrong', (_, payload, problem) => {
+    let error: unknown;
+    try {
+      plan(envelope({ payload }));
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PoisonMessageError);
+    expect(String(error)).toContain(problem);
   });
 });

@@ -1,5 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, IdempotentParameterMismatchException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -8,8 +9,11 @@ import { MAX_ORDER_BODY_BYTES } from '../../../../functions/orders/create-order/
 import { TransactionConditionError, TransactionConflictError } from '../../../../shared/errors.ts';
 import { messageIdTime, parseEnvelope } from '../../../../shared/message/envelope.ts';
 import { apiEvent, FIXED_NOW, transactionCanceled } from '../../../support/factories.ts';
+import { base64Body, jsonEvent } from '../../http/json-event.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
+/** The waits the retry asked for (none is really waited). */
+const sleeps: number[] = [];
 const deps: CreateOrderDeps = {
   writer: {
     client: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' })),
@@ -18,6 +22,12 @@ const deps: CreateOrderDeps = {
   ordersTable: 'orders',
   clock: () => FIXED_NOW,
   newOrderId: () => 'generated-order-id',
+  retryClock: {
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0.5,
+  },
 };
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const validOrder = { orderId: 'order-1', customerId: 'customer-1', items: [{ sku: 'SKU-1', quantity: 2 }] };
@@ -38,13 +48,14 @@ function sentItems() {
 }
 
 beforeEach(() => {
+  sleeps.length = 0;
   ddb.reset();
   ddb.on(TransactWriteCommand).resolves({});
 });
 
 describe('createOrder', () => {
   it('answers 201 with the order id and the message id', async () => {
-    const response = await createOrder(apiEvent({ body: validOrder }), deps);
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
 
     expect(response.statusCode).toBe(201);
     expect(response.headers).toMatchObject({ 'content-type': 'application/json' });
@@ -55,19 +66,26 @@ describe('createOrder', () => {
   });
 
   it('writes the order and its order.created message in ONE transaction', async () => {
-    const response = await createOrder(apiEvent({ body: validOrder }), deps);
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
 
     const items = sentItems();
     expect(items).toHaveLength(2);
     const order = { ...validOrder, createdAt: FIXED_NOW.toISOString() };
+    const messageId = bodyOf<{ messageId: string }>(response).messageId;
     expect(items[0]).toEqual({
-      Put: { TableName: 'orders', Item: order, ConditionExpression: 'attribute_not_exists(orderId)' },
+      Put: {
+        TableName: 'orders',
+        // The message id is kept on the order, so that a retried POST can be answered with it.
+        Item: { ...order, messageId },
+        ConditionExpression: 'attribute_not_exists(orderId)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
     });
     const outboxPut = items[1]?.Put;
     expect(outboxPut?.TableName).toBe('outbox');
     expect(outboxPut?.ConditionExpression).toBe('attribute_not_exists(#messageId)');
     expect(outboxPut?.Item).toMatchObject({
-      messageId: bodyOf<{ messageId: string }>(response).messageId,
+      messageId,
       topic: 'order.created',
       aggregateId: 'order-1',
       payload: order,
@@ -83,7 +101,7 @@ describe('createOrder', () => {
   it("writes the message with the writer's due shards and stream grace, at the request's time", async () => {
     const writer = { ...deps.writer, dueShards: 1, streamGraceMs: 5_000, clock: () => new Date(0) };
 
-    await createOrder(apiEvent({ body: validOrder }), { ...deps, writer });
+    await createOrder(jsonEvent({ body: validOrder }), { ...deps, writer });
 
     expect(sentItems()[1]?.Put?.Item).toMatchObject({
       dueShard: '0',
@@ -95,7 +113,7 @@ describe('createOrder', () => {
   it('generates the order id when the client sends none', async () => {
     const { orderId: _, ...withoutId } = validOrder;
 
-    const response = await createOrder(apiEvent({ body: withoutId }), deps);
+    const response = await createOrder(jsonEvent({ body: withoutId }), deps);
 
     expect(response.statusCode).toBe(201);
     expect(bodyOf<{ orderId: string }>(response).orderId).toBe('generated-order-id');
@@ -104,21 +122,21 @@ describe('createOrder', () => {
   });
 
   it('copies the traceparent header (any casing) into the message headers', async () => {
-    await createOrder(apiEvent({ body: validOrder, headers: { TraceParent: TRACEPARENT } }), deps);
+    await createOrder(jsonEvent({ body: validOrder, headers: { TraceParent: TRACEPARENT } }), deps);
 
     expect(sentItems()[1]?.Put?.Item?.headers).toEqual({ traceparent: TRACEPARENT });
   });
 
   it('sends no traceparent header when the request has none', async () => {
-    await createOrder(apiEvent({ body: validOrder }), deps);
+    await createOrder(jsonEvent({ body: validOrder }), deps);
 
     expect(sentItems()[1]?.Put?.Item?.headers).toEqual({});
   });
 
   it('reads a base64-encoded body', async () => {
-    const body = Buffer.from(JSON.stringify(validOrder)).toString('base64');
+    const body = base64Body(JSON.stringify(validOrder));
 
-    const response = await createOrder(apiEvent({ body, isBase64Encoded: true }), deps);
+    const response = await createOrder(jsonEvent({ body, isBase64Encoded: true }), deps);
 
     expect(response.statusCode).toBe(201);
   });
@@ -197,7 +215,7 @@ describe('createOrder', () => {
       ] as const
     ).map(([name, body, field, error]) => ({ name, body, field, error })),
   )('answers 400 naming the field for $name, and writes nothing', async ({ body, field, error }) => {
-    const response = await createOrder(apiEvent({ body }), deps);
+    const response = await createOrder(jsonEvent({ body }), deps);
 
     expect(response.statusCode).toBe(400);
     const parsed = bodyOf<ErrorBody>(response);
@@ -207,7 +225,7 @@ describe('createOrder', () => {
   });
 
   it('answers 400 naming an unknown top-level field, and writes nothing', async () => {
-    const response = await createOrder(apiEvent({ body: { ...validOrder, coupon: 'FREE' } }), deps);
+    const response = await createOrder(jsonEvent({ body: { ...validOrder, coupon: 'FREE' } }), deps);
 
     expect(response.statusCode).toBe(400);
     const parsed = bodyOf<ErrorBody>(response);
@@ -219,7 +237,7 @@ describe('createOrder', () => {
   it('answers 400 naming an unknown field of an item, and writes nothing', async () => {
     const body = { customerId: 'c', items: [{ sku: 'A', quantity: 1, price: 10 }] };
 
-    const response = await createOrder(apiEvent({ body }), deps);
+    const response = await createOrder(jsonEvent({ body }), deps);
 
     expect(response.statusCode).toBe(400);
     expect(bodyOf<ErrorBody>(response).details).toEqual([
@@ -229,7 +247,7 @@ describe('createOrder', () => {
   });
 
   it('names every bad field at once', async () => {
-    const response = await createOrder(apiEvent({ body: { items: [{ sku: 'A', quantity: 0 }] } }), deps);
+    const response = await createOrder(jsonEvent({ body: { items: [{ sku: 'A', quantity: 0 }] } }), deps);
 
     expect(
       bodyOf<ErrorBody>(response)
@@ -241,7 +259,7 @@ describe('createOrder', () => {
   it('answers 400 for a body over the limit, and writes nothing', async () => {
     const body = JSON.stringify({ ...validOrder, customerId: 'c'.repeat(MAX_ORDER_BODY_BYTES) });
 
-    const response = await createOrder(apiEvent({ body }), deps);
+    const response = await createOrder(jsonEvent({ body }), deps);
 
     expect(response.statusCode).toBe(400);
     const parsed = bodyOf<ErrorBody>(response);
@@ -250,17 +268,54 @@ describe('createOrder', () => {
     expect(ddb.calls()).toHaveLength(0);
   });
 
-  it('answers 409 naming the orderId when the order already exists', async () => {
-    ddb
-      .on(TransactWriteCommand)
-      .rejects(transactionCanceled([{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }]));
+  it.each([
+    ['no content type', {}],
+    ['text/plain', { 'content-type': 'text/plain;charset=UTF-8' }],
+  ])('answers 415 for a body sent with %s, and writes nothing', async (_, headers) => {
+    const response = await createOrder(apiEvent({ body: validOrder, headers }), deps);
 
-    const response = await createOrder(apiEvent({ body: validOrder }), deps);
+    expect(response.statusCode).toBe(415);
+    expect(bodyOf<ErrorBody>(response)).toEqual({
+      error: 'unsupported media type',
+      details: [{ field: 'content-type', problem: expect.any(String) }],
+    });
+    expect(ddb.calls()).toHaveLength(0);
+  });
 
-    expect(response.statusCode).toBe(409);
-    const parsed = bodyOf<ErrorBody>(response);
-    expect(parsed.error).toBe('order already exists');
-    expect(parsed.details).toEqual([{ field: 'orderId', problem: expect.stringContaining('order-1') }]);
+  it('answers 400 for a body that is not valid UTF-8, and writes nothing', async () => {
+    const body = base64Body([...Buffer.from('{"customerId":"'), 0xc3, 0x28, ...Buffer.from('","items":[]}')]);
+
+    const response = await createOrder(jsonEvent({ body, isBase64Encoded: true }), deps);
+
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf<ErrorBody>(response).error).toBe('request body is not valid UTF-8');
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('answers 400 naming a repeated key and its path, and writes nothing', async () => {
+    const body = '{"customerId":"c","items":[{"sku":"A","quantity":5000,"quantity":1}]}';
+
+    const response = await createOrder(jsonEvent({ body }), deps);
+
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf<ErrorBody>(response)).toEqual({
+      error: 'request body has duplicate keys',
+      details: [{ field: 'items[0].quantity', problem: expect.stringContaining('"quantity"') }],
+    });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('answers 400 naming the field for a lone surrogate escape, and writes nothing', async () => {
+    const body = '{"customerId":"\\ud800","items":[{"sku":"A","quantity":1}]}';
+
+    const response = await createOrder(jsonEvent({ body }), deps);
+
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf<ErrorBody>(response)).toEqual({
+      error: 'request body is not valid Unicode',
+      details: [{ field: 'customerId', problem: expect.stringContaining('lone surrogate') }],
+    });
+    expect(ddb.calls()).toHaveLength(0);
   });
 
   it('answers no 409 when only the outbox put failed (a reused message id): the error goes through', async () => {
@@ -268,18 +323,156 @@ describe('createOrder', () => {
       .on(TransactWriteCommand)
       .rejects(transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }]));
 
-    await expect(createOrder(apiEvent({ body: validOrder }), deps)).rejects.toBeInstanceOf(
+    await expect(createOrder(jsonEvent({ body: validOrder }), deps)).rejects.toBeInstanceOf(
       TransactionConditionError,
     );
   });
+});
 
-  it('lets a transaction conflict through for the error boundary (a 500, not a 4xx)', async () => {
+describe('createOrder: the order id is an idempotency key', () => {
+  const ORIGINAL_MESSAGE_ID = '01HWTS3E000000000000000001';
+  /** The order row an earlier POST of `validOrder` wrote. */
+  const stored = { ...validOrder, createdAt: '2024-05-01T11:59:00.000Z', messageId: ORIGINAL_MESSAGE_ID };
+
+  /** DynamoDB's answer when the order row exists: the order put's condition failed, with the row (ALL_OLD). */
+  function orderExists(item: Record<string, unknown> = stored) {
+    return transactionCanceled([{ Code: 'ConditionalCheckFailed', Item: marshall(item) }, { Code: 'None' }]);
+  }
+
+  const conflict = () => transactionCanceled([{ Code: 'TransactionConflict' }, { Code: 'None' }]);
+
+  function transactions() {
+    return ddb.commandCalls(TransactWriteCommand).map((call) => call.args[0].input);
+  }
+
+  it('answers a retry of the same request with the original 201 and message id, and writes nothing', async () => {
+    ddb.on(TransactWriteCommand).rejects(orderExists());
+
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
+
+    expect(response.statusCode).toBe(201);
+    expect(bodyOf(response)).toEqual({ orderId: 'order-1', messageId: ORIGINAL_MESSAGE_ID });
+    expect(response.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+    // One transaction, which DynamoDB cancelled; no read, no other write.
+    expect(ddb.calls()).toHaveLength(1);
+    expect(transactions()).toHaveLength(1);
+  });
+
+  it('marks only a replay, not the first 201', async () => {
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
+
+    expect(response.statusCode).toBe(201);
+    expect(response.headers).not.toHaveProperty('idempotent-replayed');
+  });
+
+  it.each([
+    ['another customer', { ...validOrder, customerId: 'customer-2' }, ['customerId']],
+    ['another quantity', { ...validOrder, items: [{ sku: 'SKU-1', quantity: 3 }] }, ['items[0].quantity']],
+    ['another sku', { ...validOrder, items: [{ sku: 'SKU-2', quantity: 2 }] }, ['items[0].sku']],
+    [
+      'an extra line',
+      { ...validOrder, items: [...validOrder.items, { sku: 'SKU-2', quantity: 1 }] },
+      ['items'],
+    ],
+  ])('answers 409 naming what differs for %s, and writes nothing', async (_, body, fields) => {
+    ddb.on(TransactWriteCommand).rejects(orderExists());
+
+    const response = await createOrder(jsonEvent({ body }), deps);
+
+    expect(response.statusCode).toBe(409);
+    const parsed = bodyOf<ErrorBody>(response);
+    expect(parsed.error).toBe('order id already used for a different order');
+    expect(parsed.details.map((detail) => detail.field)).toEqual(fields);
+    // The stored order is not echoed to a caller who may not own it.
+    expect(response.body).not.toContain('customer-1');
+    expect(ddb.calls()).toHaveLength(1);
+  });
+
+  it('answers 409 for the same lines in another order: the lines are compared in order', async () => {
+    const lines = [
+      { sku: 'SKU-1', quantity: 2 },
+      { sku: 'SKU-2', quantity: 1 },
+    ];
+    ddb.on(TransactWriteCommand).rejects(orderExists({ ...stored, items: lines }));
+
+    const response = await createOrder(
+      jsonEvent({ body: { ...validOrder, items: lines.toReversed() } }),
+      deps,
+    );
+
+    expect(response.statusCode).toBe(409);
+    expect(bodyOf<ErrorBody>(response).details.map((detail) => detail.field)).toEqual([
+      'items[0].sku',
+      'items[0].quantity',
+      'items[1].sku',
+      'items[1].quantity',
+    ]);
+  });
+
+  it.each([
+    ['was written without a message id (before replays)', { ...validOrder, createdAt: 'x' }],
+    ['cannot be read as an order', { orderId: 'order-1', items: 'lost' }],
+  ])('answers 409 naming the orderId when the stored order %s', async (_, item) => {
+    ddb.on(TransactWriteCommand).rejects(orderExists(item));
+
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
+
+    expect(response.statusCode).toBe(409);
+    expect(bodyOf<ErrorBody>(response)).toEqual({
+      error: 'order already exists',
+      details: [{ field: 'orderId', problem: expect.stringContaining('"order-1" already exists') }],
+    });
+  });
+
+  it('retries after a transaction conflict and then replays the winner', async () => {
+    ddb.on(TransactWriteCommand).rejectsOnce(conflict()).rejectsOnce(orderExists());
+
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
+
+    expect(response.statusCode).toBe(201);
+    expect(bodyOf(response)).toEqual({ orderId: 'order-1', messageId: ORIGINAL_MESSAGE_ID });
+    expect(transactions()).toHaveLength(2);
+    // Full jitter: half (random 0.5) of the first bound, 25 ms.
+    expect(sleeps).toEqual([12]);
+  });
+
+  it('retries after an idempotency-token mismatch with a fresh token, and then replays the winner', async () => {
     ddb
       .on(TransactWriteCommand)
-      .rejects(transactionCanceled([{ Code: 'TransactionConflict' }, { Code: 'None' }]));
+      .rejectsOnce(
+        new IdempotentParameterMismatchException({ message: 'different parameters', $metadata: {} }),
+      )
+      .rejectsOnce(orderExists());
 
-    await expect(createOrder(apiEvent({ body: validOrder }), deps)).rejects.toBeInstanceOf(
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
+
+    expect(response.statusCode).toBe(201);
+    expect(bodyOf(response)).toEqual({ orderId: 'order-1', messageId: ORIGINAL_MESSAGE_ID });
+    const [first, second] = transactions();
+    expect(second?.ClientRequestToken).toBeDefined();
+    expect(second?.ClientRequestToken).not.toBe(first?.ClientRequestToken);
+  });
+
+  it('writes on the retry when the conflicting transaction left the order id free', async () => {
+    ddb.on(TransactWriteCommand).rejectsOnce(conflict()).resolves({});
+
+    const response = await createOrder(jsonEvent({ body: validOrder }), deps);
+
+    expect(response.statusCode).toBe(201);
+    const { messageId } = bodyOf<{ messageId: string }>(response);
+    const written = transactions()[1]?.TransactItems ?? [];
+    expect(written[0]?.Put?.Item?.messageId).toBe(messageId);
+    expect(written[1]?.Put?.Item?.messageId).toBe(messageId);
+    expect(response.headers).not.toHaveProperty('idempotent-replayed');
+  });
+
+  it('gives up after four attempts that all conflict: the error goes to the boundary (a 500)', async () => {
+    ddb.on(TransactWriteCommand).rejects(conflict());
+
+    await expect(createOrder(jsonEvent({ body: validOrder }), deps)).rejects.toBeInstanceOf(
       TransactionConflictError,
     );
+    expect(transactions()).toHaveLength(4);
+    expect(sleeps).toEqual([12, 25, 50]);
   });
 });

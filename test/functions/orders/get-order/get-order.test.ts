@@ -59,6 +59,22 @@ describe('getOrder', () => {
     });
   });
 
+  it('shows what the consumer did with each message once it is CONFIRMED, and nothing before', async () => {
+    ddb.on(QueryCommand).resolves({
+      Items: [
+        outboxItem({ messageId: testMessageId(1), status: 'CONFIRMED', outcome: 'REJECTED_OUT_OF_STOCK' }),
+        outboxItem({ messageId: testMessageId(2), status: 'CONFIRMED', outcome: 'APPLIED' }),
+        outboxItem({ messageId: testMessageId(3), status: 'SENT' }),
+        outboxItem({ messageId: testMessageId(4), status: 'CONFIRMED' }),
+      ],
+    });
+
+    const response = await getOrder(getEvent('order-1'), deps);
+
+    const messages = JSON.parse(response.body).messages as Record<string, unknown>[];
+    expect(messages.map((m) => m.outcome)).toEqual(['REJECTED_OUT_OF_STOCK', 'APPLIED', undefined, undefined]);
+  });
+
   it('shows why a message is failing', async () => {
     ddb.on(QueryCommand).resolves({
       Items: [outboxItem({ status: 'FAILED', attempts: 10, lastError: 'QueueDoesNotExist: gone' })],
