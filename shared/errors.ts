@@ -5,6 +5,8 @@ export const OutboxErrorCode = {
   TRANSACTION_CONDITION_FAILED: 'TRANSACTION_CONDITION_FAILED',
   TRANSACTION_CONFLICT: 'TRANSACTION_CONFLICT',
   POISON_MESSAGE: 'POISON_MESSAGE',
+  INVALID_MESSAGE: 'INVALID_MESSAGE',
+  MESSAGE_TOO_LARGE: 'MESSAGE_TOO_LARGE',
 } as const;
 
 /** One of the {@link OutboxErrorCode} values. */
@@ -127,6 +129,37 @@ export class TransactionConflictError extends OutboxError {
 export class PoisonMessageError extends OutboxError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(OutboxErrorCode.POISON_MESSAGE, message, options);
+  }
+}
+
+/**
+ * A message the outbox refuses to write because it could not be delivered unchanged: a payload that is not
+ * plain JSON (a BigInt, a Map, NaN, a lone surrogate…), or an envelope field out of bounds. Nothing is written.
+ */
+export class InvalidMessageError extends OutboxError {
+  /** Where the offending value is, e.g. `payload.items[2].price`. */
+  readonly path: string;
+
+  constructor(path: string, problem: string) {
+    super(OutboxErrorCode.INVALID_MESSAGE, `${path}: ${problem}`);
+    this.path = path;
+  }
+}
+
+/** A message whose wire form is larger than its queue accepts; refused at write time, nothing is written. */
+export class MessageTooLargeError extends OutboxError {
+  /** The message's size on the wire (body and attributes), in bytes. */
+  readonly actualBytes: number;
+  /** The largest message the queue accepts, in bytes. */
+  readonly maximumBytes: number;
+
+  constructor(messageId: string, sizes: { readonly actualBytes: number; readonly maximumBytes: number }) {
+    super(
+      OutboxErrorCode.MESSAGE_TOO_LARGE,
+      `message ${messageId} is ${sizes.actualBytes} bytes on the wire; SQS accepts at most ${sizes.maximumBytes}`,
+    );
+    this.actualBytes = sizes.actualBytes;
+    this.maximumBytes = sizes.maximumBytes;
   }
 }
 

@@ -31,6 +31,8 @@ export {
   type CancelledAction,
   ConfigError,
   describeError,
+  InvalidMessageError,
+  MessageTooLargeError,
   OutboxError,
   OutboxErrorCode,
   PoisonMessageError,
@@ -99,4 +101,11 @@ export {
   type SweepReport,
   sweep,
 } from './sweeper/sweep.ts';
+export {
+  type ConflictRetry,
+  DEFAULT_CONFLICT_RETRY,
+  type RetryClock,
+  retryConflicts,
+} from './transaction/retry-conflicts.ts';
+export { transactWrite } from './transaction/transact-write.ts';
 export { TRANSACTION_LIMITS, type TransactWriteAction } from './transaction/transaction-limits.ts';

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SAFE_UNMARSHALL_OPTIONS } from './dynamo-numbers.ts';
 
 /** Settings every AWS client takes from the edge. */
 export interface AwsClientConfig {
@@ -36,10 +37,14 @@ export function awsClientConfig(env: Readonly<Record<string, string | undefined>
   };
 }
 
-/** A DynamoDB Document client that drops `undefined` attributes, so optional fields never fail a write. */
+/**
+ * A DynamoDB Document client that drops `undefined` attributes (so optional fields never fail a write) and
+ * reads every number exactly or as an `UnreadableNumber` (so one odd item never fails a whole response).
+ */
 export function createDocumentClient(config: AwsClientConfig = {}): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(new DynamoDBClient({ ...config }), {
     marshallOptions: { removeUndefinedValues: true },
+    unmarshallOptions: SAFE_UNMARSHALL_OPTIONS,
   });
 }
 

@@ -2,9 +2,14 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TransactionConditionError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import type { ConfirmOutcome, OutboxStore } from '../outbox/outbox-store.ts';
+import {
+  type ConflictRetry,
+  DEFAULT_CONFLICT_RETRY,
+  retryConflicts,
+} from '../transaction/retry-conflicts.ts';
 import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
-import { DEFAULT_INBOX_RETENTION_DAYS, inboxPut } from './inbox.ts';
+import { inboxPut } from './inbox.ts';
 
 /** Outcome recorded for an effect that committed. */
 export const APPLIED = 'APPLIED';
@@ -13,24 +18,39 @@ export const APPLIED = 'APPLIED';
 export type EffectPlan =
   /**
    * Apply `actions` (committed with the inbox row). If one of their conditions fails (e.g. not enough
-   * stock), nothing is applied and `onConditionFailure` is recorded as the outcome instead.
+   * stock), nothing is applied and `onConditionFailure` is recorded as the business outcome instead.
    */
   | { readonly apply: readonly TransactWriteAction[]; readonly onConditionFailure: string }
-  /** Apply nothing and record this outcome (e.g. a payload the consumer cannot read). */
+  /** Apply nothing and record this business outcome (e.g. an order this service declines). */
   | { readonly reject: string };
 
-/** The business side of a consumer: turns a message into an effect plan. Pure; no I/O. */
+/**
+ * The business side of a consumer: turns a message into an effect plan. Pure; no I/O. Read the payload
+ * tolerantly (ignore fields you do not know: a newer producer may add some). For a message you genuinely cannot
+ * read, throw a `PoisonMessageError` saying why: it is dead-lettered with that reason and never recorded in the
+ * inbox, so it can be replayed once the consumer is fixed.
+ */
 export type PlanEffect = (message: Envelope) => EffectPlan;
 
 /** What the consumer needs. */
 export interface ConsumeDeps {
   readonly client: DynamoDBDocumentClient;
   readonly inboxTable: string;
-  /** Tells the producer's outbox that the message was applied; omit when the producer is elsewhere. */
+  /** Tells the producer's outbox that the message was applied, and its outcome; omit when the producer is elsewhere. */
   readonly confirmer?: Pick<OutboxStore, 'confirm'>;
   readonly clock: () => Date;
   /** @default 30 */
   readonly inboxRetentionDays?: number;
+  /**
+   * How a transaction that conflicts with a concurrent one (a hot item, e.g. one SKU in many orders) is retried
+   * within the invocation.
+   * @default DEFAULT_CONFLICT_RETRY: 8 tries, 20 ms doubling to 500 ms, full jitter
+   */
+  readonly conflictRetry?: ConflictRetry;
+  /** @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** @default Math.random */
+  readonly random?: () => number;
 }
 
 /** What consuming one message did. */
@@ -45,8 +65,9 @@ export interface ConsumeResult {
 /**
  * Applies a message exactly once in effect: the inbox put (`attribute_not_exists(messageId)`) and the
  * business actions commit in ONE TransactWriteItems. A duplicate fails the inbox condition and is skipped;
- * a failed business condition becomes a recorded outcome rather than an endless retry; any other error is
- * thrown so that only this record is retried. Afterwards the producer's message is confirmed.
+ * a failed business condition becomes a recorded outcome rather than an endless retry; a conflict with a
+ * concurrent transaction is retried here with jittered backoff; any other error is thrown so that only this
+ * record is retried. Afterwards the producer's message is confirmed, with the outcome.
  * @example
  * const result = await consumeMessage(envelope, planStockReservation(inventoryTable), deps);
  */
@@ -56,33 +77,37 @@ export async function consumeMessage(
   deps: ConsumeDeps,
 ): Promise<ConsumeResult> {
   const decided = plan(message);
-  const recorded =
-    'apply' in decided
-      ? await applyOnce(message, decided.apply, decided.onConditionFailure, deps)
-      : await recordRejection(message, decided.reject, deps);
+  const recorded = await retryConflicts(
+    () =>
+      'apply' in decided ? applyOnce(message, decided, deps) : recordOutcome(message, decided.reject, deps),
+    deps.conflictRetry ?? DEFAULT_CONFLICT_RETRY,
+    {
+      sleep: deps.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+      random: deps.random ?? Math.random,
+    },
+  );
   // Confirm duplicates too: the previous delivery may have crashed between its commit and its confirm.
-  const confirmation = await deps.confirmer?.confirm(message.messageId, deps.clock());
+  const confirmation = await deps.confirmer?.confirm(message.messageId, deps.clock(), recorded.outcome);
   return { ...recorded, confirmation };
 }
 
 async function applyOnce(
   message: Envelope,
-  actions: readonly TransactWriteAction[],
-  onConditionFailure: string,
+  plan: Extract<EffectPlan, { apply: unknown }>,
   deps: ConsumeDeps,
 ): Promise<Omit<ConsumeResult, 'confirmation'>> {
   try {
-    await transactWrite(deps.client, [inboxRow(message, APPLIED, deps), ...actions]);
+    await transactWrite(deps.client, [inboxRow(message, APPLIED, deps), ...plan.apply]);
     return { kind: 'APPLIED', outcome: APPLIED };
   } catch (error) {
     if (!(error instanceof TransactionConditionError)) throw error;
     // Action 0 is the inbox put: its condition failing means this message was processed before.
     if (error.failed(0)) return duplicateOf(error);
-    return recordRejection(message, onConditionFailure, deps);
+    return recordOutcome(message, plan.onConditionFailure, deps);
   }
 }
 
-async function recordRejection(
+async function recordOutcome(
   message: Envelope,
   outcome: string,
   deps: ConsumeDeps,
@@ -97,12 +122,14 @@ async function recordRejection(
 }
 
 function inboxRow(message: Envelope, outcome: string, deps: ConsumeDeps): TransactWriteAction {
-  return inboxPut(
-    deps.inboxTable,
-    { messageId: message.messageId, topic: message.topic, outcome },
-    deps.clock(),
-    deps.inboxRetentionDays ?? DEFAULT_INBOX_RETENTION_DAYS,
-  );
+  return inboxPut({
+    inboxTable: deps.inboxTable,
+    messageId: message.messageId,
+    topic: message.topic,
+    outcome,
+    now: deps.clock(),
+    ...(deps.inboxRetentionDays === undefined ? {} : { retentionDays: deps.inboxRetentionDays }),
+  });
 }
 
 /** The earlier outcome, read from the cancellation reason's ALL_OLD item at no extra cost. */

@@ -3,7 +3,7 @@ import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 /** Key of the inbox table (the consumer's dedupe record). */
 export const INBOX_KEYS = { partitionKey: 'messageId', ttlAttribute: 'expiresAt' } as const;
 
-/** Days an inbox row is kept; must outlast every redelivery (SQS keeps a message at most 14 days). */
+/** Days an inbox row is kept; must outlast every redelivery (see `redeliveryHorizonMs`). */
 export const DEFAULT_INBOX_RETENTION_DAYS = 30;
 
 /** A processed message, as recorded in the inbox. */
@@ -15,25 +15,35 @@ export interface InboxRow {
   readonly expiresAt: number;
 }
 
+/** The inbox row of one processed message. */
+export interface InboxEntry {
+  readonly inboxTable: string;
+  readonly messageId: string;
+  readonly topic: string;
+  /** What processing it did: `APPLIED`, or a business outcome such as `REJECTED_OUT_OF_STOCK`. */
+  readonly outcome: string;
+  readonly now: Date;
+  /** @default 30 */
+  readonly retentionDays?: number;
+}
+
 /**
  * The inbox put that makes the effect happen once: it succeeds only for a message id never seen before,
  * and it commits in the SAME transaction as the business effect. A duplicate fails the condition and
  * returns the earlier row (ALL_OLD), so detecting it costs no extra read.
  */
-export function inboxPut(
-  inboxTable: string,
-  row: { messageId: string; topic: string; outcome: string },
-  now: Date,
-  retentionDays: number = DEFAULT_INBOX_RETENTION_DAYS,
-): TransactWriteAction {
+export function inboxPut(entry: InboxEntry): TransactWriteAction {
+  const retentionDays = entry.retentionDays ?? DEFAULT_INBOX_RETENTION_DAYS;
   const item: InboxRow = {
-    ...row,
-    processedAt: now.toISOString(),
-    expiresAt: Math.floor(now.getTime() / 1000) + retentionDays * 86_400,
+    messageId: entry.messageId,
+    topic: entry.topic,
+    outcome: entry.outcome,
+    processedAt: entry.now.toISOString(),
+    expiresAt: Math.floor(entry.now.getTime() / 1000) + retentionDays * 86_400,
   };
   return {
     Put: {
-      TableName: inboxTable,
+      TableName: entry.inboxTable,
       Item: { ...item },
       ConditionExpression: 'attribute_not_exists(#messageId)',
       ExpressionAttributeNames: { '#messageId': INBOX_KEYS.partitionKey },

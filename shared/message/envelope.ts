@@ -1,5 +1,7 @@
 import { decodeTime, ulid } from 'ulid';
 import { z } from 'zod';
+import { InvalidMessageError } from '../errors.ts';
+import { assertPlainJson } from './plain-json.ts';
 
 /** Version of the envelope layout; bumped when a field changes meaning. */
 export const ENVELOPE_SCHEMA_VERSION = 1 as const;
@@ -15,7 +17,7 @@ export const topicSchema = z
 /** Headers carried alongside the payload; `traceparent` is passed through untouched (W3C trace context). */
 export const headersSchema = z.record(z.string(), z.string());
 
-/** What travels on the wire: the SQS message body, and the outbox item's message fields. */
+/** What a producer writes: the SQS message body, and the outbox item's message fields. Strict. */
 export const envelopeSchema = z.object({
   messageId: messageIdSchema,
   topic: topicSchema,
@@ -27,9 +29,29 @@ export const envelopeSchema = z.object({
   schemaVersion: z.literal(ENVELOPE_SCHEMA_VERSION),
 });
 
+/**
+ * What a consumer accepts: tolerant, because a message cannot be answered with a 400. Unknown fields are
+ * ignored and a newer `schemaVersion` is read as long as the fields this version needs are there; only the
+ * message id (the dedupe key) and the routing fields must be well formed.
+ */
+export const receivedEnvelopeSchema = z.object({
+  messageId: messageIdSchema,
+  topic: z.string().min(1),
+  aggregateId: z.string().min(1),
+  payload: z.unknown(),
+  headers: headersSchema.default({}),
+  createdAt: z.string().min(1),
+  schemaVersion: z.number().int().min(1),
+});
+
 /** A message as it is written to the outbox and delivered to consumers. */
-export type Envelope<TPayload = unknown> = Omit<z.infer<typeof envelopeSchema>, 'payload'> & {
+export type Envelope<TPayload = unknown> = Omit<
+  z.infer<typeof envelopeSchema>,
+  'payload' | 'schemaVersion'
+> & {
   payload: TPayload;
+  /** The envelope layout version it was written with ({@link ENVELOPE_SCHEMA_VERSION} by this library). */
+  schemaVersion: number;
 };
 
 /** What a caller supplies to create a message; id, time and version are filled in. */
@@ -61,13 +83,28 @@ export function createMessage<TPayload>(
     createdAt: now.toISOString(),
     schemaVersion: ENVELOPE_SCHEMA_VERSION,
   };
-  envelopeSchema.parse(envelope);
+  assertValidMessage(envelope);
   return envelope;
 }
 
-/** Parses an unknown value (an SQS body, a stream image) into an envelope, or throws a ZodError. */
+/**
+ * Throws an {@link InvalidMessageError} naming the first field of `envelope` that breaks the envelope's rules,
+ * or the first value of its payload or headers that is not plain JSON (see `assertPlainJson`).
+ */
+export function assertValidMessage(envelope: Envelope): void {
+  const parsed = envelopeSchema.safeParse(envelope);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = (issue?.path ?? []).map((key) => String(key)).join('.');
+    throw new InvalidMessageError(path || '(message)', issue?.message ?? 'invalid');
+  }
+  assertPlainJson(envelope.payload, 'payload');
+  assertPlainJson(envelope.headers, 'headers');
+}
+
+/** Reads a received value (an SQS body) tolerantly into an envelope, or throws a ZodError saying why not. */
 export function parseEnvelope(value: unknown): Envelope {
-  return envelopeSchema.parse(value) as Envelope;
+  return receivedEnvelopeSchema.parse(value);
 }
 
 /** The creation time encoded in a ULID message id. */

@@ -1,4 +1,4 @@
-import type { MessageStatus } from '../message/message-status.ts';
+import { MessageStatus } from '../message/message-status.ts';
 import { OUTBOX_KEYS } from './outbox-item.ts';
 import { TRANSITIONS } from './state-machine.ts';
 import type { OutboxUpdate } from './transition-updates.ts';
@@ -8,8 +8,11 @@ const key = (messageId: string) => ({ [OUTBOX_KEYS.partitionKey]: messageId });
 /** A sweeper's claim on one due message. */
 export interface Claim {
   readonly messageId: string;
-  /** The status the message was read in; the claim holds only if it is still in it. */
-  readonly status: MessageStatus;
+  /**
+   * The status the message was read in; the claim holds only if it is still in it. Absent for a message whose
+   * item could not be read: then any status with work left (PENDING or SENT).
+   */
+  readonly status?: MessageStatus;
   /** Unique per sweeper run: the lease owner. */
   readonly owner: string;
   readonly now: Date;
@@ -33,10 +36,12 @@ export interface Release {
  */
 export function claimUpdate({ messageId, status, owner, now, leaseMs }: Claim): OutboxUpdate {
   const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+  const statuses = status === undefined ? WITH_WORK_LEFT : [status];
+  const expected = Object.fromEntries(statuses.map((value, index) => [`:status${index}`, value]));
   return {
     Key: key(messageId),
     UpdateExpression: 'SET #leaseOwner = :owner, #leaseUntil = :leaseUntil, #nextAttemptAt = :leaseUntil',
-    ConditionExpression: '#status = :status AND #nextAttemptAt <= :now',
+    ConditionExpression: `#status IN (${Object.keys(expected).join(', ')}) AND #nextAttemptAt <= :now`,
     ExpressionAttributeNames: {
       '#status': 'status',
       '#leaseOwner': 'leaseOwner',
@@ -44,10 +49,55 @@ export function claimUpdate({ messageId, status, owner, now, leaseMs }: Claim): 
       '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
     },
     ExpressionAttributeValues: {
-      ':status': status,
+      ...expected,
       ':owner': owner,
       ':leaseUntil': leaseUntil,
       ':now': now.toISOString(),
+    },
+  };
+}
+
+/** Statuses of messages that can be due: the ones the sweeper may claim. */
+const WITH_WORK_LEFT: readonly MessageStatus[] = [MessageStatus.PENDING, MessageStatus.SENT];
+
+/** A claimed message whose stored item cannot be read, and why. */
+export interface Unreadable {
+  readonly messageId: string;
+  readonly owner: string;
+  readonly now: Date;
+  readonly reason: string;
+}
+
+/**
+ * → FAILED for a claimed message whose stored item cannot be read (written by another tool, or damaged): no
+ * retry can send it, so it leaves the due index with the reason and waits for an operator. Conditional on the
+ * claim, so it never touches a message someone else advanced.
+ */
+export function failUnreadableUpdate({ messageId, owner, now, reason }: Unreadable): OutboxUpdate {
+  const from = Object.fromEntries(
+    TRANSITIONS.failUnreadable.from.map((value, index) => [`:from${index}`, value]),
+  );
+  return {
+    Key: key(messageId),
+    UpdateExpression:
+      'SET #status = :to, #lastError = :reason, #updatedAt = :now, #failedAt = :now REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil',
+    ConditionExpression: `#status IN (${Object.keys(from).join(', ')}) AND #leaseOwner = :owner`,
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#lastError': 'lastError',
+      '#updatedAt': 'updatedAt',
+      '#failedAt': 'failedAt',
+      '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
+      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+      '#leaseOwner': 'leaseOwner',
+      '#leaseUntil': 'leaseUntil',
+    },
+    ExpressionAttributeValues: {
+      ...from,
+      ':to': TRANSITIONS.failUnreadable.to,
+      ':reason': reason.slice(0, 1_000),
+      ':now': now.toISOString(),
+      ':owner': owner,
     },
   };
 }

@@ -39,6 +39,8 @@ export interface OutboxItem extends Envelope {
   readonly updatedAt: string;
   readonly sentAt?: string;
   readonly confirmedAt?: string;
+  /** What the consumer recorded when it applied the message (`APPLIED`, a business outcome); set on CONFIRMED. */
+  readonly outcome?: string;
   readonly leaseOwner?: string;
   readonly leaseUntil?: string;
   readonly expiresAt?: number;

@@ -1,9 +1,19 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { describeError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
-import { type Claim, claimUpdate, type Release, releaseUpdate, requeueUpdate } from './claim-updates.ts';
+import {
+  type Claim,
+  claimUpdate,
+  failUnreadableUpdate,
+  type Release,
+  releaseUpdate,
+  requeueUpdate,
+  type Unreadable,
+} from './claim-updates.ts';
 import { OUTBOX_KEYS, type OutboxItem } from './outbox-item.ts';
+import { readOutboxItem } from './read-outbox-item.ts';
 import {
   confirmUpdate,
   DEFAULT_RETENTION_DAYS,
@@ -31,23 +41,33 @@ export interface OutboxStore {
   markSent(messageId: string, now: Date, resends?: number): Promise<MarkSentOutcome>;
   /** Records a failed send: schedules the retry or moves the message to FAILED. */
   recordSendFailure(failure: SendFailure): Promise<RecordFailureOutcome>;
-  /** → CONFIRMED after the downstream applied the message. */
-  confirm(messageId: string, now: Date): Promise<ConfirmOutcome>;
+  /** → CONFIRMED after the downstream applied the message, recording its outcome when given. */
+  confirm(messageId: string, now: Date, outcome?: string): Promise<ConfirmOutcome>;
 }
 
 /** Result of a claim: only one of several concurrent sweepers gets CLAIMED. */
 export type ClaimOutcome = 'CLAIMED' | 'LOST';
 
+/** A due entry of the outbox: the message, or — when its stored item cannot be read — its id and why. */
+export type DueMessage =
+  | { readonly messageId: string; readonly item: OutboxItem }
+  | { readonly messageId: string; readonly unreadable: string };
+
 /** The sweeper's view of the outbox: due work, claims and reconciliation moves. */
 export interface SweepStore extends OutboxStore {
-  /** Up to `limit` messages of one due-index shard whose `nextAttemptAt` has passed, oldest first. */
-  findDue(shard: string, now: Date, limit: number): Promise<OutboxItem[]>;
+  /**
+   * Up to `limit` messages of one due-index shard whose `nextAttemptAt` has passed, oldest first. Each item is
+   * read on its own: one that cannot be read is returned as unreadable, never hiding the rest of the page.
+   */
+  findDue(shard: string, now: Date, limit: number): Promise<DueMessage[]>;
   /** Leases a due message in `status` to `owner` until now + leaseMs. */
   claim(claim: Claim): Promise<ClaimOutcome>;
   /** SENT → PENDING (reconciliation: the downstream never got it), keeping the claim. */
   requeue(messageId: string, owner: string, now: Date): Promise<boolean>;
   /** Drops a claim; the message is due again at `nextAttemptAt`. */
   release(release: Release): Promise<boolean>;
+  /** A claimed message whose stored item cannot be read becomes FAILED with the reason (it can never be sent). */
+  failUnreadable(unreadable: Unreadable): Promise<boolean>;
 }
 
 /** Settings of the DynamoDB outbox store. */
@@ -100,16 +120,18 @@ export class DynamoOutboxStore implements SweepStore {
   }
 
   /** @inheritdoc */
-  async confirm(messageId: string, now: Date): Promise<ConfirmOutcome> {
-    const retention = this.#options.retentionDays ?? DEFAULT_RETENTION_DAYS;
-    const result = await this.#update(confirmUpdate(messageId, now, retention));
+  async confirm(messageId: string, now: Date, outcome?: string): Promise<ConfirmOutcome> {
+    const retentionDays = this.#options.retentionDays ?? DEFAULT_RETENTION_DAYS;
+    const result = await this.#update(
+      confirmUpdate({ messageId, now, retentionDays, ...(outcome === undefined ? {} : { outcome }) }),
+    );
     if (result.applied) return 'CONFIRMED';
     if (result.current === undefined) return 'NOT_FOUND';
     return result.current.status === MessageStatus.CONFIRMED ? 'ALREADY_CONFIRMED' : 'NOT_CONFIRMABLE';
   }
 
   /** @inheritdoc */
-  async findDue(shard: string, now: Date, limit: number): Promise<OutboxItem[]> {
+  async findDue(shard: string, now: Date, limit: number): Promise<DueMessage[]> {
     const result = await this.#options.client.send(
       new QueryCommand({
         TableName: this.#options.tableName,
@@ -124,7 +146,14 @@ export class DynamoOutboxStore implements SweepStore {
         Limit: limit,
       }),
     );
-    return (result.Items ?? []) as OutboxItem[];
+    return (result.Items ?? []).map((raw): DueMessage => {
+      const messageId = typeof raw.messageId === 'string' ? raw.messageId : '';
+      try {
+        return { messageId, item: readOutboxItem(raw) };
+      } catch (error) {
+        return { messageId, unreadable: describeError(error) };
+      }
+    });
   }
 
   /** @inheritdoc */
@@ -141,6 +170,11 @@ export class DynamoOutboxStore implements SweepStore {
   /** @inheritdoc */
   async release(release: Release): Promise<boolean> {
     return (await this.#update(releaseUpdate(release))).applied;
+  }
+
+  /** @inheritdoc */
+  async failUnreadable(unreadable: Unreadable): Promise<boolean> {
+    return (await this.#update(failUnreadableUpdate(unreadable))).applied;
   }
 
   async #update(

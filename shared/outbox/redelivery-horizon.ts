@@ -22,10 +22,12 @@ export interface RedeliveryLimits {
 export function redeliveryHorizonMs(limits: RedeliveryLimits): number {
   const { policy, confirmDeadlineMs, queueRetentionMs } = limits;
   let sendRetries = 0;
-  for (let attempt = 1; attempt < policy.maxAttempts; attempt += 1) sendRetries += backoffCeilingMs(policy, attempt);
+  for (let attempt = 1; attempt < policy.maxAttempts; attempt += 1)
+    sendRetries += backoffCeilingMs(policy, attempt);
   // Rounds 0 … maxAttempts - 1 end with their deadlines before the last round (maxAttempts) starts; every round
   // may also spend its send retries.
   let rounds = 0;
-  for (let round = 0; round < policy.maxAttempts; round += 1) rounds += confirmDeadlineAfter(confirmDeadlineMs, round);
+  for (let round = 0; round < policy.maxAttempts; round += 1)
+    rounds += confirmDeadlineAfter(confirmDeadlineMs, round);
   return rounds + (policy.maxAttempts + 1) * sendRetries + queueRetentionMs;
 }

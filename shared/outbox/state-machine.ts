@@ -20,6 +20,8 @@ export const TRANSITIONS = {
   recordAttempt: { from: [MessageStatus.PENDING], to: MessageStatus.PENDING },
   /** A send failed and no attempts remain. */
   fail: { from: [MessageStatus.PENDING], to: MessageStatus.FAILED },
+  /** The sweeper claimed a message whose stored item cannot be read: no retry can send it. */
+  failUnreadable: { from: [MessageStatus.PENDING, MessageStatus.SENT], to: MessageStatus.FAILED },
   /** Reconciliation found the downstream never received a SENT message. */
   requeue: { from: [MessageStatus.SENT], to: MessageStatus.PENDING },
   /** An operator replays a FAILED message after fixing the downstream. */

@@ -128,20 +128,27 @@ export function sendFailureUpdate({
   };
 }
 
+/** A message the downstream applied. */
+export interface Confirmation {
+  readonly messageId: string;
+  readonly now: Date;
+  /** What the consumer recorded (`APPLIED`, `REJECTED_OUT_OF_STOCK`…), shown to the producer. */
+  readonly outcome?: string;
+  /** Days until TTL removes the message. @default 30 */
+  readonly retentionDays?: number;
+}
+
 /**
- * → CONFIRMED once the downstream applied the message. Leaves the due index and sets the TTL, so the
- * table does not grow forever.
+ * → CONFIRMED once the downstream applied the message, with the consumer's outcome when it is known. Leaves the
+ * due index and sets the TTL, so the table does not grow forever.
  */
-export function confirmUpdate(
-  messageId: string,
-  now: Date,
-  retentionDays: number = DEFAULT_RETENTION_DAYS,
-): OutboxUpdate {
+export function confirmUpdate({ messageId, now, outcome, retentionDays }: Confirmation): OutboxUpdate {
   const from = statusIsOneOf(TRANSITIONS.confirm.from);
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression:
-      'SET #status = :to, #confirmedAt = :now, #updatedAt = :now, #expiresAt = :expiresAt REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil',
+    UpdateExpression: `SET #status = :to, #confirmedAt = :now, #updatedAt = :now, #expiresAt = :expiresAt${
+      outcome === undefined ? '' : ', #outcome = :outcome'
+    } REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
     ConditionExpression: `${messageExists} AND ${from.expression}`,
     ExpressionAttributeNames: {
       '#messageId': OUTBOX_KEYS.partitionKey,
@@ -153,12 +160,15 @@ export function confirmUpdate(
       '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
       '#leaseOwner': 'leaseOwner',
       '#leaseUntil': 'leaseUntil',
+      ...(outcome === undefined ? {} : { '#outcome': 'outcome' }),
     },
     ExpressionAttributeValues: {
       ...from.values,
       ':to': TRANSITIONS.confirm.to,
       ':now': now.toISOString(),
-      ':expiresAt': Math.floor(now.getTime() / 1000) + retentionDays * DAY_SECONDS,
+      ':expiresAt':
+        Math.floor(now.getTime() / 1000) + (retentionDays ?? DEFAULT_RETENTION_DAYS) * DAY_SECONDS,
+      ...(outcome === undefined ? {} : { ':outcome': outcome.slice(0, 200) }),
     },
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };

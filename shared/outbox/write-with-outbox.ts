@@ -1,5 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Envelope } from '../message/envelope.ts';
+import { MessageTooLargeError } from '../errors.ts';
+import { assertValidMessage, type Envelope } from '../message/envelope.ts';
+import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../relay/wire-format.ts';
+import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import { newOutboxItem, OUTBOX_KEYS } from './outbox-item.ts';
@@ -8,10 +11,22 @@ import { newOutboxItem, OUTBOX_KEYS } from './outbox-item.ts';
 export interface OutboxWriterOptions {
   readonly client: DynamoDBDocumentClient;
   readonly outboxTable: string;
-  /** @default 8 (DEFAULT_DUE_SHARDS) */
+  /**
+   * Partitions of the due index; must equal the sweeper's (`TransactionalOutbox` sets both).
+   * @default 8
+   */
   readonly dueShards?: number;
-  /** @default 60 000 ms (DEFAULT_STREAM_GRACE_MS) */
+  /**
+   * How long a new message waits for the stream relay before the sweeper may send it, in ms.
+   * @default 60000
+   */
   readonly streamGraceMs?: number;
+  /**
+   * The largest message (body and attributes) the topic queues accept, in bytes; a larger one is refused here
+   * rather than failing every send.
+   * @default 262144 (SQS's 256 KiB)
+   */
+  readonly maxMessageBytes?: number;
   /** @default () => new Date() */
   readonly clock?: () => Date;
 }
@@ -24,36 +39,45 @@ export interface OutboxWrite {
   readonly messages: readonly Envelope[];
 }
 
-/** Builds the single TransactWriteItems list: the business actions first, then one Put per message. */
+/**
+ * Builds the single TransactWriteItems list: the business actions first, then one Put per message. Each
+ * message is checked first: plain JSON payload, valid envelope, and a wire size the queue accepts.
+ */
 export function outboxTransaction(
   write: OutboxWrite,
   options: Omit<OutboxWriterOptions, 'client'> & { readonly now: Date },
 ): TransactWriteAction[] {
-  const messagePuts = write.messages.map(
-    (message): TransactWriteAction => ({
+  const dueShards = OutboxSettings.dueShards.validate(
+    options.dueShards ?? OutboxSettings.dueShards.defaultValue ?? 1,
+  );
+  const streamGraceMs = OutboxSettings.streamGraceMs.validate(
+    options.streamGraceMs ?? OutboxSettings.streamGraceMs.defaultValue ?? 0,
+  );
+  const maximumBytes = options.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES;
+  const messagePuts = write.messages.map((message): TransactWriteAction => {
+    assertValidMessage(message);
+    const actualBytes = messageSizeBytes(message);
+    if (actualBytes > maximumBytes)
+      throw new MessageTooLargeError(message.messageId, { actualBytes, maximumBytes });
+    return {
       Put: {
         TableName: options.outboxTable,
-        Item: {
-          ...newOutboxItem(message, {
-            now: options.now,
-            ...(options.dueShards === undefined ? {} : { dueShards: options.dueShards }),
-            ...(options.streamGraceMs === undefined ? {} : { streamGraceMs: options.streamGraceMs }),
-          }),
-        },
+        Item: { ...newOutboxItem(message, { now: options.now, dueShards, streamGraceMs }) },
         // A reused message id (a client's idempotency key) must never overwrite a message.
         ConditionExpression: 'attribute_not_exists(#messageId)',
         ExpressionAttributeNames: { '#messageId': OUTBOX_KEYS.partitionKey },
       },
-    }),
-  );
+    };
+  });
   return [...write.actions, ...messagePuts];
 }
 
 /**
  * Commits business items and outbox messages in ONE DynamoDB transaction: either the order and its
  * `order.created` message both exist, or neither does (and no stream record is produced).
- * Throws TransactionLimitError before sending when a DynamoDB limit would be broken, and
- * TransactionConditionError (with the failed action indexes, business actions first) when a condition fails.
+ * Throws, before anything is sent: InvalidMessageError (a payload that is not plain JSON, with the path of the
+ * offending value), MessageTooLargeError (larger than the queue accepts), TransactionLimitError (a DynamoDB
+ * limit); and TransactionConditionError (each action's reason, business actions first) when a condition fails.
  * @example
  * await writeWithOutbox(options, {
  *   actions: [{ Put: { TableName: ordersTable, Item: order, ConditionExpression: 'attribute_not_exists(orderId)' } }],

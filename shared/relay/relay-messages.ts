@@ -1,18 +1,30 @@
 import { describeError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
+import { assertPlainJson } from '../message/plain-json.ts';
 import type { OutboxItem } from '../outbox/outbox-item.ts';
 import type { OutboxStore } from '../outbox/outbox-store.ts';
+import type { SendFailureDecision } from '../outbox/transition-updates.ts';
 import type { RetryPolicy } from '../retry/retry-policy.ts';
 import { decideAfterSendFailure } from '../retry/send-failure-decision.ts';
 import { chunkForSendMessageBatch } from './batch-entries.ts';
 import type { MessagePublisher, PublishResult } from './message-publisher.ts';
-import { messageSizeBytes } from './wire-format.ts';
+import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from './wire-format.ts';
 
-/** One message to forward, with the identifier its source uses to retry it (a stream sequence number). */
-export interface RelayInput {
-  readonly recordId: string;
-  readonly message: OutboxItem;
+/** A message that can never be sent as stored; it fails alone, FAILED with the reason. */
+export interface UnsendableMessage {
+  readonly messageId: string;
+  /** The attempts it had when read (the failure is recorded only if nobody counted one since). */
+  readonly attempts: number;
+  readonly reason: string;
 }
+
+/**
+ * One message to forward, with the identifier its source uses to retry it (a stream sequence number), or a
+ * message already known to be unsendable (its stored image could not be read).
+ */
+export type RelayInput =
+  | { readonly recordId: string; readonly message: OutboxItem }
+  | { readonly recordId: string; readonly unsendable: UnsendableMessage };
 
 /** What the relay needs; every piece is an interface so tests and drills can swap it. */
 export interface RelayDeps {
@@ -39,29 +51,44 @@ export interface RelayReport {
   readonly unrecorded: readonly string[];
 }
 
+/** A message ready for the wire: its envelope and the bytes SQS counts. */
+interface Prepared {
+  readonly message: OutboxItem;
+  readonly envelope: Envelope;
+  readonly bytes: number;
+}
+
 /**
  * Forwards outbox messages to their topic queues: parallel SendMessageBatch calls of up to 10 entries, then
  * a conditional PENDING → SENT per accepted entry. A rejected entry is recorded on its message (attempts,
- * nextAttemptAt, lastError) instead of failing the batch, so one bad message never blocks the others.
+ * nextAttemptAt, lastError) instead of failing the batch, and a message that can never be sent as stored (a
+ * payload that is not plain JSON, larger than SQS accepts, unreadable) is recorded FAILED with the reason: one
+ * bad message never blocks the others.
  * @example
  * const report = await relayMessages(records.map(toRelayInput), deps);
  * return { batchItemFailures: report.unrecorded.map((itemIdentifier) => ({ itemIdentifier })) };
  */
 export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDeps): Promise<RelayReport> {
-  // A message may appear twice in one stream batch (retried records): send it once.
+  // A message may appear twice in one stream batch (retried records): handle it once.
   const recordIds = new Map<string, string[]>();
-  const messages: OutboxItem[] = [];
-  for (const { recordId, message } of inputs) {
-    const ids = recordIds.get(message.messageId);
-    if (ids) ids.push(recordId);
-    else {
-      recordIds.set(message.messageId, [recordId]);
-      messages.push(message);
+  const prepared: Prepared[] = [];
+  const unsendable: UnsendableMessage[] = [];
+  for (const input of inputs) {
+    const messageId = 'message' in input ? input.message.messageId : input.unsendable.messageId;
+    const ids = recordIds.get(messageId);
+    if (ids) {
+      ids.push(input.recordId);
+      continue;
     }
+    recordIds.set(messageId, [input.recordId]);
+    const ready = 'message' in input ? prepare(input.message) : input.unsendable;
+    if ('envelope' in ready) prepared.push(ready);
+    else unsendable.push(ready);
   }
 
+  const routed = prepared.filter((p) => deps.queueFor(p.message.topic) !== undefined);
   const outcomes = await Promise.all([
-    ...sendByQueue(messages, deps).map(async (send) => {
+    ...sendByQueue(routed, deps).map(async (send) => {
       const result = await send.publish;
       const byId = new Map(send.messages.map((m) => [m.messageId, m]));
       return Promise.all([
@@ -70,15 +97,16 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
         ),
         ...result.failed.map(({ messageId, error }) => {
           const message = byId.get(messageId);
-          return message ? recordFailure(message, error, deps) : Promise.resolve(undefined);
+          return message ? recordRetry(message, error, deps) : Promise.resolve(undefined);
         }),
       ]);
     }),
     Promise.all(
-      messages
-        .filter((m) => deps.queueFor(m.topic) === undefined)
-        .map((m) => recordFailure(m, `no queue is routed for topic "${m.topic}"`, deps)),
+      prepared
+        .filter((p) => deps.queueFor(p.message.topic) === undefined)
+        .map((p) => recordRetry(p.message, `no queue is routed for topic "${p.message.topic}"`, deps)),
     ),
+    Promise.all(unsendable.map((message) => recordUnsendable(message, deps))),
   ]);
 
   const counts = { sent: 0, alreadyAdvanced: 0, retryScheduled: 0, failed: 0 };
@@ -94,6 +122,33 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
   return { ...counts, unrecorded };
 }
 
+/** The message on the wire, or why it can never get there. */
+function prepare(message: OutboxItem): Prepared | UnsendableMessage {
+  const attempts = message.attempts ?? 0;
+  try {
+    const envelope = toEnvelope(message);
+    // Stored by an older version or another writer: a BigInt, a Set or an unreadable number would fail to
+    // serialize, or be sent changed.
+    assertPlainJson(envelope.payload, 'payload');
+    assertPlainJson(envelope.headers, 'headers');
+    const bytes = messageSizeBytes(envelope);
+    if (bytes > SQS_MAX_MESSAGE_BYTES) {
+      return {
+        messageId: message.messageId,
+        attempts,
+        reason: `message is ${bytes} bytes on the wire; SQS accepts at most ${SQS_MAX_MESSAGE_BYTES}`,
+      };
+    }
+    return { message, envelope, bytes };
+  } catch (error) {
+    return {
+      messageId: message.messageId,
+      attempts,
+      reason: `cannot be sent as stored: ${describeError(error)}`,
+    };
+  }
+}
+
 type Settled =
   | { readonly kind: 'recorded'; readonly messageId: string; readonly outcome: string }
   | { readonly kind: 'unrecorded'; readonly messageId: string; readonly error: unknown };
@@ -106,10 +161,11 @@ async function settle(messageId: string, write: () => Promise<string>): Promise<
   }
 }
 
-function recordFailure(message: OutboxItem, error: string, deps: RelayDeps): Promise<Settled> {
+/** A failed send that may succeed later: the next attempt is scheduled with backoff, or FAILED when none is left. */
+function recordRetry(message: OutboxItem, error: string, deps: RelayDeps): Promise<Settled> {
   return settle(message.messageId, () => {
     const now = deps.clock();
-    const seenAttempts = message.attempts;
+    const seenAttempts = message.attempts ?? 0;
     const decision = decideAfterSendFailure({
       policy: deps.retryPolicyFor(message.topic),
       seenAttempts,
@@ -120,25 +176,43 @@ function recordFailure(message: OutboxItem, error: string, deps: RelayDeps): Pro
   });
 }
 
+/** A message that no retry can send: FAILED now, with the reason, for an operator to see. */
+function recordUnsendable(message: UnsendableMessage, deps: RelayDeps): Promise<Settled> {
+  const decision: SendFailureDecision = { kind: 'fail', attempts: message.attempts + 1 };
+  return settle(message.messageId, () =>
+    deps.store.recordSendFailure({
+      messageId: message.messageId,
+      seenAttempts: message.attempts,
+      decision,
+      error: message.reason,
+      now: deps.clock(),
+    }),
+  );
+}
+
 /** One SendMessageBatch call in flight, with the outbox items it carries. */
 interface QueuedSend {
   readonly messages: readonly OutboxItem[];
   readonly publish: Promise<PublishResult>;
 }
 
-function sendByQueue(messages: readonly OutboxItem[], deps: RelayDeps): QueuedSend[] {
-  const byQueue = new Map<string, OutboxItem[]>();
-  for (const message of messages) {
-    const queueUrl = deps.queueFor(message.topic);
+function sendByQueue(messages: readonly Prepared[], deps: RelayDeps): QueuedSend[] {
+  const byQueue = new Map<string, Prepared[]>();
+  for (const prepared of messages) {
+    const queueUrl = deps.queueFor(prepared.message.topic);
     if (queueUrl === undefined) continue;
     const queued = byQueue.get(queueUrl) ?? [];
-    queued.push(message);
+    queued.push(prepared);
     byQueue.set(queueUrl, queued);
   }
   return [...byQueue].flatMap(([queueUrl, queued]) =>
-    chunkForSendMessageBatch(queued, (m) => messageSizeBytes(toEnvelope(m))).map((chunk) => ({
-      messages: chunk,
-      publish: publishSafely(deps.publisher, queueUrl, chunk.map(toEnvelope)),
+    chunkForSendMessageBatch(queued, (p) => p.bytes).map((chunk) => ({
+      messages: chunk.map((p) => p.message),
+      publish: publishSafely(
+        deps.publisher,
+        queueUrl,
+        chunk.map((p) => p.envelope),
+      ),
     })),
   );
 }
@@ -166,7 +240,7 @@ export function toEnvelope(item: OutboxItem): Envelope {
     topic: item.topic,
     aggregateId: item.aggregateId,
     payload: item.payload,
-    headers: item.headers,
+    headers: item.headers ?? {},
     createdAt: item.createdAt,
     schemaVersion: item.schemaVersion,
   };

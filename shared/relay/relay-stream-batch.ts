@@ -1,12 +1,12 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { LogSink } from '../lambda/log-sink.ts';
 import { type RelayDeps, type RelayInput, relayMessages } from './relay-messages.ts';
-import { outboxItemFromStreamRecord } from './stream-records.ts';
+import { readStreamRecord } from './stream-records.ts';
 
 /**
  * The relay function's core: forwards the PENDING messages a stream batch announces and reports, as
  * partial batch failures, only the records whose outcome could not be recorded (the stream retries
- * from the first of them; everything else is settled on the message itself).
+ * from the first of them; everything else — an unsendable message included — is settled on the message itself).
  */
 export async function relayStreamBatch(
   event: DynamoDBStreamEvent,
@@ -16,17 +16,16 @@ export async function relayStreamBatch(
   const inputs: RelayInput[] = [];
   for (const record of event.Records) {
     const recordId = record.dynamodb?.SequenceNumber;
-    const item = outboxItemFromStreamRecord(record);
-    if ('skipped' in item || recordId === undefined) {
-      if ('skipped' in item && item.skipped === 'NOT_AN_OUTBOX_ITEM') {
-        logger.warn('stream record is not an outbox message; skipped', {
-          eventID: record.eventID,
-          detail: item.detail,
-        });
-      }
-      continue;
+    if (recordId === undefined) continue;
+    const content = readStreamRecord(record);
+    if (content.kind === 'message') inputs.push({ recordId, message: content.message });
+    else if (content.kind === 'unsendable') inputs.push({ recordId, unsendable: content });
+    else if (content.reason === 'NOT_AN_OUTBOX_ITEM') {
+      logger.warn('stream record is not an outbox message; skipped', {
+        eventID: record.eventID,
+        detail: content.detail,
+      });
     }
-    inputs.push({ recordId, message: item });
   }
   const report = await relayMessages(inputs, deps);
   logger.info('relayed stream batch', { records: event.Records.length, ...report });

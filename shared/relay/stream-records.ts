@@ -1,36 +1,56 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { z } from 'zod';
-import { envelopeSchema } from '../message/envelope.ts';
+import { SAFE_UNMARSHALL_OPTIONS } from '../aws/dynamo-numbers.ts';
+import { describeError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
-import type { OutboxItem } from '../outbox/outbox-item.ts';
+import { OUTBOX_KEYS, type OutboxItem } from '../outbox/outbox-item.ts';
+import { readOutboxItem } from '../outbox/read-outbox-item.ts';
 
-const outboxItemSchema = envelopeSchema.extend({
-  status: z.enum(Object.values(MessageStatus) as [MessageStatus, ...MessageStatus[]]),
-  attempts: z.number().int().min(0),
-  updatedAt: z.string(),
-});
-
-/** Why a stream record carries nothing to forward. */
-export type SkippedRecord = {
-  readonly skipped: 'NOT_AN_INSERT' | 'NOT_PENDING' | 'NOT_AN_OUTBOX_ITEM';
-  readonly detail?: string;
-};
+/** What a stream record announces. */
+export type StreamRecordContent =
+  /** A new PENDING message to forward. */
+  | { readonly kind: 'message'; readonly message: OutboxItem }
+  /** A new PENDING message that can never be sent as stored: its own failure, recorded on it with the reason. */
+  | {
+      readonly kind: 'unsendable';
+      readonly messageId: string;
+      readonly attempts: number;
+      readonly reason: string;
+    }
+  /** Nothing to forward: an update or TTL deletion, a message not PENDING, or not an outbox item at all. */
+  | {
+      readonly kind: 'skipped';
+      readonly reason: 'NOT_AN_INSERT' | 'NOT_PENDING' | 'NOT_AN_OUTBOX_ITEM';
+      readonly detail?: string;
+    };
 
 /**
- * The outbox message a stream record announces, or why there is none: only INSERTs of PENDING messages are
- * forwarded (status updates and TTL deletions also stream, but are not news).
+ * What a stream record of the outbox table announces: only INSERTs of PENDING messages are forwarded (status
+ * updates and TTL deletions also stream, but are not news). A PENDING message whose image cannot be read is
+ * reported as unsendable — never thrown, so it cannot fail the stream batch it came in.
  */
-export function outboxItemFromStreamRecord(record: DynamoDBRecord): OutboxItem | SkippedRecord {
-  if (record.eventName !== 'INSERT') return { skipped: 'NOT_AN_INSERT' };
-  const image = record.dynamodb?.NewImage;
-  if (image === undefined)
-    return { skipped: 'NOT_AN_OUTBOX_ITEM', detail: 'no NewImage (stream view type?)' };
+export function readStreamRecord(record: DynamoDBRecord): StreamRecordContent {
+  if (record.eventName !== 'INSERT') return { kind: 'skipped', reason: 'NOT_AN_INSERT' };
   // aws-lambda's AttributeValue and the SDK's describe the same wire shape.
-  const raw = unmarshall(image as Record<string, AttributeValue>);
-  const parsed = outboxItemSchema.safeParse(raw);
-  if (!parsed.success) return { skipped: 'NOT_AN_OUTBOX_ITEM', detail: z.prettifyError(parsed.error) };
-  const item = { ...raw, ...parsed.data } as OutboxItem;
-  return item.status === MessageStatus.PENDING ? item : { skipped: 'NOT_PENDING' };
+  const image = record.dynamodb?.NewImage as Record<string, AttributeValue> | undefined;
+  if (image === undefined) {
+    return { kind: 'skipped', reason: 'NOT_AN_OUTBOX_ITEM', detail: 'no NewImage (stream view type?)' };
+  }
+  const messageId = image[OUTBOX_KEYS.partitionKey]?.S;
+  if (messageId === undefined) {
+    return { kind: 'skipped', reason: 'NOT_AN_OUTBOX_ITEM', detail: `no string ${OUTBOX_KEYS.partitionKey}` };
+  }
+  if (image.status?.S !== MessageStatus.PENDING) return { kind: 'skipped', reason: 'NOT_PENDING' };
+  try {
+    return { kind: 'message', message: readOutboxItem(unmarshall(image, SAFE_UNMARSHALL_OPTIONS)) };
+  } catch (error) {
+    const attempts = Number(image.attempts?.N ?? '0');
+    return {
+      kind: 'unsendable',
+      messageId,
+      attempts: Number.isSafeInteger(attempts) && attempts >= 0 ? attempts : 0,
+      reason: `unreadable outbox item: ${describeError(error)}`,
+    };
+  }
 }

@@ -6,20 +6,42 @@ import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../message/envelope.ts';
 import { MESSAGE_ATTRIBUTES } from './message-publisher.ts';
 
-/** The SQS body of a message: the envelope as JSON. */
+/** The largest message SQS accepts by default, body and attributes together: 256 KiB. */
+export const SQS_MAX_MESSAGE_BYTES = 256 * 1024;
+
+/**
+ * Characters JSON leaves raw that SQS refuses. SQS accepts #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD |
+ * #x10000–#x10FFFF; JSON.stringify already escapes the control characters below #x20 and lone surrogates, so
+ * only the two noncharacters U+FFFE and U+FFFF are left.
+ */
+const OUTSIDE_SQS_CHARACTERS = /[\uFFFE\uFFFF]/g;
+
+/** A W3C trace context `traceparent`: version, trace id, parent id, flags. */
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * The SQS body of a message: the envelope as JSON, with every character SQS would refuse written as a JSON
+ * `\uXXXX` escape, so the consumer's JSON.parse gives back exactly the payload that was written.
+ */
 export function messageBody(message: Envelope): string {
-  return JSON.stringify(message);
+  return JSON.stringify(message).replace(
+    OUTSIDE_SQS_CHARACTERS,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
-/** The SQS message attributes of a message: `message_id`, `topic` and, when present, `traceparent`. */
+/**
+ * The SQS message attributes of a message: `message_id`, `topic` and, when it is a well-formed W3C trace
+ * context, `traceparent` (anything else stays in the body's headers: a malformed attribute would make SQS refuse
+ * the message on every attempt).
+ */
 export function messageAttributes(message: Envelope): Record<string, MessageAttributeValue> {
   const attributes: Record<string, MessageAttributeValue> = {
     [MESSAGE_ATTRIBUTES.messageId]: { DataType: 'String', StringValue: message.messageId },
     [MESSAGE_ATTRIBUTES.topic]: { DataType: 'String', StringValue: message.topic },
   };
   const traceparent = message.headers.traceparent;
-  // SQS refuses an attribute with an empty value, which would fail the entry on every retry.
-  if (traceparent !== undefined && traceparent !== '') {
+  if (traceparent !== undefined && TRACEPARENT.test(traceparent)) {
     attributes[MESSAGE_ATTRIBUTES.traceparent] = { DataType: 'String', StringValue: traceparent };
   }
   return attributes;

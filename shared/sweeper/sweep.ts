@@ -1,11 +1,16 @@
 import { MessageStatus } from '../message/message-status.ts';
 import { DEFAULT_DUE_SHARDS, type OutboxItem } from '../outbox/outbox-item.ts';
-import type { SweepStore } from '../outbox/outbox-store.ts';
+import type { DueMessage, SweepStore } from '../outbox/outbox-store.ts';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
 import { hasAttemptsLeft } from '../retry/retry-policy.ts';
 
 /** Asks a topic's downstream whether it applied a message (reconciliation). */
-export type DeliveryCheck = (message: OutboxItem) => Promise<'DELIVERED' | 'MISSING'>;
+export type DeliveryCheck = (message: OutboxItem) => Promise<DeliveryVerdict>;
+
+/** What the downstream says of a message: applied (with the outcome it recorded, when it keeps one), or not. */
+export type DeliveryVerdict =
+  | { readonly verdict: 'DELIVERED'; readonly outcome?: string }
+  | { readonly verdict: 'MISSING' };
 
 /** How a sweeper run paces itself. */
 export interface SweeperSettings {
@@ -103,7 +108,7 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
   return report;
 }
 
-async function findDue(deps: SweeperDeps, report: SweepReport): Promise<OutboxItem[]> {
+async function findDue(deps: SweeperDeps, report: SweepReport): Promise<DueMessage[]> {
   const now = deps.clock();
   const shards = Array.from({ length: deps.settings.dueShards }, (_, shard) => String(shard));
   // One unreadable shard (throttled, say) must not stop the others from being swept.
@@ -126,24 +131,43 @@ async function guarded<T>(report: SweepReport, step: () => Promise<T>): Promise<
   }
 }
 
-async function sweepRound(due: readonly OutboxItem[], deps: SweeperDeps, report: SweepReport): Promise<void> {
+async function sweepRound(due: readonly DueMessage[], deps: SweeperDeps, report: SweepReport): Promise<void> {
   const claimed = await Promise.all(
-    due.map(async (message) => {
+    due.map(async (entry) => {
       const outcome = await guarded(report, () =>
         deps.store.claim({
-          messageId: message.messageId,
-          status: message.status,
+          messageId: entry.messageId,
+          ...('item' in entry ? { status: entry.item.status } : {}),
           owner: deps.owner,
           now: deps.clock(),
           leaseMs: deps.settings.leaseMs,
         }),
       );
-      return outcome === 'CLAIMED' ? message : undefined;
+      return outcome === 'CLAIMED' ? entry : undefined;
     }),
   );
-  const mine = claimed.filter((message): message is OutboxItem => message !== undefined);
-  report.claimed += mine.length;
-  report.lostClaims += due.length - mine.length;
+  const claimedEntries = claimed.filter((entry): entry is DueMessage => entry !== undefined);
+  report.claimed += claimedEntries.length;
+  report.lostClaims += due.length - claimedEntries.length;
+  // An item that cannot be read can never be sent: it fails alone, with the reason, and the round goes on.
+  await Promise.all(
+    claimedEntries.flatMap((entry) =>
+      'unreadable' in entry
+        ? [
+            guarded(report, async () => {
+              const failed = await deps.store.failUnreadable({
+                messageId: entry.messageId,
+                owner: deps.owner,
+                now: deps.clock(),
+                reason: `unreadable outbox item: ${entry.unreadable}`,
+              });
+              if (failed) report.failed += 1;
+            }),
+          ]
+        : [],
+    ),
+  );
+  const mine = claimedEntries.flatMap((entry) => ('item' in entry ? [entry.item] : []));
 
   const reconciled = await Promise.all(
     mine
@@ -164,9 +188,9 @@ async function reconcile(
   report: SweepReport,
 ): Promise<OutboxItem | undefined> {
   const check = deps.deliveryCheckFor(message.topic);
-  let verdict: 'DELIVERED' | 'MISSING';
+  let answer: DeliveryVerdict;
   try {
-    verdict = check ? await check(message) : 'MISSING';
+    answer = check ? await check(message) : { verdict: 'MISSING' };
   } catch {
     // The downstream could not be asked: keep the message SENT and ask again later.
     const now = deps.clock();
@@ -178,8 +202,8 @@ async function reconcile(
     });
     return undefined;
   }
-  if (verdict === 'DELIVERED') {
-    const outcome = await deps.store.confirm(message.messageId, deps.clock());
+  if (answer.verdict === 'DELIVERED') {
+    const outcome = await deps.store.confirm(message.messageId, deps.clock(), answer.outcome);
     if (outcome === 'CONFIRMED') report.reconciledConfirmed += 1;
     return undefined;
   }

@@ -7,7 +7,9 @@ import { assertWithinTransactionLimits, type TransactWriteAction } from './trans
 /**
  * Sends one TransactWriteItems after checking DynamoDB's limits, and maps a cancellation to a named error:
  * {@link TransactionConditionError} with every action's reason (and old item, where asked for), or
- * {@link TransactionConflictError} when a concurrent transaction won (retryable).
+ * {@link TransactionConflictError} when the write lost a race and wrote nothing (retryable): a concurrent
+ * transaction touched the same item, or the idempotency token is in use by another request
+ * (`IdempotentParameterMismatchException`) or by one still in flight (`TransactionInProgressException`).
  */
 export async function transactWrite(
   client: DynamoDBDocumentClient,
@@ -41,7 +43,19 @@ export function cancelledActions(error: unknown): readonly CancelledAction[] | u
   }));
 }
 
+/** Token errors that mean another request holds the same idempotency token: nothing was written by this one. */
+const TOKEN_RACES = new Set(['IdempotentParameterMismatchException', 'TransactionInProgressException']);
+
 function mapCancellation(error: unknown): unknown {
+  // By name: the SDK's exception classes are not the same objects in every bundle.
+  if (error instanceof Error && TOKEN_RACES.has(error.name)) {
+    return new TransactionConflictError(
+      `${error.name}: the write lost a race with a concurrent request; retry`,
+      {
+        cause: error,
+      },
+    );
+  }
   const reasons = cancelledActions(error);
   if (reasons === undefined) return error;
   if (reasons.some((reason) => reason.code === 'ConditionalCheckFailed')) {

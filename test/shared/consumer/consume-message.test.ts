@@ -7,18 +7,24 @@ import {
   consumeMessage,
   type PlanEffect,
 } from '../../../shared/consumer/consume-message.ts';
-import { TransactionConflictError } from '../../../shared/errors.ts';
+import { PoisonMessageError, TransactionConflictError } from '../../../shared/errors.ts';
 import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
+/** The waits of the in-invocation conflict retry (none is really waited). */
+const waits: number[] = [];
 const deps: ConsumeDeps = {
   client,
   inboxTable: 'inbox',
   confirmer: new DynamoOutboxStore({ client, tableName: 'outbox' }),
   clock: () => FIXED_NOW,
+  sleep: async (ms) => {
+    waits.push(ms);
+  },
+  random: () => 0.5,
 };
 const message = envelope({ messageId: testMessageId(11) });
 
@@ -65,6 +71,7 @@ function confirmedIds(): unknown[] {
 }
 
 beforeEach(() => {
+  waits.length = 0;
   ddb.reset();
   ddb.on(TransactWriteCommand).resolves({});
   ddb.on(UpdateCommand).resolves({});
@@ -151,24 +158,83 @@ describe('consumeMessage', () => {
   });
 
   it('records a rejection planned by the consumer with only the inbox put', async () => {
-    const result = await consumeMessage(message, () => ({ reject: 'REJECTED_INVALID_ORDER' }), deps);
+    const result = await consumeMessage(message, () => ({ reject: 'REJECTED_BLOCKED_CUSTOMER' }), deps);
 
     expect(result).toEqual({
       kind: 'REJECTED',
-      outcome: 'REJECTED_INVALID_ORDER',
+      outcome: 'REJECTED_BLOCKED_CUSTOMER',
       confirmation: 'CONFIRMED',
     });
-    expect(transactions()).toEqual([[expectedInboxPut('REJECTED_INVALID_ORDER')]]);
+    expect(transactions()).toEqual([[expectedInboxPut('REJECTED_BLOCKED_CUSTOMER')]]);
   });
 
-  it('throws a transaction conflict so the record is retried, and confirms nothing', async () => {
+  it('retries a transaction that conflicts with a concurrent one (a hot SKU) within the invocation, with jitter', async () => {
+    const conflict = transactionCanceled([
+      { Code: 'None' },
+      { Code: 'TransactionConflict' },
+      { Code: 'None' },
+    ]);
+    ddb.on(TransactWriteCommand).rejectsOnce(conflict).rejectsOnce(conflict).resolves({});
+
+    const result = await consumeMessage(message, reserve, deps);
+
+    expect(result).toEqual({ kind: 'APPLIED', outcome: 'APPLIED', confirmation: 'CONFIRMED' });
+    expect(transactions()).toHaveLength(3);
+    expect(waits).toEqual([10, 20]);
+    expect(confirmedIds()).toEqual([message.messageId]);
+  });
+
+  it('throws the conflict after the last in-invocation try, so the record is retried later, and confirms nothing', async () => {
     ddb
       .on(TransactWriteCommand)
       .rejects(transactionCanceled([{ Code: 'TransactionConflict' }, { Code: 'None' }]));
 
-    await expect(consumeMessage(message, reserve, deps)).rejects.toBeInstanceOf(TransactionConflictError);
+    await expect(
+      consumeMessage(message, reserve, {
+        ...deps,
+        conflictRetry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 10 },
+      }),
+    ).rejects.toBeInstanceOf(TransactionConflictError);
+    expect(transactions()).toHaveLength(3);
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
+
+  it('lets a poison message the plan cannot read escape: nothing is recorded in the inbox, nothing confirmed', async () => {
+    const unreadable: PlanEffect = () => {
+      throw new PoisonMessageError('order.created payload has no items');
+    };
+
+    await expect(consumeMessage(message, unreadable, deps)).rejects.toBeInstanceOf(PoisonMessageError);
+    expect(transactions()).toEqual([]);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it.each([
+    ['an applied effect', reserve, undefined, 'APPLIED'],
+    [
+      'a business rejection',
+      () => ({ reject: 'REJECTED_BLOCKED_CUSTOMER' }),
+      undefined,
+      'REJECTED_BLOCKED_CUSTOMER',
+    ],
+    [
+      'a failed business condition',
+      reserve,
+      transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }]),
+      'REJECTED_OUT_OF_STOCK',
+    ],
+  ] as const)(
+    'carries the outcome of %s back to the producer with the confirmation',
+    async (_case, plan, firstFailure, outcome) => {
+      if (firstFailure !== undefined) ddb.on(TransactWriteCommand).rejectsOnce(firstFailure).resolves({});
+
+      await consumeMessage(message, plan, deps);
+
+      const confirm = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
+      expect(confirm?.ExpressionAttributeValues?.[':outcome']).toBe(outcome);
+      expect(confirm?.UpdateExpression).toContain('#outcome = :outcome');
+    },
+  );
 
   it('throws any other error, and confirms nothing', async () => {
     ddb.on(TransactWriteCommand).rejects(new Error('InternalServerError'));

@@ -4,12 +4,14 @@ import { FIXED_NOW, testMessageId } from '../../support/factories.ts';
 
 describe('inboxPut', () => {
   it('puts the row only if the message id was never seen, returning the old row otherwise', () => {
-    const put = inboxPut(
-      'inbox',
-      { messageId: testMessageId(1), topic: 'order.created', outcome: 'APPLIED' },
-      FIXED_NOW,
-      7,
-    );
+    const put = inboxPut({
+      inboxTable: 'inbox',
+      messageId: testMessageId(1),
+      topic: 'order.created',
+      outcome: 'APPLIED',
+      now: FIXED_NOW,
+      retentionDays: 7,
+    });
 
     expect(put).toEqual({
       Put: {
@@ -29,11 +31,13 @@ describe('inboxPut', () => {
   });
 
   it('keeps rows 30 days by default, longer than SQS keeps a message (14 days)', () => {
-    const put = inboxPut(
-      'inbox',
-      { messageId: testMessageId(1), topic: 't.t', outcome: 'APPLIED' },
-      FIXED_NOW,
-    );
+    const put = inboxPut({
+      inboxTable: 'inbox',
+      messageId: testMessageId(1),
+      topic: 't.t',
+      outcome: 'APPLIED',
+      now: FIXED_NOW,
+    });
 
     expect(put.Put?.Item?.expiresAt).toBe(FIXED_NOW.getTime() / 1000 + 30 * 86_400);
   });

@@ -127,7 +127,7 @@ describe('createSweeperHandler, built from an environment', () => {
     const updates = ddb.commandCalls(UpdateCommand).map((call) => call.args[0].input);
     expect(updates[0]).toMatchObject({
       TableName: 'outbox-table',
-      ExpressionAttributeValues: expect.objectContaining({ ':owner': 'sweep-run-1', ':status': 'SENT' }),
+      ExpressionAttributeValues: expect.objectContaining({ ':owner': 'sweep-run-1', ':status0': 'SENT' }),
     });
     expect(updates[1]).toMatchObject({
       TableName: 'outbox-table',

@@ -279,11 +279,44 @@ describe('DynamoOutboxStore.claim and release', () => {
 
     const input = sentUpdate();
     expect(input).toMatchObject({ TableName: 'outbox', Key: { messageId } });
+    expect(input.ConditionExpression).toBe('#status IN (:status0) AND #nextAttemptAt <= :now');
     expect(input.ExpressionAttributeValues).toMatchObject({
-      ':status': 'SENT',
+      ':status0': 'SENT',
       ':owner': 'sweeper-a',
       ':leaseUntil': '2024-05-01T12:01:00.000Z',
       ':now': FIXED_NOW.toISOString(),
+    });
+    expectWellFormed(input);
+  });
+
+  it('claims a message whose item could not be read in any status with work left', async () => {
+    const { status: _status, ...unread } = claim;
+
+    await expect(store.claim(unread)).resolves.toBe('CLAIMED');
+
+    const input = sentUpdate();
+    expect(input.ConditionExpression).toBe('#status IN (:status0, :status1) AND #nextAttemptAt <= :now');
+    expect(input.ExpressionAttributeValues).toMatchObject({ ':status0': 'PENDING', ':status1': 'SENT' });
+    expectWellFormed(input);
+  });
+
+  it('fails a claimed, unreadable message with the reason, out of the due index, only for the lease owner', async () => {
+    await expect(
+      store.failUnreadable({
+        messageId,
+        owner: 'sweeper-a',
+        now: FIXED_NOW,
+        reason: 'unreadable outbox item: topic',
+      }),
+    ).resolves.toBe(true);
+
+    const input = sentUpdate();
+    expect(input.ConditionExpression).toBe('#status IN (:from0, :from1) AND #leaseOwner = :owner');
+    expect(input.UpdateExpression).toMatch(/REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil$/);
+    expect(input.ExpressionAttributeValues).toMatchObject({
+      ':to': 'FAILED',
+      ':reason': 'unreadable outbox item: topic',
+      ':owner': 'sweeper-a',
     });
     expectWellFormed(input);
   });

@@ -207,7 +207,7 @@ function writeOf(step: Action, current: Stored, now: Date): OutboxUpdate {
         nextAttemptAt: new Date(now.getTime() + 120_000),
       });
     case 'consumer.confirm':
-      return confirmUpdate(messageId, now);
+      return confirmUpdate({ messageId, now, outcome: 'APPLIED' });
     case 'operator.replay':
       return operatorUpdate('replay', now);
     case 'operator.cancel':

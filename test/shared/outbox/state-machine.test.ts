@@ -31,7 +31,16 @@ describe('state machine', () => {
 
   it('defines exactly the documented transitions', () => {
     expect(TRANSITION_NAMES.sort()).toEqual(
-      ['cancel', 'confirm', 'fail', 'markSent', 'recordAttempt', 'replay', 'requeue'].sort(),
+      [
+        'cancel',
+        'confirm',
+        'fail',
+        'failUnreadable',
+        'markSent',
+        'recordAttempt',
+        'replay',
+        'requeue',
+      ].sort(),
     );
   });
 
@@ -62,12 +71,18 @@ describe('state machine', () => {
     [CANCELLED, SENT],
     [CANCELLED, CONFIRMED],
     [CANCELLED, FAILED],
-    [SENT, FAILED],
     [SENT, CANCELLED],
     [FAILED, SENT],
     [FAILED, CANCELLED],
   ] as const)('rejects the change %s → %s', (from, to) => {
     expect(isAllowedChange(from, to)).toBe(false);
+  });
+
+  it('fails a PENDING or SENT message whose stored item cannot be read, and only those', () => {
+    expect(applyTransition(PENDING, 'failUnreadable')).toBe(FAILED);
+    expect(applyTransition(SENT, 'failUnreadable')).toBe(FAILED);
+    for (const status of [CONFIRMED, FAILED, CANCELLED])
+      expect(applyTransition(status, 'failUnreadable')).toBeUndefined();
   });
 
   it('allows every documented change', () => {
@@ -81,6 +96,7 @@ describe('state machine', () => {
       [PENDING, CONFIRMED],
       [FAILED, CONFIRMED],
       [PENDING, PENDING],
+      [SENT, FAILED],
     ];
     for (const [from, to] of allowed) expect(isAllowedChange(from, to), `${from} → ${to}`).toBe(true);
   });

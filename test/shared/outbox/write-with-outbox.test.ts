@@ -3,6 +3,9 @@ import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
+  ConfigError,
+  InvalidMessageError,
+  MessageTooLargeError,
   TransactionConditionError,
   TransactionConflictError,
   TransactionLimit,
@@ -132,14 +135,72 @@ describe('writeWithOutbox', () => {
   });
 
   it('refuses a message whose outbox item exceeds 400 KB, naming the outbox Put, and sends nothing', async () => {
-    const error = await writeWithOutbox(options, {
-      actions: [orderPut],
-      messages: [envelope({ payload: { blob: 'x'.repeat(401 * 1024) } })],
-    }).catch((e: unknown) => e);
+    // A queue that takes 1 MiB messages: the item limit is the one that binds.
+    const error = await writeWithOutbox(
+      { ...options, maxMessageBytes: 1024 * 1024 },
+      {
+        actions: [orderPut],
+        messages: [envelope({ payload: { blob: 'x'.repeat(401 * 1024) } })],
+      },
+    ).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(TransactionLimitError);
     expect((error as TransactionLimitError).limit).toBe(TransactionLimit.ITEM_SIZE);
     expect((error as TransactionLimitError).message).toContain('action 1 (Put outbox)');
     expect(ddb.calls()).toHaveLength(0);
+  });
+
+  describe('refuses, before anything is written, a message that could not be delivered unchanged', () => {
+    it.each([
+      ['a BigInt', { total: 10n }, 'payload.total'],
+      ['a Set', { skus: new Set(['A']) }, 'payload.skus'],
+      ['a Map', { lines: new Map([['A', 1]]) }, 'payload.lines'],
+      ['a typed array', { bytes: new Uint8Array([1]) }, 'payload.bytes'],
+      ['NaN', { price: Number.NaN }, 'payload.price'],
+      ['an unsafe integer', { id: 2 ** 60 }, 'payload.id'],
+      ['a lone surrogate', { name: '\udfff' }, 'payload.name'],
+    ])('a payload with %s: InvalidMessageError naming %s', async (_kind, payload, path) => {
+      const write = writeWithOutbox(options, { actions: [orderPut], messages: [envelope({ payload })] });
+
+      await expect(write).rejects.toBeInstanceOf(InvalidMessageError);
+      await expect(write).rejects.toMatchObject({ path, code: 'INVALID_MESSAGE' });
+      expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    });
+
+    it('a message larger on the wire than SQS accepts: MessageTooLargeError with both sizes', async () => {
+      const message = envelope({ payload: { note: 'x'.repeat(300 * 1024) } });
+
+      const write = writeWithOutbox(options, { actions: [orderPut], messages: [message] });
+
+      await expect(write).rejects.toBeInstanceOf(MessageTooLargeError);
+      await expect(write).rejects.toMatchObject({ maximumBytes: 262_144 });
+      await expect(write).rejects.toThrow(/is \d+ bytes on the wire; SQS accepts at most 262144/);
+      expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    });
+
+    it('counts the attributes against the limit too, and takes a larger queue limit when given one', async () => {
+      const message = envelope({ payload: { note: 'x'.repeat(300 * 1024) } });
+
+      await writeWithOutbox(
+        { ...options, maxMessageBytes: 1024 * 1024 },
+        { actions: [], messages: [message] },
+      );
+
+      expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+    });
+
+    it.each([0, -1, 65, 1.5, Number.NaN])(
+      'a due-shard count of %s: ConfigError naming DUE_SHARDS',
+      async (dueShards) => {
+        const write = writeWithOutbox(
+          { ...options, dueShards },
+          { actions: [orderPut], messages: [envelope()] },
+        );
+
+        await expect(write).rejects.toBeInstanceOf(ConfigError);
+        await expect(write).rejects.toThrow(/DUE_SHARDS must be an integer from 1 to 64/);
+        expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+      },
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { UnreadableNumber } from '../../../shared/aws/dynamo-numbers.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import type { OutboxStore } from '../../../shared/outbox/outbox-store.ts';
@@ -16,7 +17,10 @@ import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
 const POLICY: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 3 };
 
-function inputs(count: number, overrides: Partial<OutboxItem> = {}): RelayInput[] {
+function inputs(
+  count: number,
+  overrides: Partial<OutboxItem> = {},
+): (RelayInput & { readonly message: OutboxItem })[] {
   return Array.from({ length: count }, (_, i) => ({
     recordId: `seq-${i + 1}`,
     message: outboxItem({ messageId: testMessageId(i + 1), ...overrides }),
@@ -271,5 +275,95 @@ describe('relayMessages', () => {
       unrecorded: [],
     });
     expect(publisher.publishBatch).not.toHaveBeenCalled();
+  });
+
+  describe('a message that can never be sent as stored fails alone', () => {
+    /** Two good messages around one whose stored payload the relay cannot send unchanged. */
+    function batchAround(payload: unknown): (RelayInput & { readonly message: OutboxItem })[] {
+      const [first, , last] = inputs(3);
+      if (first === undefined || last === undefined) throw new Error('no inputs');
+      const bad = {
+        recordId: 'seq-2',
+        message: outboxItem({ messageId: testMessageId(2), payload, attempts: 1 }),
+      };
+      return [first, bad, last];
+    }
+
+    it.each([
+      ['a BigInt', { total: 10n }, 'payload.total'],
+      ['a Set', { skus: new Set(['A']) }, 'payload.skus'],
+      ['a Map', { lines: new Map([['A', 1]]) }, 'payload.lines'],
+      ['a typed array', { bytes: new Uint8Array([1, 2]) }, 'payload.bytes'],
+      ['an unreadable stored number', { total: new UnreadableNumber('1e20') }, 'payload.total'],
+    ])(
+      'records %s in the payload as FAILED with the path, sends the others, reports no batch failure',
+      async (_kind, payload, path) => {
+        const { deps, store, publisher } = depsWith();
+
+        const report = await relayMessages(batchAround(payload), deps);
+
+        expect(report).toEqual({ sent: 2, alreadyAdvanced: 0, retryScheduled: 0, failed: 1, unrecorded: [] });
+        expect(
+          publisher.publishBatch.mock.calls.flatMap(([, messages]) => messages.map((m) => m.messageId)),
+        ).toEqual([testMessageId(1), testMessageId(3)]);
+        expect(store.recordSendFailure).toHaveBeenCalledWith({
+          messageId: testMessageId(2),
+          seenAttempts: 1,
+          decision: { kind: 'fail', attempts: 2 },
+          error: expect.stringContaining(path),
+          now: FIXED_NOW,
+        });
+      },
+    );
+
+    it('records a message larger than SQS accepts as FAILED with both sizes, and sends the others', async () => {
+      const { deps, store } = depsWith();
+
+      const report = await relayMessages(batchAround('x'.repeat(300 * 1024)), deps);
+
+      expect(report).toMatchObject({ sent: 2, failed: 1, unrecorded: [] });
+      const [failure] = store.recordSendFailure.mock.calls.map(([call]) => call);
+      expect(failure?.decision).toEqual({ kind: 'fail', attempts: 2 });
+      expect(failure?.error).toMatch(/\d+ bytes on the wire; SQS accepts at most 262144/);
+    });
+
+    it('records an input already known to be unsendable, with its reason', async () => {
+      const { deps, store } = depsWith();
+      const unsendable = {
+        messageId: testMessageId(9),
+        attempts: 0,
+        reason: 'unreadable outbox item: attempts',
+      };
+
+      const report = await relayMessages([{ recordId: 'seq-9', unsendable }, ...inputs(1)], deps);
+
+      expect(report).toMatchObject({ sent: 1, failed: 1, unrecorded: [] });
+      expect(store.recordSendFailure).toHaveBeenCalledWith(
+        expect.objectContaining({ messageId: testMessageId(9), error: unsendable.reason }),
+      );
+    });
+
+    it('reports the record of an unsendable message for retry only when its failure could not be recorded', async () => {
+      const { deps, store } = depsWith();
+      store.recordSendFailure.mockRejectedValueOnce(new Error('ProvisionedThroughputExceededException'));
+
+      const report = await relayMessages(batchAround({ total: 10n }), deps);
+
+      expect(report).toMatchObject({ sent: 2, failed: 0, unrecorded: ['seq-2'] });
+    });
+  });
+
+  it('treats a message stored without `attempts` as never sent: it is sent, and a failure counts its first attempt', async () => {
+    const { deps, store } = depsWith({ publisher: acceptingPublisher(new Set([testMessageId(1)])) });
+    const { attempts: _attempts, ...bare } = outboxItem({ messageId: testMessageId(1) });
+
+    await relayMessages([{ recordId: 'seq-1', message: bare as OutboxItem }], deps);
+
+    expect(store.recordSendFailure).toHaveBeenCalledWith(
+      expect.objectContaining({
+        seenAttempts: 0,
+        decision: expect.objectContaining({ kind: 'retry', attempts: 1 }),
+      }),
+    );
   });
 });

@@ -216,7 +216,6 @@ describe('relayStreamBatch', () => {
         streamRecord(outboxItem({ messageId: testMessageId(2) }), { eventName: 'REMOVE' }),
         streamRecord(outboxItem({ messageId: testMessageId(3), status: 'CONFIRMED' })),
         streamRecord({ orderId: 'order-1', customerId: 'c' }),
-        streamRecord(outboxItem({ messageId: 'not-a-ulid' })),
         streamRecord(outboxItem({ messageId: testMessageId(4) }), { newImage: null }),
       ],
     };
@@ -226,8 +225,58 @@ describe('relayStreamBatch', () => {
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
     expect(ddb.calls()).toHaveLength(0);
     expect(response).toEqual({ batchItemFailures: [] });
-    // The three records that are not outbox messages are worth a warning; status changes are not.
-    expect(logger.warn).toHaveBeenCalledTimes(3);
+    // The two records that are not outbox messages are worth a warning; status changes are not.
+    expect(logger.warn).toHaveBeenCalledTimes(2);
+  });
+
+  it('records FAILED, with the reason, a PENDING outbox item that can never be sent, and relays the rest', async () => {
+    sqsAccepts();
+    ddb.on(UpdateCommand).resolves({});
+    const event: DynamoDBStreamEvent = {
+      Records: [
+        streamRecord(outboxItem({ messageId: 'not-a-ulid' }), { sequenceNumber: sequenceNumber(1) }),
+        streamRecord(outboxItem({ messageId: testMessageId(2) }), { sequenceNumber: sequenceNumber(2) }),
+      ],
+    };
+
+    const response = await relayStreamBatch(event, deps, logger);
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(
+      sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? []),
+    ).toHaveLength(1);
+    const failed = updates().find((u) => u.Key?.messageId === 'not-a-ulid');
+    expect(failed?.ExpressionAttributeValues).toMatchObject({
+      ':to': 'FAILED',
+      ':error': expect.stringContaining('messageId'),
+    });
+  });
+
+  it('fails alone a record whose stored payload holds a number JavaScript cannot read back', async () => {
+    sqsAccepts();
+    ddb.on(UpdateCommand).resolves({});
+    const bad = streamRecord(outboxItem({ messageId: testMessageId(1) }), {
+      sequenceNumber: sequenceNumber(1),
+    });
+    const image = bad.dynamodb?.NewImage;
+    if (image === undefined) throw new Error('no image');
+    image.payload = { M: { total: { N: '123456789012345678901234567890' } } };
+    const event: DynamoDBStreamEvent = {
+      Records: [
+        bad,
+        streamRecord(outboxItem({ messageId: testMessageId(2) }), { sequenceNumber: sequenceNumber(2) }),
+      ],
+    };
+
+    const response = await relayStreamBatch(event, deps, logger);
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(
+      sqs.commandCalls(SendMessageBatchCommand).flatMap((c) => c.args[0].input.Entries ?? []),
+    ).toHaveLength(1);
+    const failed = updates().find((u) => u.Key?.messageId === testMessageId(1));
+    expect(failed?.ExpressionAttributeValues?.[':to']).toBe('FAILED');
+    expect(failed?.ExpressionAttributeValues?.[':error']).toContain('123456789012345678901234567890');
   });
 
   it('forwards the PENDING inserts of a batch that also holds records to skip', async () => {

@@ -116,7 +116,8 @@ describe('SqsPublisher', () => {
 
 describe('messageSizeBytes', () => {
   it('counts the body and every attribute name, type and value, as SQS does', () => {
-    const message = envelope({ headers: { traceparent: 'tp' } });
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const message = envelope({ headers: { traceparent } });
     const attributes =
       'message_id'.length +
       'String'.length +
@@ -126,7 +127,7 @@ describe('messageSizeBytes', () => {
       'order.created'.length +
       'traceparent'.length +
       'String'.length +
-      'tp'.length;
+      traceparent.length;
 
     expect(messageSizeBytes(message)).toBe(Buffer.byteLength(messageBody(message)) + attributes);
   });

@@ -96,6 +96,10 @@ class ObservedStore implements SweepStore {
     this.#inject('confirm', args[0]);
     return this.#inner.confirm(...args);
   }
+  async failUnreadable(...args: Parameters<SweepStore['failUnreadable']>) {
+    this.#inject('failUnreadable', args[0].messageId);
+    return this.#inner.failUnreadable(...args);
+  }
 }
 
 /** A publisher over the in-memory queues whose SQS rejects the entries of `rejected` message ids. */
@@ -182,7 +186,7 @@ async function dueAt(now: Date): Promise<string[]> {
   const pages = await Promise.all(
     Array.from({ length: SETTINGS.dueShards }, (_, shard) => store.findDue(String(shard), now, 1_000)),
   );
-  return pages.flat().map((item) => item.messageId);
+  return pages.flat().map((entry) => entry.messageId);
 }
 
 describe('sweep', () => {
@@ -381,7 +385,7 @@ describe('sweep', () => {
       await db.send(new PutCommand({ TableName: 'inbox', Item: { messageId, outcome: 'APPLIED' } }));
     }
 
-    it('confirms a message the downstream has (its inbox row exists) without resending it', async () => {
+    it('confirms a message the downstream has (its inbox row exists), with its outcome, without resending it', async () => {
       await putMessage(overdue(1));
       await inboxHas(id(1));
 
@@ -393,6 +397,7 @@ describe('sweep', () => {
       expect(confirmed).toMatchObject({
         status: MessageStatus.CONFIRMED,
         confirmedAt: FIXED_NOW.toISOString(),
+        outcome: 'APPLIED',
       });
       expect(confirmed).not.toHaveProperty('leaseOwner');
       expect(await dueAt(new Date(FIXED_NOW.getTime() + 365 * 86_400_000))).toEqual([]);
@@ -475,6 +480,82 @@ describe('sweep', () => {
       expect(await message(id(1))).toMatchObject({
         status: MessageStatus.FAILED,
         lastError: `not confirmed by the downstream after ${POLICY.maxAttempts + 1} delivery rounds`,
+      });
+    });
+  });
+
+  describe('messages that can never be sent as stored', () => {
+    it.each([
+      ['a BigInt', { total: 10n }],
+      ['a Set', { skus: new Set(['A']) }],
+      ['a typed array', { bytes: new Uint8Array([1]) }],
+    ])(
+      'fails a due message whose payload holds %s, with the path, and still sends the others of the run',
+      async (_kind, payload) => {
+        for (const n of [1, 2, 3]) await putMessage({ messageId: id(n), nextAttemptAt: at(-1_000) });
+        await putMessage({ messageId: id(4), nextAttemptAt: at(-1_000), payload });
+
+        const report = await sweep(sweeper({ rounds: 2 }).deps);
+
+        expect(report).toMatchObject({ claimed: 4, sent: 3, failed: 1, errors: 0 });
+        expect(sentIds().sort()).toEqual([id(1), id(2), id(3)]);
+        expect(await message(id(4))).toMatchObject({
+          status: MessageStatus.FAILED,
+          lastError: expect.stringContaining('payload.'),
+        });
+        expect(await dueAt(new Date(FIXED_NOW.getTime() + 86_400_000))).not.toContain(id(4));
+      },
+    );
+
+    it('fails a due message whose stored item cannot be read, and sweeps the rest of its page', async () => {
+      for (const n of [1, 2])
+        await putMessage({ messageId: id(n), nextAttemptAt: at(-1_000), dueShard: '0' });
+      // An item written by another tool: no topic, attempts that are not a count.
+      await db.send(
+        new PutCommand({
+          TableName: 'outbox',
+          Item: {
+            messageId: id(3),
+            status: 'PENDING',
+            attempts: 'two',
+            dueShard: '0',
+            nextAttemptAt: at(-1_000),
+          },
+        }),
+      );
+
+      const report = await sweep(sweeper({ settings: { dueShards: 1 } }).deps);
+
+      expect(report).toMatchObject({ claimed: 3, sent: 2, failed: 1, errors: 0 });
+      expect(sentIds().sort()).toEqual([id(1), id(2)]);
+      expect(await message(id(3))).toMatchObject({
+        status: MessageStatus.FAILED,
+        lastError: expect.stringMatching(/^unreadable outbox item: .*topic/),
+      });
+      expect(await message(id(3))).not.toHaveProperty('leaseOwner');
+    });
+
+    it('sends a message stored without `attempts` as a first attempt, instead of failing it unsent', async () => {
+      const { attempts: _attempts, ...bare } = outboxItem({ messageId: id(1), nextAttemptAt: at(-1_000) });
+      await db.send(new PutCommand({ TableName: 'outbox', Item: bare }));
+
+      const report = await sweep(sweeper().deps);
+
+      expect(report).toMatchObject({ claimed: 1, sent: 1, failed: 0 });
+      expect(sentIds()).toEqual([id(1)]);
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
+    });
+
+    it('records a failed send of a message stored without `attempts` as its first attempt', async () => {
+      const { attempts: _attempts, ...bare } = outboxItem({ messageId: id(1), nextAttemptAt: at(-1_000) });
+      await db.send(new PutCommand({ TableName: 'outbox', Item: bare }));
+
+      await sweep(sweeper({ publisher: rejecting(queues, new Set([id(1)])) }).deps);
+
+      expect(await message(id(1))).toMatchObject({
+        status: MessageStatus.PENDING,
+        attempts: 1,
+        lastError: SEND_ERROR,
       });
     });
   });
@@ -641,14 +722,14 @@ describe('inboxDeliveryCheck', () => {
     return { client: client as unknown as DynamoDBDocumentClient, commands };
   }
 
-  it('reports DELIVERED when the consumer’s inbox holds the message id, MISSING otherwise', async () => {
+  it('reports DELIVERED with the recorded outcome when the consumer’s inbox holds the message id, MISSING otherwise', async () => {
     const check = inboxDeliveryCheck(db.asDocumentClient(), 'inbox');
 
-    await expect(check(message)).resolves.toBe('MISSING');
+    await expect(check(message)).resolves.toEqual({ verdict: 'MISSING' });
     await db.send(
-      new PutCommand({ TableName: 'inbox', Item: { messageId: message.messageId, outcome: 'X' } }),
+      new PutCommand({ TableName: 'inbox', Item: { messageId: message.messageId, outcome: 'REJECTED_OUT_OF_STOCK' } }),
     );
-    await expect(check(message)).resolves.toBe('DELIVERED');
+    await expect(check(message)).resolves.toEqual({ verdict: 'DELIVERED', outcome: 'REJECTED_OUT_OF_STOCK' });
   });
 
   it('reads the inbox row strongly consistently, so a just-committed effect is never taken for missing', async () => {

@@ -1,4 +1,8 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  IdempotentParameterMismatchException,
+  TransactionInProgressException,
+} from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -61,6 +65,27 @@ describe('transactWrite', () => {
 
     await expect(transactWrite(client, actions)).rejects.toBeInstanceOf(TransactionConflictError);
   });
+
+  it.each([
+    [
+      'an idempotency-token mismatch',
+      new IdempotentParameterMismatchException({ message: 'mismatch', $metadata: {} }),
+    ],
+    [
+      'a transaction in progress with the same token',
+      new TransactionInProgressException({ message: 'busy', $metadata: {} }),
+    ],
+  ])(
+    'maps %s (another request holds the token; nothing was written) to TransactionConflictError',
+    async (_, raced) => {
+      ddb.on(TransactWriteCommand).rejects(raced);
+
+      const error = await transactWrite(client, actions, 'token-1').catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(TransactionConflictError);
+      expect((error as TransactionConflictError).cause).toBe(raced);
+    },
+  );
 
   it('rethrows any other error unchanged', async () => {
     const throttled = new Error('Rate exceeded');
