@@ -133,7 +133,18 @@ export function integerSetting(
 /** A JSON setting checked against `schema` (topic routes, retry policies). */
 export function jsonSetting<T>(definition: Definition<T>, schema: z.ZodType<T>): Setting<T> {
   return define(definition, schema, {
-    decode: (raw) => JSON.parse(raw),
+    decode: (raw) => {
+      const value: unknown = JSON.parse(raw);
+      // zod's records skip a `__proto__` key silently; a setting must never lose an entry without a word.
+      if (hasProtoKey(value)) throw new Error('has a "__proto__" key, which is not allowed');
+      return value;
+    },
     encode: (value) => JSON.stringify(value),
   });
+}
+
+function hasProtoKey(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Object.hasOwn(value, '__proto__')) return true;
+  return Object.values(value).some(hasProtoKey);
 }

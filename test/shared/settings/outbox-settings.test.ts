@@ -155,7 +155,17 @@ describe('TOPIC_QUEUES', () => {
     expect(() => read(raw)).toThrow(message);
   });
 
-  it.todo('refuses a `__proto__` key instead of dropping it silently (zod records skip that key)');
+  it('refuses a `__proto__` key instead of dropping it silently (zod records skip that key)', () => {
+    for (const setting of [
+      OutboxSettings.topicQueues,
+      OutboxSettings.retryPolicies,
+      OutboxSettings.deliveryInboxes,
+    ]) {
+      expect(() => readSetting({ [setting.name]: '{"__proto__":{"x":1}}' }, setting)).toThrow(
+        new RegExp(`${setting.name} has a "__proto__" key`),
+      );
+    }
+  });
 });
 
 describe('RETRY_POLICIES', () => {
