@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SAFE_UNMARSHALL_OPTIONS } from './dynamo-numbers.ts';
+import { safeUnmarshallOptions } from './dynamo-numbers.ts';
 
 /** Settings every AWS client takes from the edge. */
 export interface AwsClientConfig {
@@ -44,7 +44,7 @@ export function awsClientConfig(env: Readonly<Record<string, string | undefined>
 export function createDocumentClient(config: AwsClientConfig = {}): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(new DynamoDBClient({ ...config }), {
     marshallOptions: { removeUndefinedValues: true },
-    unmarshallOptions: SAFE_UNMARSHALL_OPTIONS,
+    unmarshallOptions: safeUnmarshallOptions(),
   });
 }
 

@@ -24,5 +24,10 @@ export function readDynamoNumber(text: string): number | UnreadableNumber {
   return value;
 }
 
-/** Unmarshall options that read every number with {@link readDynamoNumber}. */
-export const SAFE_UNMARSHALL_OPTIONS = { wrapNumbers: readDynamoNumber } as const;
+/**
+ * Unmarshall options that read every number with {@link readDynamoNumber}. A fresh object each time:
+ * lib-dynamodb writes its own flags into the options it is given.
+ */
+export function safeUnmarshallOptions(): { wrapNumbers: (text: string) => number | UnreadableNumber } {
+  return { wrapNumbers: readDynamoNumber };
+}

@@ -1,9 +1,13 @@
 /**
- * A small evaluator for the DynamoDB expression subset this library writes: conditions (comparisons, IN,
- * BETWEEN, attribute_exists / attribute_not_exists, begins_with, AND / OR / NOT, parentheses), key
- * conditions, and update expressions (SET with `+` / `-` and if_not_exists, REMOVE). It backs the
- * in-memory table used by tests and the scale drill; anything outside the subset throws, never guesses.
+ * A small evaluator for the DynamoDB expression subset that the library and typical apps write: conditions
+ * (comparisons, IN, BETWEEN, attribute_exists / attribute_not_exists, begins_with, size, AND / OR / NOT,
+ * parentheses), key conditions, projections, and update expressions (SET with `+` / `-`, if_not_exists and
+ * list_append; REMOVE; ADD; DELETE). It backs the in-memory table used by tests, the scale drill and the local
+ * runtime's embedded backend; anything outside the subset throws, never guesses. Numbers are compared and
+ * added exactly (see exact-numbers.ts).
  */
+import { cloneValue } from './clone-item.ts';
+import { addNumbers, compareNumbers, isDynamoNumber } from './exact-numbers.ts';
 
 /** A document item: attribute name → value, as the Document client sees it. */
 export type Item = Record<string, unknown>;
@@ -53,6 +57,7 @@ type Operand =
   | { kind: 'value'; value: unknown }
   | { kind: 'size'; path: Path }
   | { kind: 'ifNotExists'; path: Path; fallback: Operand }
+  | { kind: 'listAppend'; first: Operand; second: Operand }
   | { kind: 'arithmetic'; op: '+' | '-'; left: Operand; right: Operand };
 
 class Parser {
@@ -145,6 +150,15 @@ class Parser {
       this.expectSymbol(')');
       return { kind: 'ifNotExists', path, fallback };
     }
+    if (this.isWord('LIST_APPEND')) {
+      this.next();
+      this.expectSymbol('(');
+      const first = this.operand();
+      this.expectSymbol(',');
+      const second = this.operand();
+      this.expectSymbol(')');
+      return { kind: 'listAppend', first, second };
+    }
     return { kind: 'path', path: this.path() };
   }
 
@@ -176,35 +190,77 @@ function evaluate(operand: Operand, item: Item): unknown {
     case 'size': {
       const value = resolvePath(item, operand.path);
       if (typeof value === 'string') return Buffer.byteLength(value);
+      if (value instanceof Uint8Array) return value.byteLength;
       if (Array.isArray(value)) return value.length;
       if (value instanceof Set) return value.size;
-      if (value && typeof value === 'object') return Object.keys(value).length;
+      if (value && typeof value === 'object' && !isDynamoNumber(value)) return Object.keys(value).length;
       return undefined;
     }
     case 'ifNotExists': {
       const value = resolvePath(item, operand.path);
       return value === undefined ? evaluate(operand.fallback, item) : value;
     }
+    case 'listAppend': {
+      const first = evaluate(operand.first, item);
+      const second = evaluate(operand.second, item);
+      if (!Array.isArray(first) || !Array.isArray(second)) {
+        throw new UnsupportedExpressionError('list_append needs two lists');
+      }
+      return [...first, ...second];
+    }
     case 'arithmetic': {
       const left = evaluate(operand.left, item);
       const right = evaluate(operand.right, item);
-      if (typeof left !== 'number' || typeof right !== 'number') {
+      if (!isDynamoNumber(left) || !isDynamoNumber(right)) {
         throw new UnsupportedExpressionError('an operand used in an update expression is not a number');
       }
-      return operand.op === '+' ? left + right : left - right;
+      return addNumbers(left, right, operand.op === '-');
     }
   }
 }
 
-function compare(left: unknown, right: unknown): number | undefined {
-  if (typeof left === 'number' && typeof right === 'number') return left - right;
+/**
+ * DynamoDB's order of two values of one scalar type: numbers by value, strings by character code (not by
+ * locale, which would put `a` before `B`), binaries byte by byte; `undefined` for values of different types.
+ */
+export function compareValues(left: unknown, right: unknown): number | undefined {
   if (typeof left === 'string' && typeof right === 'string') return left < right ? -1 : left > right ? 1 : 0;
+  if (isDynamoNumber(left) && isDynamoNumber(right)) return compareNumbers(left, right);
+  if (left instanceof Uint8Array && right instanceof Uint8Array) return Buffer.compare(left, right);
   return undefined;
 }
 
-function equal(left: unknown, right: unknown): boolean {
+/** Whether two item values are equal as DynamoDB sees them: by value, sets in any order. */
+export function sameValue(left: unknown, right: unknown): boolean {
   if (left === undefined || right === undefined) return false;
-  return JSON.stringify(left) === JSON.stringify(right);
+  if (left === right) return true;
+  const order = compareValues(left, right);
+  if (order !== undefined) return order === 0;
+  if (left instanceof Set && right instanceof Set) {
+    return (
+      left.size === right.size &&
+      [...left].every((member) => [...right].some((other) => sameValue(member, other)))
+    );
+  }
+  if (Array.isArray(left) && Array.isArray(right)) {
+    return left.length === right.length && left.every((element, index) => sameValue(element, right[index]));
+  }
+  if (isMap(left) && isMap(right)) {
+    const keys = Object.keys(left);
+    return keys.length === Object.keys(right).length && keys.every((key) => sameValue(left[key], right[key]));
+  }
+  return false;
+}
+
+function isMap(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !(value instanceof Set) &&
+    !(value instanceof Uint8Array) &&
+    !isDynamoNumber(value)
+  );
 }
 
 function parseOr(parser: Parser): (item: Item) => boolean {
@@ -263,11 +319,7 @@ function parsePrimary(parser: Parser): (item: Item) => boolean {
     parser.expectSymbol(',');
     const prefix = parser.operand();
     parser.expectSymbol(')');
-    return (item) => {
-      const s = evaluate(subject, item);
-      const p = evaluate(prefix, item);
-      return typeof s === 'string' && typeof p === 'string' && s.startsWith(p);
-    };
+    return (item) => beginsWith(evaluate(subject, item), evaluate(prefix, item));
   }
   const left = parser.operand();
   if (parser.isWord('IN')) {
@@ -279,7 +331,7 @@ function parsePrimary(parser: Parser): (item: Item) => boolean {
       options.push(parser.operand());
     }
     parser.expectSymbol(')');
-    return (item) => options.some((option) => equal(evaluate(left, item), evaluate(option, item)));
+    return (item) => options.some((option) => sameValue(evaluate(left, item), evaluate(option, item)));
   }
   if (parser.isWord('BETWEEN')) {
     parser.next();
@@ -289,8 +341,8 @@ function parsePrimary(parser: Parser): (item: Item) => boolean {
     const high = parser.operand();
     return (item) => {
       const value = evaluate(left, item);
-      const a = compare(value, evaluate(low, item));
-      const b = compare(value, evaluate(high, item));
+      const a = compareValues(value, evaluate(low, item));
+      const b = compareValues(value, evaluate(high, item));
       return a !== undefined && b !== undefined && a >= 0 && b <= 0;
     };
   }
@@ -302,19 +354,30 @@ function parsePrimary(parser: Parser): (item: Item) => boolean {
     '>': (c) => c > 0,
     '>=': (c) => c >= 0,
   };
-  if (operator.text === '=') return (item) => equal(evaluate(left, item), evaluate(right, item));
+  if (operator.text === '=') return (item) => sameValue(evaluate(left, item), evaluate(right, item));
   if (operator.text === '<>') {
     return (item) => {
       const l = evaluate(left, item);
-      return l !== undefined && !equal(l, evaluate(right, item));
+      return l !== undefined && !sameValue(l, evaluate(right, item));
     };
   }
   const test = comparisons[operator.text];
   if (!test) throw new UnsupportedExpressionError(`unsupported operator "${operator.text}"`);
   return (item) => {
-    const c = compare(evaluate(left, item), evaluate(right, item));
+    const c = compareValues(evaluate(left, item), evaluate(right, item));
     return c !== undefined && test(c);
   };
+}
+
+function beginsWith(subject: unknown, prefix: unknown): boolean {
+  if (typeof subject === 'string' && typeof prefix === 'string') return subject.startsWith(prefix);
+  if (subject instanceof Uint8Array && prefix instanceof Uint8Array) {
+    return (
+      prefix.byteLength <= subject.byteLength &&
+      Buffer.compare(subject.subarray(0, prefix.byteLength), prefix) === 0
+    );
+  }
+  return false;
 }
 
 /** Compiles a condition (or key condition) expression into a predicate over an item. */
@@ -325,14 +388,44 @@ export function compileCondition(expression: string, context: ExpressionContext)
   return predicate;
 }
 
-/** Applies an update expression to a copy of `item` and returns the copy. */
+/** Applies an update expression (SET, REMOVE, ADD, DELETE) to a copy of `item` and returns the copy. */
 export function applyUpdate(item: Item, expression: string, context: ExpressionContext): Item {
+  const { assignments, removals, additions, deletions } = parseUpdate(expression, context);
+  const updated = cloneValue(item);
+  // DynamoDB evaluates every right-hand side against the item as it was before the update.
+  const values = assignments.map(({ value }) => evaluate(value, item));
+  for (const [index, { path }] of assignments.entries()) setPath(updated, path, values[index]);
+  for (const path of removals) setPath(updated, path, undefined);
+  for (const { path, value } of additions) setPath(updated, path, added(resolvePath(item, path), value));
+  for (const { path, value } of deletions)
+    setPath(updated, path, withoutMembers(resolvePath(item, path), value));
+  return updated;
+}
+
+/** The top-level attributes an update expression changes (what UPDATED_OLD / UPDATED_NEW return). */
+export function updatedAttributeNames(expression: string, context: ExpressionContext): string[] {
+  const { assignments, removals, additions, deletions } = parseUpdate(expression, context);
+  const paths = [...assignments, ...additions, ...deletions].map(({ path }) => path).concat(removals);
+  return [
+    ...new Set(paths.map((path) => path[0]).filter((name): name is string => typeof name === 'string')),
+  ];
+}
+
+interface ParsedUpdate {
+  readonly assignments: { path: Path; value: Operand }[];
+  readonly removals: Path[];
+  /** ADD: a number added to a number, or members added to a set. */
+  readonly additions: { path: Path; value: unknown }[];
+  /** DELETE: members taken out of a set. */
+  readonly deletions: { path: Path; value: unknown }[];
+}
+
+function parseUpdate(expression: string, context: ExpressionContext): ParsedUpdate {
   const parser = new Parser(expression, context);
-  const assignments: { path: Path; value: Operand }[] = [];
-  const removals: Path[] = [];
+  const parsed: ParsedUpdate = { assignments: [], removals: [], additions: [], deletions: [] };
   while (!parser.done) {
     const clause = parser.next().text.toUpperCase();
-    if (clause !== 'SET' && clause !== 'REMOVE') {
+    if (clause !== 'SET' && clause !== 'REMOVE' && clause !== 'ADD' && clause !== 'DELETE') {
       throw new UnsupportedExpressionError(`unsupported update clause "${clause}"`);
     }
     do {
@@ -340,16 +433,47 @@ export function applyUpdate(item: Item, expression: string, context: ExpressionC
       const path = parser.path();
       if (clause === 'SET') {
         parser.expectSymbol('=');
-        assignments.push({ path, value: parser.updateValue() });
-      } else removals.push(path);
+        parsed.assignments.push({ path, value: parser.updateValue() });
+      } else if (clause === 'REMOVE') {
+        parsed.removals.push(path);
+      } else {
+        const operand = parser.operand();
+        if (operand.kind !== 'value')
+          throw new UnsupportedExpressionError(`${clause} takes a value placeholder`);
+        (clause === 'ADD' ? parsed.additions : parsed.deletions).push({ path, value: operand.value });
+      }
     } while (parser.isSymbol(','));
   }
-  const updated = structuredClone(item);
-  // DynamoDB evaluates every right-hand side against the item as it was before the update.
-  const values = assignments.map(({ value }) => evaluate(value, item));
-  for (const [index, { path }] of assignments.entries()) setPath(updated, path, values[index]);
-  for (const path of removals) setPath(updated, path, undefined);
-  return updated;
+  return parsed;
+}
+
+/** ADD: a number plus a number (a missing attribute counts as 0), or a set with more members. */
+function added(current: unknown, value: unknown): unknown {
+  if (isDynamoNumber(value)) {
+    if (current === undefined) return value;
+    if (!isDynamoNumber(current))
+      throw new UnsupportedExpressionError('ADD of a number to an attribute that is not one');
+    return addNumbers(current, value);
+  }
+  if (value instanceof Set) {
+    if (current === undefined) return new Set(value);
+    if (!(current instanceof Set))
+      throw new UnsupportedExpressionError('ADD of a set to an attribute that is not one');
+    const members = [...current];
+    for (const member of value) if (!members.some((known) => sameValue(known, member))) members.push(member);
+    return new Set(members);
+  }
+  throw new UnsupportedExpressionError('ADD takes a number or a set');
+}
+
+/** DELETE: a set without the given members; an emptied set goes, as DynamoDB keeps no empty sets. */
+function withoutMembers(current: unknown, value: unknown): unknown {
+  if (!(value instanceof Set)) throw new UnsupportedExpressionError('DELETE takes a set');
+  if (current === undefined) return undefined;
+  if (!(current instanceof Set))
+    throw new UnsupportedExpressionError('DELETE from an attribute that is not a set');
+  const left = [...current].filter((member) => ![...value].some((gone) => sameValue(gone, member)));
+  return left.length === 0 ? undefined : new Set(left);
 }
 
 function setPath(item: Item, path: Path, value: unknown): void {
@@ -364,4 +488,175 @@ function setPath(item: Item, path: Path, value: unknown): void {
   if (last === undefined) return;
   if (value === undefined) delete container[last];
   else container[last] = value;
+}
+
+/** One term of a key condition: the attribute it tests and the test. */
+export interface KeyConditionTerm {
+  readonly attribute: string;
+  /** `=`, `<`, `<=`, `>`, `>=`, `BETWEEN` or `BEGINS_WITH`. */
+  readonly operator: string;
+  /** The operands after the attribute (one, or two for BETWEEN). */
+  readonly values: readonly unknown[];
+  readonly test: (item: Item) => boolean;
+}
+
+/**
+ * Reads a Query's key condition: terms joined by AND, each a comparison, BETWEEN or begins_with of one
+ * top-level attribute with values. The caller checks the terms against the key schema.
+ * @example
+ * compileKeyCondition('#pk = :pk AND #sk <= :now', context); // two terms, on the names #pk and #sk stand for
+ */
+export function compileKeyCondition(expression: string, context: ExpressionContext): KeyConditionTerm[] {
+  const parser = new Parser(expression, context);
+  const terms = [keyTerm(parser)];
+  while (parser.isWord('AND')) {
+    parser.next();
+    terms.push(keyTerm(parser));
+  }
+  if (!parser.done)
+    throw new UnsupportedExpressionError(`unexpected "${parser.peek()?.text}" in key condition`);
+  return terms;
+}
+
+function keyTerm(parser: Parser): KeyConditionTerm {
+  if (parser.isSymbol('(')) {
+    parser.next();
+    const inner = keyTerm(parser);
+    parser.expectSymbol(')');
+    return inner;
+  }
+  if (parser.isWord('BEGINS_WITH')) {
+    parser.next();
+    parser.expectSymbol('(');
+    const attribute = keyAttribute(parser);
+    parser.expectSymbol(',');
+    const prefix = keyValue(parser);
+    parser.expectSymbol(')');
+    return {
+      attribute,
+      operator: 'BEGINS_WITH',
+      values: [prefix],
+      test: (item) => beginsWith(item[attribute], prefix),
+    };
+  }
+  const attribute = keyAttribute(parser);
+  if (parser.isWord('BETWEEN')) {
+    parser.next();
+    const low = keyValue(parser);
+    if (!parser.isWord('AND')) throw new UnsupportedExpressionError('BETWEEN needs AND');
+    parser.next();
+    const high = keyValue(parser);
+    return {
+      attribute,
+      operator: 'BETWEEN',
+      values: [low, high],
+      test: (item) => {
+        const a = compareValues(item[attribute], low);
+        const b = compareValues(item[attribute], high);
+        return a !== undefined && b !== undefined && a >= 0 && b <= 0;
+      },
+    };
+  }
+  const operator = parser.next().text;
+  const value = keyValue(parser);
+  const tests: Record<string, (c: number) => boolean> = {
+    '=': (c) => c === 0,
+    '<': (c) => c < 0,
+    '<=': (c) => c <= 0,
+    '>': (c) => c > 0,
+    '>=': (c) => c >= 0,
+  };
+  const test = tests[operator];
+  if (!test) throw new UnsupportedExpressionError(`unsupported operator "${operator}" in key condition`);
+  return {
+    attribute,
+    operator,
+    values: [value],
+    test: (item) => {
+      const c = compareValues(item[attribute], value);
+      return c !== undefined && test(c);
+    },
+  };
+}
+
+function keyAttribute(parser: Parser): string {
+  const path = parser.path();
+  const [first] = path;
+  if (path.length !== 1 || typeof first !== 'string') {
+    throw new UnsupportedExpressionError('a key condition names top-level key attributes only');
+  }
+  return first;
+}
+
+function keyValue(parser: Parser): unknown {
+  const operand = parser.operand();
+  if (operand.kind !== 'value')
+    throw new UnsupportedExpressionError('a key condition compares with values only');
+  return operand.value;
+}
+
+/** The attribute paths of a projection expression (`#status, a.b[0]`). */
+export function compileProjection(expression: string, context: ExpressionContext): (item: Item) => Item {
+  const parser = new Parser(expression, context);
+  const paths = [parser.path()];
+  while (parser.isSymbol(',')) {
+    parser.next();
+    paths.push(parser.path());
+  }
+  if (!parser.done) throw new UnsupportedExpressionError(`unexpected "${parser.peek()?.text}" in projection`);
+  return (item) => project(item, paths);
+}
+
+/**
+ * The parts of `item` the paths name, nested as in the item; list elements a path picks keep their order
+ * and close up, as DynamoDB returns them.
+ */
+function project(item: Item, paths: readonly Path[]): Item {
+  const picked: Item = {};
+  for (const path of paths) {
+    const value = resolvePath(item, path);
+    if (value !== undefined) placeAt(picked, path, cloneValue(value));
+  }
+  return compactLists(picked) as Item;
+}
+
+/** Places `value` at `path` in `target`, list indexes kept as object keys until {@link compactLists}. */
+function placeAt(target: Record<string | number, unknown>, path: Path, value: unknown): void {
+  let container = target;
+  for (const [index, step] of path.entries()) {
+    if (index === path.length - 1) {
+      container[step] = value;
+      return;
+    }
+    const next = container[step];
+    const child: Record<string | number, unknown> =
+      typeof next === 'object' && next !== null ? (next as Record<string | number, unknown>) : {};
+    if (typeof path[index + 1] === 'number') Object.defineProperty(child, LIST_MARK, { value: true });
+    container[step] = child;
+    container = child;
+  }
+}
+
+const LIST_MARK = Symbol('list');
+
+function compactLists(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || !(LIST_MARK in value || value.constructor === Object)) {
+    return value;
+  }
+  const entries = Object.entries(value).map(([key, child]) => [key, compactLists(child)] as const);
+  if (LIST_MARK in value) {
+    return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, child]) => child);
+  }
+  return Object.fromEntries(entries);
+}
+
+/** The `#name` and `:value` placeholders an expression uses, to find ones a request defines but never uses. */
+export function expressionPlaceholders(expression: string): { names: Set<string>; values: Set<string> } {
+  const names = new Set<string>();
+  const values = new Set<string>();
+  for (const token of tokenize(expression)) {
+    if (token.kind === 'name') names.add(token.text);
+    if (token.kind === 'value') values.add(token.text);
+  }
+  return { names, values };
 }

@@ -1,10 +1,17 @@
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
   applyUpdate,
+  compareValues,
   compileCondition,
+  compileKeyCondition,
+  compileProjection,
   type ExpressionContext,
+  expressionPlaceholders,
   type Item,
+  sameValue,
   UnsupportedExpressionError,
+  updatedAttributeNames,
 } from '../../../shared/memory/expressions.ts';
 
 /** Evaluates a condition with `#x` → `x` for every name used and the given values. */
@@ -314,10 +321,122 @@ describe('applyUpdate', () => {
     );
   });
 
-  it('refuses ADD and DELETE clauses, which the library never writes', () => {
-    expect(() => updated('ADD #n :one', { n: 1 }, { ':one': 1 })).toThrow(UnsupportedExpressionError);
-    expect(() => updated('DELETE #s :v', { s: new Set(['a']) }, { ':v': new Set(['a']) })).toThrow(
-      UnsupportedExpressionError,
+  it('ADDs a number (to 0 when missing) and set members, and DELETEs set members', () => {
+    const before = { n: 1, tags: new Set(['a', 'b']) };
+    const values = { ':one': 1, ':more': new Set(['b', 'c']), ':gone': new Set(['a', 'b', 'c']) };
+
+    expect(updated('ADD #n :one, #tags :more', before, values)).toEqual({
+      n: 2,
+      tags: new Set(['a', 'b', 'c']),
+    });
+    expect(updated('ADD #count :one', {}, values)).toEqual({ count: 1 });
+    expect(updated('DELETE #tags :gone', before, values)).toEqual({ n: 1 });
+    expect(updated('SET #n = :one ADD #m :one', {}, values)).toEqual({ n: 1, m: 1 });
+    expect(() => updated('ADD #tags :one', before, values)).toThrow(UnsupportedExpressionError);
+    expect(() => updated('DELETE #n :one', before, values)).toThrow(UnsupportedExpressionError);
+  });
+
+  it('appends lists with list_append', () => {
+    expect(updated('SET #l = list_append(#l, :more)', { l: [1] }, { ':more': [2, 3] })).toEqual({
+      l: [1, 2, 3],
+    });
+  });
+});
+
+describe('compileKeyCondition', () => {
+  const context: ExpressionContext = {
+    names: { '#pk': 'shard', '#sk': 'dueAt' },
+    values: { ':pk': '3', ':now': LATE, ':low': EARLY, ':prefix': '2024' },
+  };
+
+  it('reads the terms of a key condition, with the attribute, operator and values of each', () => {
+    const terms = compileKeyCondition('#pk = :pk AND #sk <= :now', context);
+
+    expect(terms.map(({ attribute, operator, values }) => ({ attribute, operator, values }))).toEqual([
+      { attribute: 'shard', operator: '=', values: ['3'] },
+      { attribute: 'dueAt', operator: '<=', values: [LATE] },
+    ]);
+    expect(terms[1]?.test({ dueAt: EARLY })).toBe(true);
+    expect(terms[1]?.test({ dueAt: '2024-05-01T12:00:02.000Z' })).toBe(false);
+  });
+
+  it('reads BETWEEN and begins_with on the sort key, in parentheses too', () => {
+    const [, between] = compileKeyCondition('#pk = :pk AND (#sk BETWEEN :low AND :now)', context);
+    const [, prefix] = compileKeyCondition('#pk = :pk AND begins_with(#sk, :prefix)', context);
+
+    expect([between?.operator, between?.values]).toEqual(['BETWEEN', [EARLY, LATE]]);
+    expect(between?.test({ dueAt: EARLY })).toBe(true);
+    expect(prefix?.operator).toBe('BEGINS_WITH');
+    expect(prefix?.test({ dueAt: EARLY })).toBe(true);
+  });
+
+  it('refuses what a key condition cannot hold: OR, nested paths, attributes compared with attributes', () => {
+    for (const expression of ['#pk = :pk OR #sk = :now', 'a.b = :pk', '#pk = #sk', '#pk <> :pk']) {
+      expect(() => compileKeyCondition(expression, context), expression).toThrow(UnsupportedExpressionError);
+    }
+  });
+});
+
+describe('compileProjection', () => {
+  const item = { a: 1, b: { c: 2, d: [10, 20, 30] }, e: 'x' };
+
+  it('keeps only the named paths, nested as in the item, with picked list elements closed up', () => {
+    expect(compileProjection('a, b.d[2], b.d[0], #e', { names: { '#e': 'e' } })(item)).toEqual({
+      a: 1,
+      b: { d: [10, 30] },
+      e: 'x',
+    });
+    expect(compileProjection('missing, b.c', {})(item)).toEqual({ b: { c: 2 } });
+  });
+
+  it('hands out a copy', () => {
+    const projected = compileProjection('b', {})(item);
+    (projected.b as { c: number }).c = 99;
+
+    expect(item.b.c).toBe(2);
+  });
+});
+
+describe('placeholders and updated attributes', () => {
+  it('lists the name and value placeholders an expression uses', () => {
+    expect(expressionPlaceholders('SET #a = :one, b = #c + :two REMOVE #d')).toEqual({
+      names: new Set(['#a', '#c', '#d']),
+      values: new Set([':one', ':two']),
+    });
+  });
+
+  it('names the top-level attributes an update sets or removes', () => {
+    expect(
+      updatedAttributeNames('SET #a = :v, nested.deep = :v REMOVE gone', {
+        names: { '#a': 'a' },
+        values: { ':v': 1 },
+      }),
+    ).toEqual(['a', 'nested', 'gone']);
+  });
+});
+
+describe('value equality and order', () => {
+  it('compares numbers of any kind by value, sets in any order, binaries byte by byte', () => {
+    expect(sameValue(1.5, new NumberValue('1.50'))).toBe(true);
+    expect(sameValue(new Set(['a', 'b']), new Set(['b', 'a']))).toBe(true);
+    expect(sameValue(new Set(['a']), new Set(['b']))).toBe(false);
+    expect(sameValue({ l: [1, { m: true }] }, { l: [1, { m: true }] })).toBe(true);
+    expect(sameValue(new Uint8Array([1, 2]), new Uint8Array([1, 2]))).toBe(true);
+    expect(compareValues(new Uint8Array([1, 2]), new Uint8Array([1, 3]))).toBeLessThan(0);
+    expect(compareValues(new NumberValue('123456789012345678901234567890'), 1e29)).toBeGreaterThan(0);
+    expect(compareValues('1', 1)).toBeUndefined();
+  });
+
+  it('evaluates begins_with on binaries and conditions on exact numbers', () => {
+    expect(
+      holds('begins_with(#b, :p)', { b: new Uint8Array([1, 2, 3]) }, { ':p': new Uint8Array([1, 2]) }),
+    ).toBe(true);
+    expect(holds('#n > :v', { n: new NumberValue('9007199254740993') }, { ':v': 9007199254740992 })).toBe(
+      true,
     );
+  });
+
+  it('adds exactly in an update, where doubles would round', () => {
+    expect(updated('SET #n = #n + :v', { n: 0.1 }, { ':v': 0.2 })).toEqual({ n: 0.3 });
   });
 });

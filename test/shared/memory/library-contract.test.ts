@@ -5,7 +5,7 @@ import {
   consumeMessage,
   type PlanEffect,
 } from '../../../shared/consumer/consume-message.ts';
-import { TransactionConditionError } from '../../../shared/errors.ts';
+import { TransactionConditionError, TransactionConflictError } from '../../../shared/errors.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item.ts';
@@ -102,18 +102,39 @@ describe('writeWithOutbox on the in-memory table', () => {
   });
 
   it('never overwrites a message whose id is reused (an idempotency key sent twice)', async () => {
+    // The first message id is the transaction's ClientRequestToken, which DynamoDB remembers for 10 minutes.
+    const clock = manualClock();
+    db = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS, { clock: clock.now });
+    store = new DynamoOutboxStore({ client: db.asDocumentClient(), tableName: 'outbox' });
     const options = { client: db.asDocumentClient(), outboxTable: 'outbox', clock: () => FIXED_NOW };
     await writeWithOutbox(options, { actions: [], messages: [envelope({ messageId: testMessageId(1) })] });
     await store.markSent(testMessageId(1), FIXED_NOW);
+    const reuse = () =>
+      writeWithOutbox(options, {
+        actions: [putOrder],
+        messages: [envelope({ messageId: testMessageId(1) })],
+      }).catch((e: unknown) => e);
 
-    const error = await writeWithOutbox(options, {
-      actions: [putOrder],
-      messages: [envelope({ messageId: testMessageId(1) })],
-    }).catch((e: unknown) => e);
+    // Within the window, DynamoDB refuses a different transaction with the same token before any condition
+    // (IdempotentParameterMismatchException), which the library reports as a conflict.
+    expect(await reuse()).toBeInstanceOf(TransactionConflictError);
+    clock.advance(10 * 60_000);
+    const error = await reuse();
 
     expect((error as TransactionConditionError).failedActions).toEqual([1]);
     expect(await message(1)).toMatchObject({ status: MessageStatus.SENT });
     expect(await stored('orders', { orderId: 'order-1' })).toBeUndefined();
+  });
+
+  it('answers a retry of the same write within 10 minutes with success, without writing it again', async () => {
+    const options = { client: db.asDocumentClient(), outboxTable: 'outbox', clock: () => FIXED_NOW };
+    const write = { actions: [putOrder], messages: [envelope({ messageId: testMessageId(1) })] };
+    await writeWithOutbox(options, write);
+    await store.markSent(testMessageId(1), FIXED_NOW);
+
+    await writeWithOutbox(options, write);
+
+    expect(await message(1)).toMatchObject({ status: MessageStatus.SENT });
   });
 });
 
@@ -161,13 +182,13 @@ describe('DynamoOutboxStore on the in-memory table', () => {
     const next = new Date(FIXED_NOW.getTime() + 4_000);
 
     expect(
-      await store.recordSendFailure(
-        testMessageId(1),
-        1,
-        { kind: 'retry', attempts: 2, nextAttemptAt: next },
-        'Throttled',
-        FIXED_NOW,
-      ),
+      await store.recordSendFailure({
+        messageId: testMessageId(1),
+        seenAttempts: 1,
+        decision: { kind: 'retry', attempts: 2, nextAttemptAt: next },
+        error: 'Throttled',
+        now: FIXED_NOW,
+      }),
     ).toBe('RETRY_SCHEDULED');
     const retried = await message(1);
     expect(retried).toMatchObject({ attempts: 2, lastError: 'Throttled', nextAttemptAt: next.toISOString() });
@@ -175,17 +196,23 @@ describe('DynamoOutboxStore on the in-memory table', () => {
 
     // A second writer that saw attempts = 1 lost the race: no double count.
     expect(
-      await store.recordSendFailure(
-        testMessageId(1),
-        1,
-        { kind: 'retry', attempts: 2, nextAttemptAt: next },
-        'other',
-        FIXED_NOW,
-      ),
+      await store.recordSendFailure({
+        messageId: testMessageId(1),
+        seenAttempts: 1,
+        decision: { kind: 'retry', attempts: 2, nextAttemptAt: next },
+        error: 'other',
+        now: FIXED_NOW,
+      }),
     ).toBe('ALREADY_ADVANCED');
 
     expect(
-      await store.recordSendFailure(testMessageId(1), 2, { kind: 'fail', attempts: 3 }, 'Gone', FIXED_NOW),
+      await store.recordSendFailure({
+        messageId: testMessageId(1),
+        seenAttempts: 2,
+        decision: { kind: 'fail', attempts: 3 },
+        error: 'Gone',
+        now: FIXED_NOW,
+      }),
     ).toBe('FAILED');
     const failed = await message(1);
     expect(failed).toMatchObject({ status: MessageStatus.FAILED, attempts: 3, lastError: 'Gone' });
@@ -201,14 +228,27 @@ describe('DynamoOutboxStore on the in-memory table', () => {
       nextAttemptAt: FIXED_NOW.toISOString(),
     });
 
-    expect(await store.claim(testMessageId(1), MessageStatus.SENT, 'a', FIXED_NOW, 60_000)).toBe('CLAIMED');
-    expect(await store.claim(testMessageId(1), MessageStatus.SENT, 'b', FIXED_NOW, 60_000)).toBe('LOST');
+    const claim = (owner: string) => ({
+      messageId: testMessageId(1),
+      status: MessageStatus.SENT,
+      owner,
+      now: FIXED_NOW,
+      leaseMs: 60_000,
+    });
+    const release = (owner: string, nextAttemptAt: Date) => ({
+      messageId: testMessageId(1),
+      owner,
+      now: FIXED_NOW,
+      nextAttemptAt,
+    });
+    expect(await store.claim(claim('a'))).toBe('CLAIMED');
+    expect(await store.claim(claim('b'))).toBe('LOST');
     expect(await store.requeue(testMessageId(1), 'b', FIXED_NOW)).toBe(false);
-    expect(await store.release(testMessageId(1), 'b', FIXED_NOW, FIXED_NOW)).toBe(false);
+    expect(await store.release(release('b', FIXED_NOW))).toBe(false);
 
     expect(await store.requeue(testMessageId(1), 'a', FIXED_NOW)).toBe(true);
     expect(await message(1)).toMatchObject({ status: MessageStatus.PENDING, leaseOwner: 'a' });
-    expect(await store.release(testMessageId(1), 'a', FIXED_NOW, LATER)).toBe(true);
+    expect(await store.release(release('a', LATER))).toBe(true);
     const released = await message(1);
     expect(released).toMatchObject({ status: MessageStatus.PENDING, nextAttemptAt: LATER.toISOString() });
     expect(released).not.toHaveProperty('leaseOwner');

@@ -1,8 +1,15 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  IdempotentParameterMismatchException,
+  ResourceInUseException,
+  ResourceNotFoundException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   DeleteCommand,
   GetCommand,
+  NumberValue,
   PutCommand,
   QueryCommand,
   ScanCommand,
@@ -13,6 +20,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UnsupportedExpressionError } from '../../../shared/memory/expressions.ts';
 import { type MemoryChange, MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { manualClock } from '../../support/factories.ts';
 
 const TABLE = 'things';
 const BY_DUE = 'byDue';
@@ -66,18 +74,18 @@ async function cancellation(promise: Promise<unknown>): Promise<TransactionCance
 
 /** Ids in a GSI partition, in the order a Query returns them. */
 async function queryIds(
-  indexName: string,
-  partitionKey: string,
+  index: { name: string; partitionKey: string; sortKey?: string },
   partition: unknown,
-  options: { sortKey?: string; upTo?: unknown; limit?: number } = {},
+  options: { upTo?: unknown; limit?: number } = {},
 ): Promise<unknown[]> {
-  const upTo = options.upTo !== undefined && options.sortKey !== undefined;
+  const { name: indexName, partitionKey } = index;
+  const upTo = options.upTo !== undefined && index.sortKey !== undefined;
   const result = await db.send(
     new QueryCommand({
       TableName: TABLE,
       IndexName: indexName,
       KeyConditionExpression: upTo ? '#pk = :pk AND #sk <= :upTo' : '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': partitionKey, ...(upTo ? { '#sk': options.sortKey ?? '' } : {}) },
+      ExpressionAttributeNames: { '#pk': partitionKey, ...(upTo ? { '#sk': index.sortKey ?? '' } : {}) },
       ExpressionAttributeValues: { ':pk': partition, ...(upTo ? { ':upTo': options.upTo } : {}) },
       ...(options.limit === undefined ? {} : { Limit: options.limit }),
     }),
@@ -86,7 +94,7 @@ async function queryIds(
 }
 
 const dueIds = (shard: string, options: { upTo?: string; limit?: number } = {}) =>
-  queryIds(BY_DUE, 'shard', shard, { sortKey: 'dueAt', ...options });
+  queryIds({ name: BY_DUE, partitionKey: 'shard', sortKey: 'dueAt' }, shard, options);
 
 describe('MemoryDocumentClient', () => {
   describe('Get and Put', () => {
@@ -164,9 +172,9 @@ describe('MemoryDocumentClient', () => {
     });
 
     it('refuses an unknown table and an item without its key', async () => {
-      await expect(db.send(new GetCommand({ TableName: 'nope', Key: { id: 'a' } }))).rejects.toMatchObject({
-        name: 'ValidationException',
-      });
+      await expect(db.send(new GetCommand({ TableName: 'nope', Key: { id: 'a' } }))).rejects.toBeInstanceOf(
+        ResourceNotFoundException,
+      );
       await expect(db.send(new PutCommand({ TableName: TABLE, Item: { n: 1 } }))).rejects.toMatchObject({
         name: 'ValidationException',
       });
@@ -493,8 +501,17 @@ describe('MemoryDocumentClient', () => {
         await put({ id, group: 'letters', rank });
       }
 
-      expect(await queryIds(BY_RANK, 'group', 'numbers')).toEqual(['minus-one', 'nine', 'ten', 'hundred']);
-      expect(await queryIds(BY_RANK, 'group', 'letters')).toEqual(['upper-a', 'upper-b', 'lower-a']);
+      expect(await queryIds({ name: BY_RANK, partitionKey: 'group' }, 'numbers')).toEqual([
+        'minus-one',
+        'nine',
+        'ten',
+        'hundred',
+      ]);
+      expect(await queryIds({ name: BY_RANK, partitionKey: 'group' }, 'letters')).toEqual([
+        'upper-a',
+        'upper-b',
+        'lower-a',
+      ]);
     });
 
     it('honours the key condition on the sort key and the Limit', async () => {
@@ -545,7 +562,10 @@ describe('MemoryDocumentClient', () => {
       await put({ id: 'b' });
 
       expect((await db.send(new ScanCommand({ TableName: TABLE }))).Count).toBe(2);
-      expect(await db.send(new ScanCommand({ TableName: TABLE, Select: 'COUNT' }))).toEqual({ Count: 2 });
+      expect(await db.send(new ScanCommand({ TableName: TABLE, Select: 'COUNT' }))).toEqual({
+        Count: 2,
+        ScannedCount: 2,
+      });
     });
   });
 
@@ -621,5 +641,332 @@ describe('MemoryDocumentClient', () => {
         ['other', 'INSERT', { key: 'b' }],
       ]);
     });
+  });
+});
+
+describe("MemoryDocumentClient with composite keys, paging and DynamoDB's checks", () => {
+  const EVENTS = 'events';
+  let events: MemoryDocumentClient;
+  const clock = manualClock();
+
+  beforeEach(() => {
+    events = new MemoryDocumentClient(
+      {
+        [EVENTS]: {
+          partitionKey: 'stream',
+          sortKey: 'seq',
+          attributeTypes: { stream: 'S', seq: 'N', kind: 'S' },
+          globalIndexes: [
+            { name: 'byKind', partitionKey: 'kind', projection: { type: 'KEYS_ONLY' } },
+            {
+              name: 'byKindWithSize',
+              partitionKey: 'kind',
+              sortKey: 'seq',
+              projection: { type: 'INCLUDE', nonKeyAttributes: ['size'] },
+            },
+          ],
+        },
+      },
+      { clock: clock.now },
+    );
+  });
+
+  async function add(stream: string, seq: number, extra: Record<string, unknown> = {}): Promise<void> {
+    await events.send(new PutCommand({ TableName: EVENTS, Item: { stream, seq, ...extra } }));
+  }
+
+  async function query(input: Partial<QueryCommand['input']> = {}): Promise<Record<string, unknown>> {
+    return events.send(
+      new QueryCommand({
+        TableName: EVENTS,
+        KeyConditionExpression: '#s = :s',
+        ExpressionAttributeNames: { '#s': 'stream' },
+        ExpressionAttributeValues: { ':s': 'a' },
+        ...input,
+      }),
+    );
+  }
+
+  const seqs = (page: Record<string, unknown>) =>
+    ((page.Items ?? []) as { seq: number }[]).map((item) => item.seq);
+
+  it('keeps one item per partition and sort key, and reads a partition in sort-key order both ways', async () => {
+    for (const seq of [3, 1, 2]) await add('a', seq);
+    await add('a', 2, { replaced: true });
+    await add('b', 1);
+
+    expect(seqs(await query())).toEqual([1, 2, 3]);
+    expect(seqs(await query({ ScanIndexForward: false }))).toEqual([3, 2, 1]);
+    expect(events.items(EVENTS)).toHaveLength(4);
+    expect(
+      (await events.send(new GetCommand({ TableName: EVENTS, Key: { stream: 'a', seq: 2 } }))).Item,
+    ).toEqual({ stream: 'a', seq: 2, replaced: true });
+  });
+
+  it('pages a query with Limit and ExclusiveStartKey, in either direction', async () => {
+    for (const seq of [1, 2, 3, 4, 5]) await add('a', seq);
+
+    const first = await query({ Limit: 2 });
+    const second = await query({
+      Limit: 2,
+      ExclusiveStartKey: first.LastEvaluatedKey as Record<string, unknown>,
+    });
+    const back = await query({
+      Limit: 2,
+      ScanIndexForward: false,
+      ExclusiveStartKey: { stream: 'a', seq: 4 },
+    });
+    const exact = await query({ Limit: 5 });
+    const beyond = await query({
+      Limit: 5,
+      ExclusiveStartKey: exact.LastEvaluatedKey as Record<string, unknown>,
+    });
+    const all = await query({ Limit: 6 });
+
+    expect([seqs(first), first.LastEvaluatedKey]).toEqual([[1, 2], { stream: 'a', seq: 2 }]);
+    expect(seqs(second)).toEqual([3, 4]);
+    expect(seqs(back)).toEqual([3, 2]);
+    // DynamoDB answers a LastEvaluatedKey whenever a page stopped at Limit, so paging can end on an empty page.
+    expect(exact.LastEvaluatedKey).toEqual({ stream: 'a', seq: 5 });
+    expect([beyond.Items, beyond.LastEvaluatedKey]).toEqual([[], undefined]);
+    expect(all.LastEvaluatedKey).toBeUndefined();
+  });
+
+  it('filters after Limit, projects paths, and counts with Select COUNT', async () => {
+    for (const seq of [1, 2, 3, 4])
+      await add('a', seq, { size: seq * 10, detail: { colour: 'red', tags: ['x', 'y'] } });
+
+    const filtered = await query({
+      FilterExpression: '#size >= :min',
+      ProjectionExpression: 'seq, detail.colour, detail.tags[1]',
+      ExpressionAttributeNames: { '#s': 'stream', '#size': 'size' },
+      ExpressionAttributeValues: { ':s': 'a', ':min': 20 },
+      Limit: 3,
+    });
+    const counted = await query({ Select: 'COUNT' });
+
+    expect(filtered.Items).toEqual([
+      { seq: 2, detail: { colour: 'red', tags: ['y'] } },
+      { seq: 3, detail: { colour: 'red', tags: ['y'] } },
+    ]);
+    expect([filtered.Count, filtered.ScannedCount]).toEqual([2, 3]);
+    expect(counted).toEqual({ Count: 4, ScannedCount: 4 });
+  });
+
+  it('answers only the projected attributes of an index, and refuses ALL_ATTRIBUTES on one that does not hold them', async () => {
+    await add('a', 1, { kind: 'click', size: 5, other: 'x' });
+    const byKind = (IndexName: string, extra: Partial<QueryCommand['input']> = {}) =>
+      events.send(
+        new QueryCommand({
+          TableName: EVENTS,
+          IndexName,
+          KeyConditionExpression: 'kind = :k',
+          ExpressionAttributeValues: { ':k': 'click' },
+          ...extra,
+        }),
+      );
+
+    expect((await byKind('byKind')).Items).toEqual([{ stream: 'a', seq: 1, kind: 'click' }]);
+    expect((await byKind('byKindWithSize')).Items).toEqual([{ stream: 'a', seq: 1, kind: 'click', size: 5 }]);
+    await expect(byKind('byKind', { Select: 'ALL_ATTRIBUTES' })).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
+  });
+
+  it('scans in pages of Limit items and in segments, each item once', async () => {
+    for (let seq = 0; seq < 12; seq += 1) await add(seq % 2 === 0 ? 'a' : 'b', seq);
+
+    const seen: number[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await events.send(
+        new ScanCommand({ TableName: EVENTS, Limit: 5, ExclusiveStartKey: start }),
+      );
+      seen.push(...seqs(page));
+      start = page.LastEvaluatedKey as Record<string, unknown> | undefined;
+    } while (start !== undefined);
+    const segments = await Promise.all(
+      [0, 1, 2, 3].map((Segment) =>
+        events.send(new ScanCommand({ TableName: EVENTS, Segment, TotalSegments: 4 })),
+      ),
+    );
+
+    expect(seen.sort((a, b) => a - b)).toEqual([...Array(12).keys()]);
+    expect(segments.flatMap(seqs).sort((a, b) => a - b)).toEqual([...Array(12).keys()]);
+  });
+
+  it('stops a page after 1 MB of items read, with the key to continue from', async () => {
+    const big = 'x'.repeat(300 * 1024);
+    for (const seq of [1, 2, 3, 4, 5]) await add('a', seq, { big });
+
+    const page = await query();
+
+    expect(seqs(page)).toEqual([1, 2, 3, 4]);
+    expect(page.LastEvaluatedKey).toEqual({ stream: 'a', seq: 4 });
+  });
+
+  it('returns the old item of a Put and a Delete with ReturnValues ALL_OLD, and updated attributes of an Update', async () => {
+    await add('a', 1, { n: 1, keep: true });
+
+    const updated = await events.send(
+      new UpdateCommand({
+        TableName: EVENTS,
+        Key: { stream: 'a', seq: 1 },
+        UpdateExpression: 'SET n = n + :one REMOVE keep',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
+    const replaced = await events.send(
+      new PutCommand({ TableName: EVENTS, Item: { stream: 'a', seq: 1 }, ReturnValues: 'ALL_OLD' }),
+    );
+    const deleted = await events.send(
+      new DeleteCommand({ TableName: EVENTS, Key: { stream: 'a', seq: 1 }, ReturnValues: 'ALL_OLD' }),
+    );
+
+    expect(updated.Attributes).toEqual({ n: 1, keep: true });
+    expect(replaced.Attributes).toEqual({ stream: 'a', seq: 1, n: 2 });
+    expect(deleted.Attributes).toEqual({ stream: 'a', seq: 1 });
+  });
+
+  it('keeps numbers exact: a NumberValue stays one, and sums do not round', async () => {
+    const huge = new NumberValue('123456789012345678901234567890');
+    await add('a', 1, { huge, total: 0.1 });
+
+    await events.send(
+      new UpdateCommand({
+        TableName: EVENTS,
+        Key: { stream: 'a', seq: 1 },
+        UpdateExpression: 'SET total = total + :more, huge = huge + :one',
+        ExpressionAttributeValues: { ':more': 0.2, ':one': 1 },
+      }),
+    );
+    const Item = (await events.send(new GetCommand({ TableName: EVENTS, Key: { stream: 'a', seq: 1 } })))
+      .Item as Record<string, unknown> | undefined;
+
+    expect(Item?.total).toBe(0.3);
+    expect(Item?.huge).toEqual(new NumberValue('123456789012345678901234567891'));
+    expect(Item?.huge).toBeInstanceOf(NumberValue);
+  });
+
+  it('refuses what DynamoDB refuses: wrong key types, a partial key, key updates, unused placeholders, big items', async () => {
+    const refusals = [
+      () => events.send(new PutCommand({ TableName: EVENTS, Item: { stream: 'a', seq: '1' } })),
+      () => events.send(new PutCommand({ TableName: EVENTS, Item: { stream: 'a', seq: 1, kind: 7 } })),
+      () => events.send(new PutCommand({ TableName: EVENTS, Item: { stream: '', seq: 1 } })),
+      () => events.send(new GetCommand({ TableName: EVENTS, Key: { stream: 'a' } })),
+      () => events.send(new GetCommand({ TableName: EVENTS, Key: { stream: 'a', seq: 1, extra: 1 } })),
+      () =>
+        events.send(
+          new UpdateCommand({
+            TableName: EVENTS,
+            Key: { stream: 'a', seq: 1 },
+            UpdateExpression: 'SET seq = :two',
+            ExpressionAttributeValues: { ':two': 2 },
+          }),
+        ),
+      () =>
+        events.send(
+          new PutCommand({
+            TableName: EVENTS,
+            Item: { stream: 'a', seq: 1 },
+            ConditionExpression: 'attribute_not_exists(#s)',
+            ExpressionAttributeNames: { '#s': 'stream', '#unused': 'x' },
+          }),
+        ),
+      () =>
+        events.send(
+          new PutCommand({
+            TableName: EVENTS,
+            Item: { stream: 'a', seq: 1 },
+            ExpressionAttributeValues: { ':v': 1 },
+          }),
+        ),
+      () =>
+        events.send(
+          new PutCommand({ TableName: EVENTS, Item: { stream: 'a', seq: 1, big: 'x'.repeat(401 * 1024) } }),
+        ),
+      () => query({ KeyConditionExpression: 'seq = :s', ExpressionAttributeNames: undefined }),
+      () => query({ Limit: 0 }),
+    ];
+
+    for (const [index, refusal] of refusals.entries()) {
+      await expect(refusal(), `refusal ${index}`).rejects.toMatchObject({ name: 'ValidationException' });
+    }
+    expect(events.items(EVENTS)).toEqual([]);
+  });
+
+  it('applies a transaction token once within 10 minutes, refuses it with other actions, and forgets it after', async () => {
+    await add('a', 1, { n: 0 });
+    const increment = (by: number) =>
+      events.send(
+        new TransactWriteCommand({
+          ClientRequestToken: 'once',
+          TransactItems: [
+            {
+              Update: {
+                TableName: EVENTS,
+                Key: { stream: 'a', seq: 1 },
+                UpdateExpression: 'SET n = n + :by',
+                ExpressionAttributeValues: { ':by': by },
+              },
+            },
+          ],
+        }),
+      );
+    const n = async () =>
+      (
+        (await events.send(new GetCommand({ TableName: EVENTS, Key: { stream: 'a', seq: 1 } }))).Item as
+          | Record<string, unknown>
+          | undefined
+      )?.n;
+
+    await increment(1);
+    await increment(1);
+    const mismatch = increment(2);
+    await expect(mismatch).rejects.toBeInstanceOf(IdempotentParameterMismatchException);
+    expect(await n()).toBe(1);
+    clock.advance(10 * 60_000);
+    await increment(2);
+    expect(await n()).toBe(3);
+  });
+
+  it('refuses a transaction of more than 100 actions', async () => {
+    const puts = Array.from({ length: 101 }, (_, seq) => ({
+      Put: { TableName: EVENTS, Item: { stream: 'a', seq } },
+    }));
+
+    await expect(events.send(new TransactWriteCommand({ TransactItems: puts }))).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
+  });
+
+  it('creates, changes and deletes tables: a new index is filled from the items already there', async () => {
+    await add('a', 1, { colour: 'red' });
+
+    expect(() => events.createTable(EVENTS, { partitionKey: 'x' })).toThrow(ResourceInUseException);
+    events.updateTable(EVENTS, {
+      partitionKey: 'stream',
+      sortKey: 'seq',
+      globalIndexes: [{ name: 'byColour', partitionKey: 'colour' }],
+    });
+    const { Items } = await events.send(
+      new QueryCommand({
+        TableName: EVENTS,
+        IndexName: 'byColour',
+        KeyConditionExpression: 'colour = :red',
+        ExpressionAttributeValues: { ':red': 'red' },
+      }),
+    );
+    expect(Items).toEqual([{ stream: 'a', seq: 1, colour: 'red' }]);
+    expect(() => events.updateTable(EVENTS, { partitionKey: 'other' })).toThrow(/key schema/);
+    expect([events.tableNames(), events.itemCount(EVENTS), events.tableSchema('nope')]).toEqual([
+      [EVENTS],
+      1,
+      undefined,
+    ]);
+
+    events.deleteTable(EVENTS);
+    await expect(query()).rejects.toBeInstanceOf(ResourceNotFoundException);
   });
 });
