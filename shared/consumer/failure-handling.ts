@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { describeError, PoisonMessageError } from '../errors.ts';
+import { describeError, PoisonMessageError, TransactionConflictError } from '../errors.ts';
 
 /** SQS's longest visibility timeout: 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
@@ -32,11 +32,24 @@ export function visibilityTimeoutSeconds(
 export interface QueueOperations {
   changeVisibility(queueUrl: string, receiptHandle: string, seconds: number): Promise<void>;
   /** Sends a message, as it was received, to a dead-letter queue with the reason it is there. */
-  deadLetter(queueUrl: string, record: SQSRecord, reason: DeadLetterReason, lastError: string): Promise<void>;
+  deadLetter(letter: DeadLetter): Promise<void>;
+  /**
+   * Sends a fresh copy of a received message back to its queue after `delaySeconds` (its receive count starts
+   * again); the caller then acknowledges the received one.
+   */
+  requeue(queueUrl: string, record: SQSRecord, delaySeconds: number): Promise<void>;
 }
 
 /** Why the consumer dead-lettered a message itself. */
 export type DeadLetterReason = 'POISON' | 'MAX_RECEIVES';
+
+/** A message on its way to the dead-letter queue, and why. */
+export interface DeadLetter {
+  readonly queueUrl: string;
+  readonly record: SQSRecord;
+  readonly reason: DeadLetterReason;
+  readonly lastError: string;
+}
 
 /** What failure handling needs. */
 export interface FailureHandling {
@@ -50,12 +63,14 @@ export interface FailureHandling {
 }
 
 /** What became of a failed record. */
-export type FailureDisposition = 'DEAD_LETTERED' | 'RETRY_LATER';
+export type FailureDisposition = 'DEAD_LETTERED' | 'RETRY_LATER' | 'REQUEUED';
 
 /**
  * Decides what a failed record becomes: a poison message, or one on its last receive, goes to the DLQ now
- * with its reason and last error (so an operator can replay it knowing why it failed); any other failure
- * is retried after an exponential, jittered visibility timeout instead of the queue's fixed one.
+ * with its reason and last error (so an operator can replay it knowing why it failed); a message that only
+ * lost to concurrent transactions (a hot item) is requeued as a fresh copy after a short jittered delay, so
+ * contention alone never spends its receives and never dead-letters it; any other failure is retried after an
+ * exponential, jittered visibility timeout instead of the queue's fixed one.
  */
 export async function handleFailedRecord(
   record: SQSRecord,
@@ -63,10 +78,15 @@ export async function handleFailedRecord(
   handling: FailureHandling,
 ): Promise<FailureDisposition> {
   const lastError = describeError(error);
+  if (error instanceof TransactionConflictError) {
+    const delaySeconds = 1 + Math.floor(handling.random() * handling.backoff.baseSeconds);
+    await handling.queues.requeue(handling.sourceQueueUrl, record, delaySeconds);
+    return 'REQUEUED';
+  }
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
   if (error instanceof PoisonMessageError || receiveCount >= handling.maxReceiveCount) {
     const reason: DeadLetterReason = error instanceof PoisonMessageError ? 'POISON' : 'MAX_RECEIVES';
-    await handling.queues.deadLetter(handling.deadLetterQueueUrl, record, reason, lastError);
+    await handling.queues.deadLetter({ queueUrl: handling.deadLetterQueueUrl, record, reason, lastError });
     return 'DEAD_LETTERED';
   }
   const seconds = visibilityTimeoutSeconds(receiveCount, handling.backoff, handling.random);

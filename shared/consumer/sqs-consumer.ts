@@ -38,8 +38,8 @@ export async function consumeSqsBatch(
       if (failures === undefined) throw error;
       const disposition = await handleFailedRecord(record, error, failures);
       logger.warn('message failed', { sqsMessageId: record.messageId, disposition, error: String(error) });
-      // A dead-lettered record is done here: acknowledging it removes it from the source queue.
-      if (disposition === 'DEAD_LETTERED') return disposition;
+      // A dead-lettered or requeued record is done here: acknowledging it removes it from the source queue.
+      if (disposition === 'DEAD_LETTERED' || disposition === 'REQUEUED') return disposition;
       throw error;
     }
   };

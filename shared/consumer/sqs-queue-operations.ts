@@ -5,7 +5,10 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import type { DeadLetterReason, QueueOperations } from './failure-handling.ts';
+import type { DeadLetter, QueueOperations } from './failure-handling.ts';
+
+/** SQS delays a message at most 15 minutes. */
+const MAX_DELAY_SECONDS = 900;
 
 /** Attributes the consumer adds to a message it dead-letters itself. */
 export const DEAD_LETTER_ATTRIBUTES = {
@@ -35,12 +38,27 @@ export class SqsQueueOperations implements QueueOperations {
   }
 
   /** @inheritdoc */
-  async deadLetter(
-    queueUrl: string,
-    record: SQSRecord,
-    reason: DeadLetterReason,
-    lastError: string,
-  ): Promise<void> {
+  async requeue(queueUrl: string, record: SQSRecord, delaySeconds: number): Promise<void> {
+    const fifo = queueUrl.endsWith('.fifo');
+    await this.#client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: record.body,
+        MessageAttributes: copiedAttributes(record),
+        // FIFO queues take no per-message delay; the copy keeps its group and dedupes on this receive's id, so
+        // a retried requeue does not land twice.
+        ...(fifo
+          ? {
+              MessageGroupId: record.attributes.MessageGroupId ?? record.messageId,
+              MessageDeduplicationId: record.messageId,
+            }
+          : { DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, delaySeconds)) }),
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async deadLetter({ queueUrl, record, reason, lastError }: DeadLetter): Promise<void> {
     const reasonAttributes: Record<string, string> = {
       [DEAD_LETTER_ATTRIBUTES.reason]: reason,
       [DEAD_LETTER_ATTRIBUTES.lastError]: lastError.slice(0, 1_000) || '-',
@@ -53,10 +71,8 @@ export class SqsQueueOperations implements QueueOperations {
         { DataType: 'String', StringValue: value },
       ]),
     );
-    for (const [name, value] of Object.entries(record.messageAttributes)) {
-      if (value.stringValue !== undefined && !(name in attributes)) {
-        attributes[name] = { DataType: value.dataType, StringValue: value.stringValue };
-      }
+    for (const [name, value] of Object.entries(copiedAttributes(record))) {
+      if (!(name in attributes)) attributes[name] = value;
     }
     // The body stays exactly as received, so a replay sends it back unchanged. SQS allows 10 attributes;
     // the reason comes first so it is never the one dropped.
@@ -76,4 +92,15 @@ export class SqsQueueOperations implements QueueOperations {
       }),
     );
   }
+}
+
+/** A received record's string attributes as a send takes them; SQS refuses an empty value. */
+function copiedAttributes(record: SQSRecord): Record<string, MessageAttributeValue> {
+  const attributes: Record<string, MessageAttributeValue> = {};
+  for (const [name, value] of Object.entries(record.messageAttributes)) {
+    if (value.stringValue !== undefined && value.stringValue !== '') {
+      attributes[name] = { DataType: value.dataType, StringValue: value.stringValue };
+    }
+  }
+  return attributes;
 }

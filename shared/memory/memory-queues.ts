@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
-import type { DeadLetterReason, QueueOperations } from '../consumer/failure-handling.ts';
+import type { DeadLetter, QueueOperations } from '../consumer/failure-handling.ts';
 import type { Envelope } from '../message/envelope.ts';
 import type { MessagePublisher, PublishResult } from '../relay/message-publisher.ts';
 import { messageAttributes, messageBody } from '../relay/wire-format.ts';
@@ -370,25 +370,28 @@ export class MemoryQueues implements MessagePublisher, QueueOperations {
   }
 
   /** @inheritdoc */
-  async deadLetter(
-    queueUrl: string,
-    record: SQSRecord,
-    reason: DeadLetterReason,
-    lastError: string,
-  ): Promise<void> {
-    const attributes = Object.fromEntries(
-      Object.entries(record.messageAttributes)
-        .filter(([, value]) => value.stringValue !== undefined && value.stringValue !== '')
-        .map(([name, value]) => [name, { dataType: value.dataType, stringValue: value.stringValue }]),
-    );
+  async deadLetter({ queueUrl, record, reason, lastError }: DeadLetter): Promise<void> {
     this.send(queueUrl, {
       body: record.body,
       attributes: {
-        ...attributes,
+        ...stringAttributes(record),
         dead_letter_reason: { dataType: 'String', stringValue: reason },
         // SQS refuses an empty attribute value; the SQS adapter writes '-' for an empty error too.
         last_error: { dataType: 'String', stringValue: lastError || '-' },
       },
+    });
+  }
+
+  /** @inheritdoc */
+  async requeue(queueUrl: string, record: SQSRecord, delaySeconds: number): Promise<void> {
+    const fifo = this.#queue(queueUrl).settings.fifo === true;
+    this.send(queueUrl, {
+      body: record.body,
+      attributes: stringAttributes(record),
+      // FIFO queues take no per-message delay; the copy keeps its group and dedupes on this receive.
+      ...(fifo
+        ? { groupId: record.attributes.MessageGroupId ?? record.messageId, deduplicationId: record.messageId }
+        : { delayMs: delaySeconds * 1000 }),
     });
   }
 
@@ -576,4 +579,13 @@ function toRecord(queueUrl: string, message: MemoryReceivedMessage): SQSRecord {
     eventSourceARN: `arn:aws:sqs:memory:000000000000:${queueUrl.split('/').pop() ?? queueUrl}`,
     awsRegion: 'memory',
   };
+}
+
+/** A received record's string attributes, as a send takes them (SQS refuses empty values). */
+function stringAttributes(record: SQSRecord): Record<string, MemoryMessageAttribute> {
+  return Object.fromEntries(
+    Object.entries(record.messageAttributes)
+      .filter(([, value]) => value.stringValue !== undefined && value.stringValue !== '')
+      .map(([name, value]) => [name, { dataType: value.dataType, stringValue: value.stringValue }]),
+  );
 }

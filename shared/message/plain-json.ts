@@ -34,7 +34,10 @@ function check(value: unknown, path: string, depth: number): void {
       throw new InvalidMessageError(path, 'a string with a lone surrogate is not valid UTF-8');
     return;
   }
-  if (typeof value === 'number') return checkNumber(value, path);
+  if (typeof value === 'number') {
+    checkNumber(value, path);
+    return;
+  }
   if (typeof value !== 'object') throw new InvalidMessageError(path, `a ${typeof value} is not JSON`);
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index += 1) {

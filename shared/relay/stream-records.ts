@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { SAFE_UNMARSHALL_OPTIONS } from '../aws/dynamo-numbers.ts';
+import { safeUnmarshallOptions } from '../aws/dynamo-numbers.ts';
 import { describeError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { OUTBOX_KEYS, type OutboxItem } from '../outbox/outbox-item.ts';
@@ -43,7 +43,7 @@ export function readStreamRecord(record: DynamoDBRecord): StreamRecordContent {
   }
   if (image.status?.S !== MessageStatus.PENDING) return { kind: 'skipped', reason: 'NOT_PENDING' };
   try {
-    return { kind: 'message', message: readOutboxItem(unmarshall(image, SAFE_UNMARSHALL_OPTIONS)) };
+    return { kind: 'message', message: readOutboxItem(unmarshall(image, safeUnmarshallOptions())) };
   } catch (error) {
     const attempts = Number(image.attempts?.N ?? '0');
     return {

@@ -51,7 +51,9 @@ export async function getOrder(
       ...(message.confirmedAt === undefined ? {} : { confirmedAt: message.confirmedAt }),
       ...(message.lastError === undefined ? {} : { lastError: message.lastError }),
       // What the consumer did with it (APPLIED, REJECTED_OUT_OF_STOCK…), known once the message is CONFIRMED.
-      ...(message.status === 'CONFIRMED' && typeof message.outcome === 'string' ? { outcome: message.outcome } : {}),
+      ...(message.status === 'CONFIRMED' && typeof message.outcome === 'string'
+        ? { outcome: message.outcome }
+        : {}),
     })),
   });
 }

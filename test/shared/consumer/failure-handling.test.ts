@@ -8,7 +8,7 @@ import {
   type VisibilityBackoff,
   visibilityTimeoutSeconds,
 } from '../../../shared/consumer/failure-handling.ts';
-import { PoisonMessageError } from '../../../shared/errors.ts';
+import { PoisonMessageError, TransactionConflictError } from '../../../shared/errors.ts';
 import { sqsRecord, withReceiveCount } from '../../support/factories.ts';
 
 const SQS_MAX_VISIBILITY_SECONDS = 43_200;
@@ -113,6 +113,7 @@ describe('handleFailedRecord', () => {
     const queues = {
       changeVisibility: vi.fn<QueueOperations['changeVisibility']>(async () => {}),
       deadLetter: vi.fn<QueueOperations['deadLetter']>(async () => {}),
+      requeue: vi.fn<QueueOperations['requeue']>(async () => {}),
     };
     const settings: FailureHandling = {
       queues,
@@ -133,12 +134,12 @@ describe('handleFailedRecord', () => {
     const disposition = await handleFailedRecord(record, new PoisonMessageError('not an envelope'), settings);
 
     expect(disposition).toBe('DEAD_LETTERED');
-    expect(queues.deadLetter).toHaveBeenCalledExactlyOnceWith(
-      DLQ,
-      record,
-      'POISON',
-      'PoisonMessageError: not an envelope',
-    );
+    expect(queues.deadLetter).toHaveBeenCalledExactlyOnceWith({
+      queueUrl: DLQ,
+      record: record,
+      reason: 'POISON',
+      lastError: 'PoisonMessageError: not an envelope',
+    });
     expect(queues.changeVisibility).not.toHaveBeenCalled();
   });
 
@@ -151,12 +152,28 @@ describe('handleFailedRecord', () => {
       const disposition = await handleFailedRecord(record, new Error('DynamoDB unavailable'), settings);
 
       expect(disposition).toBe('DEAD_LETTERED');
-      expect(queues.deadLetter).toHaveBeenCalledExactlyOnceWith(
-        DLQ,
-        record,
-        'MAX_RECEIVES',
-        'Error: DynamoDB unavailable',
-      );
+      expect(queues.deadLetter).toHaveBeenCalledExactlyOnceWith({
+        queueUrl: DLQ,
+        record: record,
+        reason: 'MAX_RECEIVES',
+        lastError: 'Error: DynamoDB unavailable',
+      });
+      expect(queues.changeVisibility).not.toHaveBeenCalled();
+    },
+  );
+
+  it.each([1, 5, 50])(
+    'requeues, never dead-letters, a message that only lost to concurrent transactions (receive %i of 5)',
+    async (receiveCount) => {
+      const { queues, settings } = handling({ random: () => 0.5 });
+      const record = withReceiveCount(sqsRecord(), receiveCount);
+
+      const disposition = await handleFailedRecord(record, new TransactionConflictError('hot SKU'), settings);
+
+      expect(disposition).toBe('REQUEUED');
+      // A fresh copy after 1 + ⌊0.5 × 10⌋ s; its receive count starts again, so contention spends none.
+      expect(queues.requeue).toHaveBeenCalledExactlyOnceWith(SOURCE, record, 6);
+      expect(queues.deadLetter).not.toHaveBeenCalled();
       expect(queues.changeVisibility).not.toHaveBeenCalled();
     },
   );
@@ -166,7 +183,7 @@ describe('handleFailedRecord', () => {
 
     await handleFailedRecord(withReceiveCount(sqsRecord(), 5), new PoisonMessageError('bad'), settings);
 
-    expect(queues.deadLetter.mock.calls[0]?.[2]).toBe('POISON');
+    expect(queues.deadLetter.mock.calls[0]?.[0].reason).toBe('POISON');
   });
 
   it('backs a transient failure off on the source queue with the computed visibility timeout', async () => {
@@ -198,7 +215,7 @@ describe('handleFailedRecord', () => {
 
     await handleFailedRecord(sqsRecord(), 'plain string failure', settings);
 
-    expect(queues.deadLetter.mock.calls[0]?.[3]).toBe('plain string failure');
+    expect(queues.deadLetter.mock.calls[0]?.[0].lastError).toBe('plain string failure');
   });
 
   it('lets a failure to dead-letter escape, so SQS keeps the message', async () => {

@@ -20,12 +20,19 @@ import {
   lambdaContext,
   sqsRecord,
   testMessageId,
+  transactionCanceled,
   withReceiveCount,
 } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
-const deps: ConsumeDeps = { client, inboxTable: 'inbox', clock: () => FIXED_NOW };
+const deps: ConsumeDeps = {
+  client,
+  inboxTable: 'inbox',
+  clock: () => FIXED_NOW,
+  // Conflicts are retried in the invocation without really waiting.
+  sleep: async () => {},
+};
 const plan: PlanEffect = () => ({ reject: 'NOTHING_TO_DO' });
 const logger = { info: vi.fn(), warn: vi.fn() };
 
@@ -40,6 +47,7 @@ const good3 = envelope({ messageId: testMessageId(3) });
 let queues: {
   changeVisibility: Mock<QueueOperations['changeVisibility']>;
   deadLetter: Mock<QueueOperations['deadLetter']>;
+  requeue: Mock<QueueOperations['requeue']>;
 };
 let failures: FailureHandling;
 /** The consumer with failure handling on its queue and dead-letter queue. */
@@ -54,6 +62,7 @@ beforeEach(() => {
   queues = {
     changeVisibility: vi.fn<QueueOperations['changeVisibility']>(async () => {}),
     deadLetter: vi.fn<QueueOperations['deadLetter']>(async () => {}),
+    requeue: vi.fn<QueueOperations['requeue']>(async () => {}),
   };
   failures = {
     queues,
@@ -98,12 +107,18 @@ describe('consumeSqsBatch with failure handling', () => {
 
     expect(response).toEqual({ batchItemFailures: [] });
     expect(
-      queues.deadLetter.mock.calls.map(([url, record, reason]) => [url, record.messageId, reason]),
+      queues.deadLetter.mock.calls.map(([letter]) => [
+        letter.queueUrl,
+        letter.record.messageId,
+        letter.reason,
+      ]),
     ).toEqual([
       [DLQ, 'not-json', 'POISON'],
       [DLQ, 'no-envelope', 'POISON'],
     ]);
-    expect(queues.deadLetter.mock.calls[0]?.[3]).toMatch(/^PoisonMessageError: SQS message not-json/);
+    expect(queues.deadLetter.mock.calls[0]?.[0].lastError).toMatch(
+      /^PoisonMessageError: SQS message not-json/,
+    );
     expect(queues.changeVisibility).not.toHaveBeenCalled();
     expect(committedIds()).toEqual([good1.messageId, good3.messageId]);
   });
@@ -129,6 +144,24 @@ describe('consumeSqsBatch with failure handling', () => {
     );
   });
 
+  it('requeues a record that keeps conflicting on a hot item, even on its last receive, and acknowledges it', async () => {
+    ddb.on(TransactWriteCommand).callsFake(async (input: TransactWriteCommandInput) => {
+      if (input.TransactItems?.[0]?.Put?.Item?.messageId === flaky.messageId) {
+        throw transactionCanceled([{ Code: 'None' }, { Code: 'TransactionConflict' }]);
+      }
+      return {};
+    });
+    const hot = withReceiveCount(sqsRecord(flaky, { messageId: 'hot' }), 5);
+
+    const response = await consumeSqsBatch({ Records: [sqsRecord(good1), hot] }, lambdaContext(), consumer);
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(queues.requeue).toHaveBeenCalledExactlyOnceWith(SOURCE, hot, 6);
+    expect(queues.deadLetter).not.toHaveBeenCalled();
+    // Tried within the invocation first: the default retry's eight attempts.
+    expect(committedIds().filter((id) => id === flaky.messageId)).toHaveLength(8);
+  });
+
   it('dead-letters a transient failure on its last receive (MAX_RECEIVES) and acknowledges it', async () => {
     unavailableFor(flaky.messageId);
     const lastReceive = withReceiveCount(sqsRecord(flaky, { messageId: 'flaky' }), 5);
@@ -140,12 +173,12 @@ describe('consumeSqsBatch with failure handling', () => {
     );
 
     expect(response).toEqual({ batchItemFailures: [] });
-    expect(queues.deadLetter).toHaveBeenCalledExactlyOnceWith(
-      DLQ,
-      lastReceive,
-      'MAX_RECEIVES',
-      'Error: ProvisionedThroughputExceededException: slow down',
-    );
+    expect(queues.deadLetter).toHaveBeenCalledExactlyOnceWith({
+      queueUrl: DLQ,
+      record: lastReceive,
+      reason: 'MAX_RECEIVES',
+      lastError: 'Error: ProvisionedThroughputExceededException: slow down',
+    });
     expect(queues.changeVisibility).not.toHaveBeenCalled();
   });
 

@@ -52,7 +52,12 @@ describe('SqsQueueOperations.deadLetter', () => {
     const body = ' {"messageId": "x", "note": "é 😀 \\u0000"}\n\t';
     const record = sqsRecord(message, { rawBody: body });
 
-    await operations.deadLetter(DLQ, record, 'POISON', 'PoisonMessageError: no envelope');
+    await operations.deadLetter({
+      queueUrl: DLQ,
+      record: record,
+      reason: 'POISON',
+      lastError: 'PoisonMessageError: no envelope',
+    });
 
     const input = sentToDlq();
     expect(input.QueueUrl).toBe(DLQ);
@@ -63,7 +68,12 @@ describe('SqsQueueOperations.deadLetter', () => {
   it('adds the reason, last error, receive count and source queue to the original message_id and topic', async () => {
     const record = withReceiveCount(sqsRecord(message), 5);
 
-    await operations.deadLetter(DLQ, record, 'MAX_RECEIVES', 'Error: DynamoDB unavailable');
+    await operations.deadLetter({
+      queueUrl: DLQ,
+      record: record,
+      reason: 'MAX_RECEIVES',
+      lastError: 'Error: DynamoDB unavailable',
+    });
 
     expect(attributesOf(sentToDlq())).toEqual({
       [DEAD_LETTER_ATTRIBUTES.reason]: 'MAX_RECEIVES',
@@ -92,7 +102,7 @@ describe('SqsQueueOperations.deadLetter', () => {
       },
     };
 
-    await operations.deadLetter(DLQ, record, 'POISON', 'bad');
+    await operations.deadLetter({ queueUrl: DLQ, record: record, reason: 'POISON', lastError: 'bad' });
 
     const attributes = sentToDlq().MessageAttributes ?? {};
     expect(attributes.priority).toEqual({ DataType: 'Number', StringValue: '3' });
@@ -109,7 +119,7 @@ describe('SqsQueueOperations.deadLetter', () => {
       },
     };
 
-    await operations.deadLetter(DLQ, record, 'POISON', 'bad');
+    await operations.deadLetter({ queueUrl: DLQ, record: record, reason: 'POISON', lastError: 'bad' });
 
     expect(attributesOf(sentToDlq()).dead_letter_reason).toBe('POISON');
   });
@@ -121,7 +131,7 @@ describe('SqsQueueOperations.deadLetter', () => {
     );
     const record: SQSRecord = { ...base, messageAttributes: { ...base.messageAttributes, ...extra } };
 
-    await operations.deadLetter(DLQ, record, 'POISON', 'bad');
+    await operations.deadLetter({ queueUrl: DLQ, record: record, reason: 'POISON', lastError: 'bad' });
 
     const names = Object.keys(sentToDlq().MessageAttributes ?? {});
     expect(names).toHaveLength(10);
@@ -130,8 +140,18 @@ describe('SqsQueueOperations.deadLetter', () => {
   });
 
   it('truncates a long last error to 1 000 characters and never sends an empty value', async () => {
-    await operations.deadLetter(DLQ, sqsRecord(message), 'POISON', 'x'.repeat(5_000));
-    await operations.deadLetter(DLQ, sqsRecord(message), 'POISON', '');
+    await operations.deadLetter({
+      queueUrl: DLQ,
+      record: sqsRecord(message),
+      reason: 'POISON',
+      lastError: 'x'.repeat(5_000),
+    });
+    await operations.deadLetter({
+      queueUrl: DLQ,
+      record: sqsRecord(message),
+      reason: 'POISON',
+      lastError: '',
+    });
 
     const [long, empty] = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
     expect(long?.MessageAttributes?.last_error?.StringValue).toHaveLength(1_000);
@@ -139,7 +159,12 @@ describe('SqsQueueOperations.deadLetter', () => {
   });
 
   it('sends no FIFO fields to a standard queue', async () => {
-    await operations.deadLetter(DLQ, sqsRecord(message), 'POISON', 'bad');
+    await operations.deadLetter({
+      queueUrl: DLQ,
+      record: sqsRecord(message),
+      reason: 'POISON',
+      lastError: 'bad',
+    });
 
     const input = sentToDlq();
     expect(input).not.toHaveProperty('MessageGroupId');
@@ -150,7 +175,12 @@ describe('SqsQueueOperations.deadLetter', () => {
     const base = sqsRecord(message, { messageId: 'sqs-fifo-1' });
     const record: SQSRecord = { ...base, attributes: { ...base.attributes, MessageGroupId: 'order-1' } };
 
-    await operations.deadLetter(`${DLQ}.fifo`, record, 'POISON', 'bad');
+    await operations.deadLetter({
+      queueUrl: `${DLQ}.fifo`,
+      record: record,
+      reason: 'POISON',
+      lastError: 'bad',
+    });
 
     expect(sentToDlq()).toMatchObject({ MessageGroupId: 'order-1', MessageDeduplicationId: 'sqs-fifo-1' });
   });
@@ -158,8 +188,44 @@ describe('SqsQueueOperations.deadLetter', () => {
   it('lets an SQS failure escape so the record is not acknowledged', async () => {
     sqs.on(SendMessageCommand).rejects(new Error('AccessDenied'));
 
-    await expect(operations.deadLetter(DLQ, sqsRecord(message), 'POISON', 'bad')).rejects.toThrow(
-      'AccessDenied',
-    );
+    await expect(
+      operations.deadLetter({
+        queueUrl: DLQ,
+        record: sqsRecord(message),
+        reason: 'POISON',
+        lastError: 'bad',
+      }),
+    ).rejects.toThrow('AccessDenied');
+  });
+});
+
+describe('SqsQueueOperations.requeue', () => {
+  it('sends a fresh copy of the body and its attributes back to the queue after the delay', async () => {
+    const record = withReceiveCount(sqsRecord(message), 4);
+
+    await operations.requeue(SOURCE, record, 7);
+
+    const input = sentToDlq();
+    expect(input).toMatchObject({ QueueUrl: SOURCE, MessageBody: record.body, DelaySeconds: 7 });
+    expect(attributesOf(input)).toEqual({ message_id: message.messageId, topic: message.topic });
+  });
+
+  it('caps the delay at the 15 minutes SQS allows', async () => {
+    await operations.requeue(SOURCE, sqsRecord(message), 5_000);
+
+    expect(sentToDlq().DelaySeconds).toBe(900);
+  });
+
+  it('keeps the message group on a FIFO queue, without a delay, and dedupes on the received copy', async () => {
+    const record = {
+      ...sqsRecord(message),
+      attributes: { ...sqsRecord(message).attributes, MessageGroupId: 'order-1' },
+    };
+
+    await operations.requeue(`${SOURCE}.fifo`, record, 7);
+
+    const input = sentToDlq();
+    expect(input).toMatchObject({ MessageGroupId: 'order-1', MessageDeduplicationId: record.messageId });
+    expect(input).not.toHaveProperty('DelaySeconds');
   });
 });

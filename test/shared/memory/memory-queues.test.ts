@@ -143,7 +143,12 @@ describe('MemoryQueues', () => {
   it('dead-letters a record with its body and attributes, plus the reason and the last error', async () => {
     const record = sqsRecord(first, { rawBody: ' {"not":"an envelope"} ' });
 
-    await queues.deadLetter(DLQ, record, 'POISON', 'PoisonMessageError: no envelope');
+    await queues.deadLetter({
+      queueUrl: DLQ,
+      record,
+      reason: 'POISON',
+      lastError: 'PoisonMessageError: no envelope',
+    });
 
     expect(queues.peek(DLQ)).toEqual([
       {

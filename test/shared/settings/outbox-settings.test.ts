@@ -155,16 +155,16 @@ describe('TOPIC_QUEUES', () => {
     expect(() => read(raw)).toThrow(message);
   });
 
-  it('refuses a `__proto__` key instead of dropping it silently (zod records skip that key)', () => {
-    for (const setting of [
-      OutboxSettings.topicQueues,
-      OutboxSettings.retryPolicies,
-      OutboxSettings.deliveryInboxes,
-    ]) {
-      expect(() => readSetting({ [setting.name]: '{"__proto__":{"x":1}}' }, setting)).toThrow(
-        new RegExp(`${setting.name} has a "__proto__" key`),
-      );
-    }
+  it.each([
+    OutboxSettings.topicQueues.name,
+    OutboxSettings.retryPolicies.name,
+    OutboxSettings.deliveryInboxes.name,
+  ])('%s refuses a `__proto__` key instead of dropping it silently (zod records skip that key)', (name) => {
+    const setting = Object.values(OutboxSettings).find((candidate) => candidate.name === name);
+    if (setting === undefined) throw new Error(`no setting ${name}`);
+    expect(() => readSetting({ [name]: '{"__proto__":{"x":1}}' }, setting as Setting<unknown>)).toThrow(
+      new RegExp(`${name} has a "__proto__" key`),
+    );
   });
 });
 

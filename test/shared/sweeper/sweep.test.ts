@@ -727,7 +727,10 @@ describe('inboxDeliveryCheck', () => {
 
     await expect(check(message)).resolves.toEqual({ verdict: 'MISSING' });
     await db.send(
-      new PutCommand({ TableName: 'inbox', Item: { messageId: message.messageId, outcome: 'REJECTED_OUT_OF_STOCK' } }),
+      new PutCommand({
+        TableName: 'inbox',
+        Item: { messageId: message.messageId, outcome: 'REJECTED_OUT_OF_STOCK' },
+      }),
     );
     await expect(check(message)).resolves.toEqual({ verdict: 'DELIVERED', outcome: 'REJECTED_OUT_OF_STOCK' });
   });

@@ -72,7 +72,12 @@ describe('getOrder', () => {
     const response = await getOrder(getEvent('order-1'), deps);
 
     const messages = JSON.parse(response.body).messages as Record<string, unknown>[];
-    expect(messages.map((m) => m.outcome)).toEqual(['REJECTED_OUT_OF_STOCK', 'APPLIED', undefined, undefined]);
+    expect(messages.map((m) => m.outcome)).toEqual([
+      'REJECTED_OUT_OF_STOCK',
+      'APPLIED',
+      undefined,
+      undefined,
+    ]);
   });
 
   it('shows why a message is failing', async () => {
