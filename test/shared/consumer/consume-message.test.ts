@@ -209,23 +209,30 @@ describe('consumeMessage', () => {
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it.each([
-    ['an applied effect', reserve, undefined, 'APPLIED'],
+  it.each(
     [
-      'a business rejection',
-      () => ({ reject: 'REJECTED_BLOCKED_CUSTOMER' }),
-      undefined,
-      'REJECTED_BLOCKED_CUSTOMER',
-    ],
-    [
-      'a failed business condition',
-      reserve,
-      transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }]),
-      'REJECTED_OUT_OF_STOCK',
-    ],
-  ] as const)(
-    'carries the outcome of %s back to the producer with the confirmation',
-    async (_case, plan, firstFailure, outcome) => {
+      ['an applied effect', reserve, undefined, 'APPLIED'],
+      [
+        'a business rejection',
+        () => ({ reject: 'REJECTED_BLOCKED_CUSTOMER' }),
+        undefined,
+        'REJECTED_BLOCKED_CUSTOMER',
+      ],
+      [
+        'a failed business condition',
+        reserve,
+        transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }]),
+        'REJECTED_OUT_OF_STOCK',
+      ],
+    ].map(([kind, plan, firstFailure, outcome]) => ({
+      kind,
+      plan: plan as PlanEffect,
+      firstFailure,
+      outcome,
+    })),
+  )(
+    'carries the outcome of $kind back to the producer with the confirmation',
+    async ({ plan, firstFailure, outcome }) => {
       if (firstFailure !== undefined) ddb.on(TransactWriteCommand).rejectsOnce(firstFailure).resolves({});
 
       await consumeMessage(message, plan, deps);

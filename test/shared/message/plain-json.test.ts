@@ -15,6 +15,14 @@ function refusal(value: unknown): InvalidMessageError {
   throw new Error(`expected ${String(value)} to be refused`);
 }
 
+/** [1, <hole>, 3]: a sparse array, as `new Array(3)` leaves it before index 1 is set. */
+function withHole(): unknown[] {
+  const list: unknown[] = new Array(3);
+  list[0] = 1;
+  list[2] = 3;
+  return list;
+}
+
 function nested(depth: number): unknown {
   let value: unknown = 'leaf';
   for (let level = 0; level < depth; level += 1) value = { child: value };
@@ -40,38 +48,40 @@ describe('assertPlainJson', () => {
     expect(() => assertPlainJson(value, 'payload')).not.toThrow();
   });
 
-  it.each([
-    ['a BigInt', { order: { total: 10n } }, 'payload.order.total', /bigint/],
-    ['a Set', { skus: new Set(['A']) }, 'payload.skus', /Set/],
-    ['a Map', { lines: new Map() }, 'payload.lines', /Map/],
-    ['a Uint8Array', { bytes: new Uint8Array([1]) }, 'payload.bytes', /Uint8Array/],
-    ['a Date', { at: new Date(0) }, 'payload.at', /Date/],
-    ['a class instance', { user: new (class User {})() }, 'payload.user', /User/],
-    ['undefined', { note: undefined }, 'payload.note', /undefined/],
-    ['a function', { run: () => 1 }, 'payload.run', /function/],
-    ['a symbol', { tag: Symbol('x') }, 'payload.tag', /symbol/],
-    ['NaN', { price: Number.NaN }, 'payload.price', /NaN/],
-    ['Infinity', { price: Number.POSITIVE_INFINITY }, 'payload.price', /Infinity/],
-    ['-0', { delta: -0 }, 'payload.delta', /-0/],
-    ['an unsafe integer', { id: 2 ** 53 }, 'payload.id', /cannot read it back/],
-    ['1e20', { big: 1e20 }, 'payload.big', /cannot read it back/],
-    ['a number below DynamoDB range', { tiny: 1e-200 }, 'payload.tiny', /1E-130/],
-    ['a lone surrogate', { name: 'a\ud800' }, 'payload.name', /lone surrogate/],
-    ['a lone surrogate in a key', { 'a\udc00': 1 }, 'payload["a\\udc00"]', /lone surrogate/],
-    ['a __proto__ key', JSON.parse('{"__proto__":{"admin":true}}'), 'payload.__proto__', /__proto__/],
-    ['an array hole', { list: [1, , 3] }, 'payload.list[1]', /hole/],
+  it.each(
     [
-      'a stored number JavaScript cannot read',
-      { total: new UnreadableNumber('1e20') },
-      'payload.total',
-      /1e20/,
-    ],
-    ['a symbol key', { [Symbol('k')]: 1 }, 'payload', /symbol/],
-  ])('refuses %s, naming its path', (_kind, value, path, problem) => {
+      ['a BigInt', { order: { total: 10n } }, 'payload.order.total', /bigint/],
+      ['a Set', { skus: new Set(['A']) }, 'payload.skus', /Set/],
+      ['a Map', { lines: new Map() }, 'payload.lines', /Map/],
+      ['a Uint8Array', { bytes: new Uint8Array([1]) }, 'payload.bytes', /Uint8Array/],
+      ['a Date', { at: new Date(0) }, 'payload.at', /Date/],
+      ['a class instance', { user: new (class User {})() }, 'payload.user', /User/],
+      ['undefined', { note: undefined }, 'payload.note', /undefined/],
+      ['a function', { run: () => 1 }, 'payload.run', /function/],
+      ['a symbol', { tag: Symbol('x') }, 'payload.tag', /symbol/],
+      ['NaN', { price: Number.NaN }, 'payload.price', /NaN/],
+      ['Infinity', { price: Number.POSITIVE_INFINITY }, 'payload.price', /Infinity/],
+      ['-0', { delta: -0 }, 'payload.delta', /-0/],
+      ['an unsafe integer', { id: 2 ** 53 }, 'payload.id', /cannot read it back/],
+      ['1e20', { big: 1e20 }, 'payload.big', /cannot read it back/],
+      ['a number below DynamoDB range', { tiny: 1e-200 }, 'payload.tiny', /1E-130/],
+      ['a lone surrogate', { name: 'a\ud800' }, 'payload.name', /lone surrogate/],
+      ['a lone surrogate in a key', { 'a\udc00': 1 }, 'payload["a\\udc00"]', /lone surrogate/],
+      ['a __proto__ key', JSON.parse('{"__proto__":{"admin":true}}'), 'payload.__proto__', /__proto__/],
+      ['an array hole', { list: withHole() }, 'payload.list[1]', /hole/],
+      [
+        'a stored number JavaScript cannot read',
+        { total: new UnreadableNumber('1e20') },
+        'payload.total',
+        /1e20/,
+      ],
+      ['a symbol key', { [Symbol('k')]: 1 }, 'payload', /symbol/],
+    ].map(([kind, value, path, problem]) => ({ kind, value, path, problem })),
+  )('refuses $kind, naming its path', ({ value, path, problem }) => {
     const error = refusal(value);
 
     expect(error.path).toBe(path);
-    expect(error.message).toMatch(problem);
+    expect(error.message).toMatch(problem as RegExp);
     expect(error.code).toBe('INVALID_MESSAGE');
   });
 
