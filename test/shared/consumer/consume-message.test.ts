@@ -227,7 +227,7 @@ describe('consumeMessage', () => {
     ].map(([kind, plan, firstFailure, outcome]) => ({
       kind,
       plan: plan as PlanEffect,
-      firstFailure,
+      firstFailure: firstFailure as Error | undefined,
       outcome,
     })),
   )(
