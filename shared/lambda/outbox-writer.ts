@@ -6,7 +6,7 @@ import { type Env, readSetting } from '../settings/setting.ts';
 
 /**
  * The options of `writeWithOutbox` from a function's environment (see `WRITER_SETTINGS`, which
- * `TransactionalOutbox.grantWrite` sets): the outbox table, its due-shard count and the stream grace period.
+ * `TransactionalOutbox.bindWriter` sets): the outbox table, its due-shard count and the stream grace period.
  * @example
  * const writer = outboxWriterFromEnv(env);
  * await writeWithOutbox(writer, { actions: [putOrder], messages: [orderCreated] });

@@ -4,7 +4,7 @@ import { ulid } from 'ulid';
 import { httpHandler } from '../../http/http-handler.ts';
 import { createOrder } from './create-order.ts';
 
-/** `POST /orders`: ORDERS_TABLE, and the outbox writer's settings that `outbox.grantWrite` sets. */
+/** `POST /orders`: ORDERS_TABLE, and the outbox writer's settings that `outbox.bindWriter` sets. */
 export const handler = httpHandler('create-order', (env) => {
   const writer = outboxWriterFromEnv(env);
   const deps = {
