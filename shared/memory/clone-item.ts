@@ -17,3 +17,24 @@ export function cloneValue<T>(value: T): T {
   for (const [name, member] of Object.entries(value)) copy[name] = cloneValue(member);
   return copy as T;
 }
+
+/**
+ * A deep copy without `undefined` members of maps and lists: what the Document client (with
+ * `removeUndefinedValues`, as the library's client is built) sends to DynamoDB for an item or a value.
+ */
+export function cloneDefined<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof NumberValue || value instanceof Uint8Array || value instanceof Date)
+    return cloneValue(value);
+  if (value instanceof Set) return new Set([...value].filter(isDefined).map(cloneDefined)) as T;
+  if (Array.isArray(value)) return value.filter(isDefined).map(cloneDefined) as T;
+  const copy: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value)) {
+    if (member !== undefined) copy[name] = cloneDefined(member);
+  }
+  return copy as T;
+}
+
+function isDefined(value: unknown): boolean {
+  return value !== undefined;
+}

@@ -3,11 +3,15 @@
  * (comparisons, IN, BETWEEN, attribute_exists / attribute_not_exists, begins_with, size, AND / OR / NOT,
  * parentheses), key conditions, projections, and update expressions (SET with `+` / `-`, if_not_exists and
  * list_append; REMOVE; ADD; DELETE). It backs the in-memory table used by tests, the scale drill and the local
- * runtime's embedded backend; anything outside the subset throws, never guesses. Numbers are compared and
- * added exactly (see exact-numbers.ts).
+ * runtime's embedded backend; anything outside the subset throws, never guesses. What DynamoDB refuses (an
+ * undefined placeholder, a reserved word, two update paths that overlap, arithmetic on a missing attribute) is
+ * refused with its `ValidationException` and message. Numbers are compared and added exactly (see
+ * exact-numbers.ts).
  */
 import { cloneValue } from './clone-item.ts';
 import { addNumbers, compareNumbers, isDynamoNumber } from './exact-numbers.ts';
+import { RESERVED_WORDS } from './reserved-words.ts';
+import { ValidationError } from './validation-error.ts';
 
 /** A document item: attribute name → value, as the Document client sees it. */
 export type Item = Record<string, unknown>;
@@ -17,6 +21,14 @@ export interface ExpressionContext {
   readonly names?: Readonly<Record<string, string>>;
   readonly values?: Readonly<Record<string, unknown>>;
 }
+
+/** The request parameters that hold an expression, as DynamoDB names them in its messages. */
+export type ExpressionKind =
+  | 'ConditionExpression'
+  | 'UpdateExpression'
+  | 'KeyConditionExpression'
+  | 'FilterExpression'
+  | 'ProjectionExpression';
 
 /** An expression outside the supported subset, or a malformed one. */
 export class UnsupportedExpressionError extends Error {
@@ -129,10 +141,10 @@ class Parser {
     const token = this.peek();
     if (token?.kind === 'value') {
       this.next();
-      if (!this.#context.values || !(token.text in this.#context.values)) {
-        throw new UnsupportedExpressionError(`no value for placeholder ${token.text}`);
-      }
-      return { kind: 'value', value: this.#context.values[token.text] };
+      const value = this.#context.values?.[token.text];
+      // An undefined value is no value: the Document client drops it before DynamoDB sees the request.
+      if (value === undefined) throw new UnsupportedExpressionError(`no value for placeholder ${token.text}`);
+      return { kind: 'value', value };
     }
     if (this.isWord('SIZE')) {
       this.next();
@@ -201,22 +213,54 @@ function evaluate(operand: Operand, item: Item): unknown {
       return value === undefined ? evaluate(operand.fallback, item) : value;
     }
     case 'listAppend': {
-      const first = evaluate(operand.first, item);
-      const second = evaluate(operand.second, item);
+      const first = operandOf({ operator: 'list_append', operand: operand.first, item });
+      const second = operandOf({ operator: 'list_append', operand: operand.second, item });
       if (!Array.isArray(first) || !Array.isArray(second)) {
-        throw new UnsupportedExpressionError('list_append needs two lists');
+        throw incorrectOperand('list_append', Array.isArray(first) ? second : first);
       }
       return [...first, ...second];
     }
     case 'arithmetic': {
-      const left = evaluate(operand.left, item);
-      const right = evaluate(operand.right, item);
+      const left = operandOf({ operator: operand.op, operand: operand.left, item });
+      const right = operandOf({ operator: operand.op, operand: operand.right, item });
       if (!isDynamoNumber(left) || !isDynamoNumber(right)) {
-        throw new UnsupportedExpressionError('an operand used in an update expression is not a number');
+        throw incorrectOperand(operand.op, isDynamoNumber(left) ? right : left);
       }
       return addNumbers(left, right, operand.op === '-');
     }
   }
+}
+
+/** An operand of `+`, `-` or list_append; DynamoDB refuses one that names a missing attribute (no implicit 0). */
+function operandOf(use: { operator: string; operand: Operand; item: Item }): unknown {
+  const value = evaluate(use.operand, use.item);
+  if (value === undefined) {
+    throw new ValidationError(
+      'The provided expression refers to an attribute that does not exist in the item',
+    );
+  }
+  return value;
+}
+
+function incorrectOperand(operator: string, value: unknown): ValidationError {
+  return new ValidationError(
+    `Invalid UpdateExpression: Incorrect operand type for operator or function; operator or function: ${operator}, operand type: ${typeName(value)}`,
+  );
+}
+
+/** DynamoDB's type descriptor of a value (`S`, `N`, `M`, …), for messages. */
+function typeName(value: unknown): string {
+  if (typeof value === 'string') return 'S';
+  if (isDynamoNumber(value)) return 'N';
+  if (value instanceof Uint8Array) return 'B';
+  if (typeof value === 'boolean') return 'BOOL';
+  if (value === null) return 'NULL';
+  if (Array.isArray(value)) return 'L';
+  if (value instanceof Set) {
+    const [first] = value;
+    return `${typeName(first)}S`;
+  }
+  return 'M';
 }
 
 /**
@@ -444,34 +488,65 @@ function parseUpdate(expression: string, context: ExpressionContext): ParsedUpda
       }
     } while (parser.isSymbol(','));
   }
+  refuseOverlaps([
+    ...parsed.assignments.map(({ path }) => path),
+    ...parsed.removals,
+    ...parsed.additions.map(({ path }) => path),
+    ...parsed.deletions.map(({ path }) => path),
+  ]);
   return parsed;
+}
+
+/**
+ * DynamoDB refuses an update that touches one path twice, or a path and a part of it (`SET a = :x, a = :y`;
+ * `SET a.b = :x REMOVE a`): the outcome would depend on the order of the clauses.
+ */
+function refuseOverlaps(paths: readonly Path[]): void {
+  for (const [index, one] of paths.entries()) {
+    for (const two of paths.slice(index + 1)) {
+      const shorter = one.length <= two.length ? one : two;
+      const longer = shorter === one ? two : one;
+      if (shorter.every((step, position) => longer[position] === step)) {
+        throw new ValidationError(
+          'Invalid UpdateExpression: Two document paths overlap with each other; must remove or rewrite one of ' +
+            `these paths; path one: ${pathText(one)}, path two: ${pathText(two)}`,
+        );
+      }
+    }
+  }
+}
+
+/** A path as DynamoDB prints it in messages: `[a, b, [0]]`. */
+function pathText(path: Path): string {
+  return `[${path.map((step) => (typeof step === 'number' ? `[${step}]` : step)).join(', ')}]`;
 }
 
 /** ADD: a number plus a number (a missing attribute counts as 0), or a set with more members. */
 function added(current: unknown, value: unknown): unknown {
   if (isDynamoNumber(value)) {
     if (current === undefined) return value;
-    if (!isDynamoNumber(current))
-      throw new UnsupportedExpressionError('ADD of a number to an attribute that is not one');
+    if (!isDynamoNumber(current)) throw incorrectDataType();
     return addNumbers(current, value);
   }
   if (value instanceof Set) {
     if (current === undefined) return new Set(value);
-    if (!(current instanceof Set))
-      throw new UnsupportedExpressionError('ADD of a set to an attribute that is not one');
+    if (!(current instanceof Set)) throw incorrectDataType();
     const members = [...current];
     for (const member of value) if (!members.some((known) => sameValue(known, member))) members.push(member);
     return new Set(members);
   }
-  throw new UnsupportedExpressionError('ADD takes a number or a set');
+  throw incorrectDataType();
+}
+
+function incorrectDataType(): ValidationError {
+  return new ValidationError('An operand in the update expression has an incorrect data type');
 }
 
 /** DELETE: a set without the given members; an emptied set goes, as DynamoDB keeps no empty sets. */
 function withoutMembers(current: unknown, value: unknown): unknown {
-  if (!(value instanceof Set)) throw new UnsupportedExpressionError('DELETE takes a set');
+  if (!(value instanceof Set)) throw incorrectDataType();
   if (current === undefined) return undefined;
-  if (!(current instanceof Set))
-    throw new UnsupportedExpressionError('DELETE from an attribute that is not a set');
+  if (!(current instanceof Set)) throw incorrectDataType();
   const left = [...current].filter((member) => ![...value].some((gone) => sameValue(gone, member)));
   return left.length === 0 ? undefined : new Set(left);
 }
@@ -480,8 +555,9 @@ function setPath(item: Item, path: Path, value: unknown): void {
   let container: Record<string | number, unknown> = item;
   for (const step of path.slice(0, -1)) {
     const next = container[step];
-    if (next === null || typeof next !== 'object')
-      throw new UnsupportedExpressionError('path does not exist');
+    if (next === null || typeof next !== 'object') {
+      throw new ValidationError('The document path provided in the update expression is invalid for update');
+    }
     container = next as Record<string | number, unknown>;
   }
   const last = path[path.length - 1];
@@ -659,4 +735,41 @@ export function expressionPlaceholders(expression: string): { names: Set<string>
     if (token.kind === 'value') values.add(token.text);
   }
   return { names, values };
+}
+
+/** Words that are the expression language's own syntax where they stand, not attribute names. */
+const SYNTAX_WORDS = new Set(['AND', 'OR', 'NOT', 'BETWEEN', 'IN', 'SET', 'REMOVE', 'ADD', 'DELETE']);
+
+/**
+ * Refuses an expression as DynamoDB does before evaluating it: a `#name` or `:value` placeholder the request
+ * does not define (an `undefined` value counts as not defined: the Document client drops it), or an attribute
+ * named by a reserved word.
+ * @example
+ * validateExpression('SET #n = :n', { kind: 'UpdateExpression', context }); // throws a ValidationException
+ */
+export function validateExpression(
+  expression: string,
+  check: { readonly kind: ExpressionKind; readonly context: ExpressionContext },
+): void {
+  const { kind, context } = check;
+  const tokens = tokenize(expression);
+  for (const [index, token] of tokens.entries()) {
+    if (token.kind === 'name' && context.names?.[token.text] === undefined) {
+      throw new ValidationError(
+        `Invalid ${kind}: An expression attribute name used in the document path is not defined; attribute name: ${token.text}`,
+      );
+    }
+    if (token.kind === 'value' && context.values?.[token.text] === undefined) {
+      throw new ValidationError(
+        `Invalid ${kind}: An expression attribute value used in expression is not defined; attribute value: ${token.text}`,
+      );
+    }
+    const word = token.text.toUpperCase();
+    const isFunction = tokens[index + 1]?.text === '(';
+    if (token.kind === 'word' && !isFunction && !SYNTAX_WORDS.has(word) && RESERVED_WORDS.has(word)) {
+      throw new ValidationError(
+        `Invalid ${kind}: Attribute name is a reserved keyword; reserved keyword: ${token.text}`,
+      );
+    }
+  }
 }

@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { itemSizeBytes } from '../transaction/item-size.ts';
-import { cloneValue } from './clone-item.ts';
+import { cloneDefined, cloneValue } from './clone-item.ts';
 import { type DynamoNumber, isDynamoNumber, numberText } from './exact-numbers.ts';
 import {
   applyUpdate,
@@ -26,11 +26,14 @@ import {
   compileKeyCondition,
   compileProjection,
   type ExpressionContext,
+  type ExpressionKind,
   expressionPlaceholders,
   type Item,
   sameValue,
   updatedAttributeNames,
+  validateExpression,
 } from './expressions.ts';
+import { ValidationError } from './validation-error.ts';
 
 /** A secondary index of an in-memory table: its keys and which attributes it holds. */
 export interface MemoryIndexSchema {
@@ -63,14 +66,6 @@ export interface MemoryTableSchema {
 export interface MemoryDocumentClientOptions {
   /** Time source for idempotency tokens of transactions. @default () => new Date() */
   readonly clock?: () => Date;
-}
-
-/** A request DynamoDB would refuse, raised by {@link MemoryDocumentClient} with DynamoDB's message. */
-class ValidationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ValidationException';
-  }
 }
 
 /** One committed write, as a stream would report it. */
@@ -131,7 +126,10 @@ const LIMITS = {
  * An in-memory stand-in for the DynamoDB Document client, for unit tests, the scale drill and the local
  * runtime's embedded backend: the same commands, conditions, transactions (all-or-nothing,
  * CancellationReasons with ALL_OLD items, idempotency tokens), composite keys, sparse secondary indexes,
- * paged Query and Scan as the real service, at memory speed. Only the expression subset the outbox uses.
+ * paged Query and Scan as the real service, at memory speed. Only the expression subset the outbox uses. It
+ * refuses what DynamoDB refuses, with its error names: undefined, unused or missing placeholders, reserved words,
+ * empty key strings, update paths that overlap, items over 400 KB. The contract in test/shared/memory/contract
+ * runs on this client and on moto, so the two cannot drift.
  * @example
  * const client = new MemoryDocumentClient({ outbox: { partitionKey: 'messageId' } }).asDocumentClient();
  */
@@ -230,7 +228,7 @@ export class MemoryDocumentClient {
   }
 
   #get(input: GetCommand['input']): Record<string, unknown> {
-    checkPlaceholders(input);
+    checkExpressionAttributes(input);
     const table = this.#table(input.TableName);
     const item = table.items.get(this.#keyOf(table, input.Key, 'key'));
     if (item === undefined) return {};
@@ -239,19 +237,19 @@ export class MemoryDocumentClient {
   }
 
   #put(input: PutCommand['input']): Record<string, unknown> {
-    checkPlaceholders(input);
+    checkExpressionAttributes(input);
     const item = input.Item ?? {};
     const write = this.#checked(input, {
       keySource: item,
       keyKind: 'item',
-      next: () => cloneValue(item),
+      next: () => cloneDefined(item),
     });
     this.#commit([write]);
     return input.ReturnValues === 'ALL_OLD' && write.before ? { Attributes: cloneValue(write.before) } : {};
   }
 
   #update(input: UpdateCommand['input']): Record<string, unknown> {
-    checkPlaceholders(input);
+    checkExpressionAttributes(input);
     const key = input.Key ?? {};
     const write = this.#checked(input, {
       keySource: key,
@@ -263,7 +261,7 @@ export class MemoryDocumentClient {
   }
 
   #delete(input: DeleteCommand['input']): Record<string, unknown> {
-    checkPlaceholders(input);
+    checkExpressionAttributes(input);
     const write = this.#checked(input, { keySource: input.Key ?? {}, keyKind: 'key', next: () => undefined });
     this.#commit([write]);
     return input.ReturnValues === 'ALL_OLD' && write.before ? { Attributes: cloneValue(write.before) } : {};
@@ -285,7 +283,7 @@ export class MemoryDocumentClient {
       const input = action.Put ?? action.Update ?? action.Delete ?? action.ConditionCheck;
       if (!input)
         throw new ValidationError('TransactItems can only contain one of Check, Put, Update or Delete');
-      checkPlaceholders(input);
+      checkExpressionAttributes(input);
       const table = this.#table(input.TableName);
       const keySource = action.Put ? (action.Put.Item ?? {}) : ((input as { Key?: Item }).Key ?? {});
       const id = `${table.name}/${this.#keyOf(table, keySource, action.Put ? 'item' : 'key')}`;
@@ -295,7 +293,7 @@ export class MemoryDocumentClient {
       try {
         if (action.Put) {
           const item = action.Put.Item ?? {};
-          return this.#checked(input, { keySource, keyKind: 'item', next: () => cloneValue(item) });
+          return this.#checked(input, { keySource, keyKind: 'item', next: () => cloneDefined(item) });
         }
         if (action.Update) {
           const update = action.Update;
@@ -356,7 +354,7 @@ export class MemoryDocumentClient {
   }
 
   #query(input: QueryCommand['input']): Record<string, unknown> {
-    checkPlaceholders(input);
+    checkExpressionAttributes(input);
     const table = this.#table(input.TableName);
     const index = this.#index(table, input);
     const keys = index ?? table.schema;
@@ -366,6 +364,9 @@ export class MemoryDocumentClient {
       );
     }
     const terms = compileKeyCondition(input.KeyConditionExpression, contextOf(input));
+    for (const term of terms) {
+      if (term.values.some(isEmptyScalar)) throw emptyKeyValue(term.attribute, term.values);
+    }
     const partitionTerm = terms.find((term) => term.attribute === keys.partitionKey);
     if (partitionTerm?.operator !== '=') {
       throw new ValidationError(`Query condition missed key schema element: ${keys.partitionKey}`);
@@ -400,7 +401,7 @@ export class MemoryDocumentClient {
   }
 
   #scan(input: ScanCommand['input']): Record<string, unknown> {
-    checkPlaceholders(input);
+    checkExpressionAttributes(input);
     const table = this.#table(input.TableName);
     const index = this.#index(table, input);
     table.scanOrder ??= [...table.items.keys()].sort((a, b) =>
@@ -436,7 +437,9 @@ export class MemoryDocumentClient {
     { table, index, input }: { table: Table; index: MemoryIndexSchema | undefined; input: ReadInput },
   ): Record<string, unknown> {
     if (input.Limit !== undefined && input.Limit < 1) {
-      throw new ValidationError('Limit must be greater than or equal to 1');
+      throw new ValidationError(
+        `1 validation error detected: Value '${input.Limit}' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1`,
+      );
     }
     const limit = input.Limit ?? Number.POSITIVE_INFINITY;
     const read: Item[] = [];
@@ -483,6 +486,10 @@ export class MemoryDocumentClient {
     if (input.IndexName === undefined) return undefined;
     const index = table.schema.globalIndexes?.find((candidate) => candidate.name === input.IndexName);
     if (!index) throw new ValidationError(`The table does not have the specified index: ${input.IndexName}`);
+    // A global secondary index is updated asynchronously, so DynamoDB offers no consistent read of one.
+    if (input.ConsistentRead === true) {
+      throw new ValidationError('Consistent reads are not supported on global secondary indexes');
+    }
     return index;
   }
 
@@ -511,14 +518,20 @@ export class MemoryDocumentClient {
       }
     }
     const item = action.next(current === undefined ? undefined : cloneValue(current));
-    if (item !== undefined && item !== current) this.#checkItem(table, item);
+    // Only an update names its item by key and writes a new one (a Delete writes none, a check the same one).
+    if (item !== undefined && item !== current)
+      this.#checkItem(table, { item, updated: action.keyKind === 'key' });
     return { table, key, item, before: current };
   }
 
   /** Refuses an item DynamoDB would refuse: too large, or an index key of the wrong type or empty. */
-  #checkItem(table: Table, item: Item): void {
+  #checkItem(table: Table, { item, updated }: { item: Item; updated: boolean }): void {
     if (itemSizeBytes(item) > LIMITS.itemBytes) {
-      throw new ValidationError('Item size has exceeded the maximum allowed size');
+      throw new ValidationError(
+        updated
+          ? 'Item size to update has exceeded the maximum allowed size'
+          : 'Item size has exceeded the maximum allowed size',
+      );
     }
     for (const index of table.schema.globalIndexes ?? []) {
       for (const attribute of [index.partitionKey, index.sortKey]) {
@@ -624,11 +637,7 @@ export class MemoryDocumentClient {
           `One or more parameter values were invalid: Type mismatch for key ${name} expected: ${expected ?? 'S, N or B'} actual: ${actual ?? 'other'}`,
         );
       }
-      if (isEmptyScalar(value)) {
-        throw new ValidationError(
-          `One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty ${actual === 'B' ? 'binary' : 'string'} value. Key: ${name}`,
-        );
-      }
+      if (isEmptyScalar(value)) throw emptyKeyValue(name, [value]);
       return valueKey(value);
     });
     const [first, second] = parts;
@@ -670,24 +679,43 @@ function returnedAttributes(input: UpdateCommand['input'], write: Write): { Attr
   return chosen === undefined ? {} : { Attributes: chosen };
 }
 
-/** Refuses placeholders a request defines but no expression uses, as DynamoDB does. */
-function checkPlaceholders(input: ExpressionInput): void {
-  const expressions = [
-    input.ConditionExpression,
-    input.UpdateExpression,
-    input.KeyConditionExpression,
-    input.FilterExpression,
-    input.ProjectionExpression,
-  ].filter((expression): expression is string => expression !== undefined);
-  const used = expressions.map(expressionPlaceholders);
-  for (const [field, provided, kind] of [
-    ['ExpressionAttributeNames', input.ExpressionAttributeNames, 'names'],
-    ['ExpressionAttributeValues', input.ExpressionAttributeValues, 'values'],
-  ] as const) {
-    if (provided === undefined) continue;
-    if (expressions.length === 0)
+/** The request parameters that may hold an expression. */
+const EXPRESSION_KINDS: readonly ExpressionKind[] = [
+  'KeyConditionExpression',
+  'ConditionExpression',
+  'UpdateExpression',
+  'FilterExpression',
+  'ProjectionExpression',
+];
+
+/**
+ * Refuses expression attributes as DynamoDB does: an empty map, a map without an expression, a placeholder an
+ * expression uses but the request does not define (an `undefined` value included: the Document client drops it),
+ * a reserved word as an attribute name, and a placeholder the request defines but no expression uses.
+ */
+function checkExpressionAttributes(input: ExpressionInput): void {
+  const context = contextOf(input);
+  const provided = [
+    ['ExpressionAttributeNames', input.ExpressionAttributeNames, context.names, 'names'],
+    ['ExpressionAttributeValues', input.ExpressionAttributeValues, context.values, 'values'],
+  ] as const;
+  const expressions = EXPRESSION_KINDS.flatMap((kind) => {
+    const expression = input[kind];
+    return expression === undefined ? [] : [{ kind, expression }];
+  });
+  for (const [field, given, defined] of provided) {
+    if (given === undefined) continue;
+    if (defined === undefined || Object.keys(defined).length === 0) {
+      throw new ValidationError(`${field} must not be empty`);
+    }
+    if (expressions.length === 0) {
       throw new ValidationError(`${field} can only be specified when using expressions`);
-    const unused = Object.keys(provided).filter(
+    }
+  }
+  for (const { kind, expression } of expressions) validateExpression(expression, { kind, context });
+  const used = expressions.map(({ expression }) => expressionPlaceholders(expression));
+  for (const [field, , defined, kind] of provided) {
+    const unused = Object.keys(defined ?? {}).filter(
       (placeholder) => !used.some((set) => set[kind].has(placeholder)),
     );
     if (unused.length > 0) {
@@ -698,10 +726,19 @@ function checkPlaceholders(input: ExpressionInput): void {
   }
 }
 
+/** The placeholders of a request, without `undefined` values (the Document client drops them). */
 function contextOf(input: ExpressionInput): ExpressionContext {
+  const values =
+    input.ExpressionAttributeValues === undefined
+      ? undefined
+      : Object.fromEntries(
+          Object.entries(input.ExpressionAttributeValues)
+            .filter(([, value]) => value !== undefined)
+            .map(([placeholder, value]) => [placeholder, cloneDefined(value)]),
+        );
   return {
     ...(input.ExpressionAttributeNames ? { names: input.ExpressionAttributeNames } : {}),
-    ...(input.ExpressionAttributeValues ? { values: input.ExpressionAttributeValues } : {}),
+    ...(values ? { values } : {}),
   };
 }
 
@@ -721,6 +758,14 @@ function scalarType(value: unknown): 'S' | 'N' | 'B' | undefined {
 
 function isEmptyScalar(value: unknown): boolean {
   return value === '' || (value instanceof Uint8Array && value.byteLength === 0);
+}
+
+/** DynamoDB's refusal of an empty string or binary as a key value. */
+function emptyKeyValue(name: string, values: readonly unknown[]): ValidationError {
+  const binary = values.some((value) => value instanceof Uint8Array && value.byteLength === 0);
+  return new ValidationError(
+    `One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty ${binary ? 'binary' : 'string'} value. Key: ${name}`,
+  );
 }
 
 /** A key value as text: strings as they are, numbers canonical (1.0 and 1 are one key), binaries in base64. */

@@ -18,7 +18,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { UnsupportedExpressionError } from '../../../shared/memory/expressions.ts';
 import { type MemoryChange, MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { manualClock } from '../../support/factories.ts';
 
@@ -269,7 +268,7 @@ describe('MemoryDocumentClient', () => {
       expect(await get('ghost')).toBeUndefined();
     });
 
-    it('throws UnsupportedExpressionError for an expression with an unknown placeholder', async () => {
+    it('refuses an expression with a placeholder the request does not define, as DynamoDB does', async () => {
       await put({ id: 'a' });
 
       await expect(
@@ -277,12 +276,15 @@ describe('MemoryDocumentClient', () => {
           new UpdateCommand({
             TableName: TABLE,
             Key: { id: 'a' },
-            UpdateExpression: 'SET #n = :undefined',
-            ExpressionAttributeNames: { '#n': 'n' },
-            ExpressionAttributeValues: {},
+            UpdateExpression: 'SET #n = :undefined, #m = :m',
+            ExpressionAttributeNames: { '#n': 'n', '#m': 'm' },
+            ExpressionAttributeValues: { ':m': 1 },
           }),
         ),
-      ).rejects.toBeInstanceOf(UnsupportedExpressionError);
+      ).rejects.toMatchObject({
+        name: 'ValidationException',
+        message: expect.stringContaining('attribute value: :undefined'),
+      });
     });
   });
 
@@ -831,20 +833,20 @@ describe("MemoryDocumentClient with composite keys, paging and DynamoDB's checks
 
   it('keeps numbers exact: a NumberValue stays one, and sums do not round', async () => {
     const huge = new NumberValue('123456789012345678901234567890');
-    await add('a', 1, { huge, total: 0.1 });
+    await add('a', 1, { huge, amount: 0.1 });
 
     await events.send(
       new UpdateCommand({
         TableName: EVENTS,
         Key: { stream: 'a', seq: 1 },
-        UpdateExpression: 'SET total = total + :more, huge = huge + :one',
+        UpdateExpression: 'SET amount = amount + :more, huge = huge + :one',
         ExpressionAttributeValues: { ':more': 0.2, ':one': 1 },
       }),
     );
     const Item = (await events.send(new GetCommand({ TableName: EVENTS, Key: { stream: 'a', seq: 1 } })))
       .Item as Record<string, unknown> | undefined;
 
-    expect(Item?.total).toBe(0.3);
+    expect(Item?.amount).toBe(0.3);
     expect(Item?.huge).toEqual(new NumberValue('123456789012345678901234567891'));
     expect(Item?.huge).toBeInstanceOf(NumberValue);
   });
