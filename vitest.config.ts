@@ -7,7 +7,10 @@ const packageSources = [
   { find: /^serverless-outbox\/lambda$/, replacement: './shared/lambda/index.ts' },
   { find: /^serverless-outbox\/cdk$/, replacement: './infra/constructs/index.ts' },
   { find: /^serverless-outbox\/testing$/, replacement: './shared/memory/index.ts' },
-].map(({ find, replacement }) => ({ find, replacement: fileURLToPath(new URL(replacement, import.meta.url)) }));
+].map(({ find, replacement }) => ({
+  find,
+  replacement: fileURLToPath(new URL(replacement, import.meta.url)),
+}));
 
 /** One vitest config for the repository: each area of the code is a project run with `--project <name>`. */
 export default defineConfig({

@@ -55,8 +55,7 @@ export function toProxyEvent(request: ApiRequest, context: ApiEventContext): API
     pathParameters: orNull({ ...context.pathParameters }),
     stageVariables: null,
     // No binary media types are configured on the API, so bodies arrive as text.
-    body: request.body.length === 0 ? null : request.body.toString('utf8'),
-    isBase64Encoded: false,
+    ...proxyBody(request.body),
     requestContext: {
       accountId: context.accountId,
       apiId: context.apiId,
@@ -110,7 +109,7 @@ export function fromProxyResult(result: unknown): ApiResponse {
     return badGateway();
   }
   if (body !== undefined && body !== null && typeof body !== 'string') return badGateway();
-  const merged: Record<string, string[]> = {};
+  const merged = emptyMap<string[]>();
   for (const [name, values] of Object.entries(asRecord(multiValueHeaders))) {
     if (Array.isArray(values)) merged[name] = values.map(String);
   }
@@ -158,14 +157,35 @@ function pairs(flat: readonly string[]): [string, string][] {
   return result;
 }
 
+/**
+ * The body as API Gateway hands it to a proxy integration: text when it is valid UTF-8, otherwise base64 with
+ * `isBase64Encoded`, so the handler sees the bytes that were sent instead of replacement characters.
+ */
+function proxyBody(body: Buffer): { body: string | null; isBase64Encoded: boolean } {
+  if (body.length === 0) return { body: null, isBase64Encoded: false };
+  try {
+    return { body: new TextDecoder('utf-8', { fatal: true }).decode(body), isBase64Encoded: false };
+  } catch {
+    return { body: body.toString('base64'), isBase64Encoded: true };
+  }
+}
+
+/**
+ * Request data becomes keys here, so every map has no prototype: a query parameter or header named
+ * `__proto__`, `constructor` or `toString` is just a name, never an inherited member.
+ */
+function emptyMap<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function groupPairs(entries: readonly [string, string][]): Record<string, string[]> {
-  const grouped: Record<string, string[]> = {};
+  const grouped = emptyMap<string[]>();
   for (const [name, value] of entries) grouped[name] = [...(grouped[name] ?? []), value];
   return grouped;
 }
 
 function lastValues(grouped: Readonly<Record<string, readonly string[]>>): Record<string, string> {
-  const single: Record<string, string> = {};
+  const single = emptyMap<string>();
   for (const [name, values] of Object.entries(grouped)) {
     const last = values[values.length - 1];
     if (last !== undefined) single[name] = last;

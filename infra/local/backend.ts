@@ -14,6 +14,11 @@ export interface DeployedResource {
   readonly type: string;
   /** What `Ref` returns: a table's name, a queue's URL, a function's name… */
   readonly physicalId: string;
+  /**
+   * `Fn::GetAtt` values the backend knows (`Arn`, `StreamArn`…). Optional: the runtime asks the backend's
+   * DynamoDB and SQS APIs for the attributes of tables and queues that are not given here.
+   */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 /** A stack as deployed on a backend. */
@@ -25,6 +30,10 @@ export interface DeployedStack {
   readonly resources: ReadonlyMap<string, DeployedResource>;
   /** Output name → value. */
   readonly outputs: Readonly<Record<string, string>>;
+  /** The stack's ARN (what `AWS::StackId` resolves to), when the backend has one. */
+  readonly stackId?: string;
+  /** What this deploy did: created the stack, updated it in place, or found it unchanged and kept it. */
+  readonly change?: 'created' | 'updated' | 'unchanged';
 }
 
 /** A running backend. */
@@ -36,7 +45,8 @@ export interface Backend {
   readonly pid?: number;
   /**
    * Creates the stack, or — on an emulator that already has it — updates it in place (keeping it when the
-   * template is unchanged), never deleting data.
+   * template is unchanged), never deleting data. `template` is the app's template as CDK synthesized it
+   * (mappings, custom resources and asset code included); each backend takes from it what it can create.
    */
   deploy(template: CloudFormationTemplate, stackName: string): Promise<DeployedStack>;
   /** Stops what this run started (moto, the embedded server); an external emulator is left running. */

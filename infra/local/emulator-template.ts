@@ -2,7 +2,7 @@
  * Turns the app's synthesized CloudFormation template into one the emulator can create and that leaves the
  * event sources to the local runtime's pollers. Pure: the same template in, the same template out.
  *
- * Each change below answers something measured against moto 5.2.1 (DESIGN §5):
+ * Each change below answers something measured against moto 5.2.1:
  * - `AWS::Lambda::EventSourceMapping` is removed: a deployed stream mapping makes moto drain the stream and
  *   a deployed SQS mapping bumps receive counts until messages land in the DLQ. The pollers take their place.
  * - Lambda-backed custom resources (`Custom::*`, `AWS::CloudFormation::CustomResource`, e.g. CDK's
@@ -15,49 +15,32 @@
  *   (CreateStack fails with NoSuchBucket). Uploading the staged assets would need `cdk.out`, bootstrap
  *   resources and an S3 client for code the emulator never runs (moto cannot execute Lambda without
  *   Docker; the handlers run in-process), so a placeholder that says where the code really runs is enough.
+ *   moto's UpdateStack reads an updated `ZipFile` as base64 (CreateStack reads it as source), so the
+ *   placeholder is also valid base64 once non-alphabet characters are dropped: no `=`, and a number of
+ *   base64 letters that is a multiple of four.
+ * - A function's `Environment` is dropped: the local runtime resolves it from the synthesized template, and
+ *   the emulator's copy never runs. Resource `Metadata` (construct paths, asset hashes) and the
+ *   `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
+ *   restart against an emulator that already has the stack finds it unchanged and keeps it (and its data).
  *
  * Resources moto does not model (API Gateway Stage, CloudWatch alarms, Scheduler schedules, Lambda aliases)
  * are skipped by moto itself and need no change here.
  */
 
-/** One resource of a CloudFormation template. */
-export interface TemplateResource {
-  readonly Type: string;
-  readonly Properties?: Readonly<Record<string, unknown>>;
-  readonly DependsOn?: string | readonly string[];
-  readonly [key: string]: unknown;
-}
+import { LocalRuntimeError } from './local-runtime-error.ts';
+import {
+  type CloudFormationTemplate,
+  ResourceType,
+  referencedLogicalIds,
+  type TemplateResource,
+} from './template/cloudformation-template.ts';
 
-/** A CloudFormation template, as far as the local runtime reads it. */
-export interface CloudFormationTemplate {
-  readonly Resources: Readonly<Record<string, TemplateResource>>;
-  readonly Parameters?: Readonly<Record<string, unknown>>;
-  readonly Rules?: Readonly<Record<string, unknown>>;
-  readonly Outputs?: Readonly<Record<string, unknown>>;
-  readonly [key: string]: unknown;
-}
-
-/** The template cannot be made deployable on the emulator (a kept resource needs a removed one). */
-export class TemplateTransformError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
-/** Checks that `value` looks like a CloudFormation template (an object with a `Resources` object). */
-export function asTemplate(value: unknown): CloudFormationTemplate {
-  const resources =
-    typeof value === 'object' && value !== null ? (value as { Resources?: unknown }).Resources : undefined;
-  if (typeof resources !== 'object' || resources === null || Array.isArray(resources)) {
-    throw new TemplateTransformError('not a CloudFormation template: it has no Resources object');
-  }
-  return value as CloudFormationTemplate;
-}
+/** The template types, also from here, where the backend interface imports them. */
+export type { CloudFormationTemplate, TemplateResource };
 
 /** Source of the placeholder every function gets on the emulator; invoking it there says why it fails. */
 export const PLACEHOLDER_FUNCTION_CODE =
-  "exports.handler = async () => { throw new Error('this function runs in-process in the local runtime (infra/local), not in the emulator'); };";
+  "Object.assign(exports, { handler: async function () { throw new Error('this function runs in-process in the local runtime (infra/local), not in an emulator'); } });";
 
 /** What CDK names the bootstrap-version check in every stack it synthesizes. */
 const CDK_BOOTSTRAP_VERSION = { rule: 'CheckBootstrapVersion', parameter: 'BootstrapVersion' } as const;
@@ -66,6 +49,7 @@ const CDK_BOOTSTRAP_VERSION = { rule: 'CheckBootstrapVersion', parameter: 'Boots
 export function isRemovedOnEmulator(type: string): boolean {
   return (
     type === 'AWS::Lambda::EventSourceMapping' ||
+    type === 'AWS::CDK::Metadata' ||
     type === 'AWS::CloudFormation::CustomResource' ||
     type.startsWith('Custom::')
   );
@@ -73,10 +57,10 @@ export function isRemovedOnEmulator(type: string): boolean {
 
 /**
  * The template to deploy on the emulator: no event source mappings or custom resources, no bootstrap-version
- * check, placeholder function code. Throws {@link TemplateTransformError} when a kept resource or output
- * refers to a removed resource.
+ * check, placeholder function code without environment, no metadata. Throws a {@link LocalRuntimeError}
+ * (`UNSUPPORTED_TEMPLATE`) when a kept resource or output refers to a removed resource.
  * @example
- * const deployable = templateForEmulator(synthExampleTemplate());
+ * const deployable = templateForEmulator(template);
  */
 export function templateForEmulator(template: CloudFormationTemplate): CloudFormationTemplate {
   const removed = new Set(
@@ -87,8 +71,8 @@ export function templateForEmulator(template: CloudFormationTemplate): CloudForm
   const resources: Record<string, TemplateResource> = {};
   for (const [logicalId, resource] of Object.entries(template.Resources)) {
     if (removed.has(logicalId)) continue;
-    const kept = withoutDependencies(resource, removed);
-    resources[logicalId] = kept.Type === 'AWS::Lambda::Function' ? withPlaceholderCode(kept) : kept;
+    const { Metadata: _metadata, ...kept } = withoutDependencies(resource, removed);
+    resources[logicalId] = kept.Type === ResourceType.FUNCTION ? withPlaceholderCode(kept) : kept;
   }
   const result: Record<string, unknown> = { ...template, Resources: resources };
   const rules = withoutKey(template.Rules, CDK_BOOTSTRAP_VERSION.rule);
@@ -100,7 +84,7 @@ export function templateForEmulator(template: CloudFormationTemplate): CloudForm
 }
 
 function withPlaceholderCode(resource: TemplateResource): TemplateResource {
-  const properties = resource.Properties ?? {};
+  const { Environment: _environment, ...properties } = resource.Properties ?? {};
   // CloudFormation's inline code is written to index.js, so the handler must be `index.<export>`.
   return {
     ...resource,
@@ -137,46 +121,14 @@ function assertNoReferences(template: Record<string, unknown>, removed: Readonly
   for (const [section, value] of Object.entries(template)) {
     const entries = typeof value === 'object' && value !== null ? Object.entries(value) : [];
     for (const [name, body] of entries) {
-      const target = findReference(body, removed);
+      const target = referencedLogicalIds(body).find((id) => removed.has(id));
       if (target !== undefined) {
-        throw new TemplateTransformError(
+        throw new LocalRuntimeError(
+          'UNSUPPORTED_TEMPLATE',
           `${section}.${name} refers to ${target}, which cannot be created on the emulator; ` +
             'the local runtime would need to emulate it',
         );
       }
     }
   }
-}
-
-function findReference(node: unknown, removed: ReadonlySet<string>): string | undefined {
-  if (Array.isArray(node)) {
-    for (const child of node) {
-      const found = findReference(child, removed);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-  if (typeof node !== 'object' || node === null) return undefined;
-  for (const [key, value] of Object.entries(node)) {
-    const target = referencedIds(key, value).find((id) => removed.has(id));
-    if (target !== undefined) return target;
-    const found = findReference(value, removed);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
-function referencedIds(key: string, value: unknown): string[] {
-  if (key === 'Ref' && typeof value === 'string') return [value];
-  if (key === 'Fn::GetAtt') {
-    if (Array.isArray(value) && typeof value[0] === 'string') return [value[0]];
-    if (typeof value === 'string') return [value.split('.')[0] ?? value];
-  }
-  if (key === 'Fn::Sub') {
-    const text = Array.isArray(value) ? value[0] : value;
-    // `${Name}` and `${Name.Attr}` refer to resources; `${!Literal}` is an escape.
-    if (typeof text === 'string')
-      return [...text.matchAll(/\$\{([^!}.][^}.]*)/g)].map((match) => match[1] ?? '');
-  }
-  return [];
 }

@@ -3,20 +3,14 @@
  * record the deployed mapping would drop never reaches the local handler either.
  *
  * Supported: nested objects, and arrays of exact values (string, number, boolean, null), plus the
- * `prefix`, `exists` and `anything-but` (exact values) operators. Anything else fails at start rather than
+ * `prefix`, `suffix`, `exists`, `numeric` and `anything-but` (exact values) operators. Anything else fails at start rather than
  * silently matching differently from AWS.
  */
 
-/** An EventBridge-style filter pattern, as in the topology (`{ eventName: ['INSERT'] }`). */
-export type FilterPattern = Readonly<Record<string, unknown>>;
+import { LocalRuntimeError } from './local-runtime-error.ts';
 
-/** A pattern uses syntax the local matcher does not implement. */
-export class UnsupportedFilterError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+/** An EventBridge-style filter pattern, as a mapping's `FilterCriteria` holds it (`{ eventName: ['INSERT'] }`). */
+export type FilterPattern = Readonly<Record<string, unknown>>;
 
 type Scalar = string | number | boolean | null;
 type ValueTest = (value: unknown, present: boolean) => boolean;
@@ -49,7 +43,7 @@ function compileObject(pattern: FilterPattern, path: string): Matcher {
       const nested = compileObject(rule, at);
       return (event) => isRecord(event) && nested(event[key]);
     }
-    throw new UnsupportedFilterError(`${at}: a pattern value must be an array of values or a nested object`);
+    throw unsupported(`${at}: a pattern value must be an array of values or a nested object`);
   });
   return (event) => fields.every((matches) => matches(event));
 }
@@ -70,11 +64,11 @@ function compileValueList(rules: readonly unknown[], path: string): ValueTest {
 
 function compileValueTest(rule: unknown, path: string): ValueTest {
   if (isScalar(rule)) return (value, present) => present && value === rule;
-  if (!isRecord(rule)) throw new UnsupportedFilterError(`${path}: unsupported rule ${JSON.stringify(rule)}`);
+  if (!isRecord(rule)) throw unsupported(`${path}: unsupported rule ${JSON.stringify(rule)}`);
   const operators = Object.keys(rule);
   const [operator] = operators;
   if (operators.length !== 1 || operator === undefined) {
-    throw new UnsupportedFilterError(`${path}: a rule object must hold exactly one operator`);
+    throw unsupported(`${path}: a rule object must hold exactly one operator`);
   }
   const operand = rule[operator];
   if (operator === 'prefix' && typeof operand === 'string') {
@@ -83,13 +77,47 @@ function compileValueTest(rule: unknown, path: string): ValueTest {
   if (operator === 'exists' && typeof operand === 'boolean') {
     return (_value, present) => present === operand;
   }
+  if (operator === 'suffix' && typeof operand === 'string') {
+    return (value, present) => present && typeof value === 'string' && value.endsWith(operand);
+  }
   if (operator === 'anything-but') {
     const excluded = Array.isArray(operand) ? operand : [operand];
     if (excluded.every(isScalar)) return (value, present) => present && !excluded.includes(value as Scalar);
   }
-  throw new UnsupportedFilterError(
+  if (operator === 'numeric' && Array.isArray(operand)) return compileNumeric(operand, path);
+  throw unsupported(
     `${path}: operator ${JSON.stringify(operator)} with ${JSON.stringify(operand)} is not supported locally`,
   );
+}
+
+const COMPARISONS: Readonly<Record<string, (value: number, bound: number) => boolean>> = {
+  '=': (value, bound) => value === bound,
+  '<': (value, bound) => value < bound,
+  '<=': (value, bound) => value <= bound,
+  '>': (value, bound) => value > bound,
+  '>=': (value, bound) => value >= bound,
+};
+
+/** `{ numeric: ['>', 0, '<=', 5] }`: every comparison holds for a number (or a numeric string, as in a stream image). */
+function compileNumeric(operand: readonly unknown[], path: string): ValueTest {
+  const checks: ((value: number) => boolean)[] = [];
+  for (let index = 0; index < operand.length; index += 2) {
+    const compare = COMPARISONS[String(operand[index])];
+    const bound = operand[index + 1];
+    if (compare === undefined || typeof bound !== 'number') {
+      throw unsupported(`${path}: malformed numeric rule ${JSON.stringify(operand)}`);
+    }
+    checks.push((value) => compare(value, bound));
+  }
+  return (value, present) => {
+    const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    return (
+      present &&
+      typeof number === 'number' &&
+      Number.isFinite(number) &&
+      checks.every((check) => check(number))
+    );
+  };
 }
 
 function isScalar(value: unknown): value is Scalar {
@@ -98,4 +126,9 @@ function isScalar(value: unknown): value is Scalar {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A pattern uses syntax the local matcher does not implement: the start fails rather than match differently. */
+function unsupported(message: string): LocalRuntimeError {
+  return new LocalRuntimeError('UNSUPPORTED_TEMPLATE', `event filter ${message}`);
 }

@@ -1,11 +1,10 @@
 /**
- * The REST API on a loopback port: each request on a topology route becomes an API Gateway proxy event for
+ * The REST API on a loopback port: each request on a template route becomes an API Gateway proxy event for
  * that route's function, and the function's proxy result becomes the response.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FunctionKey, RouteSpec } from '../topology.ts';
 import {
   type ApiResponse,
   badGateway,
@@ -15,19 +14,23 @@ import {
 } from './api-gateway-event.ts';
 import { matchRoute } from './api-routes.ts';
 import type { Invocation } from './local-function.ts';
+import { LocalRuntimeError } from './local-runtime-error.ts';
+import type { RouteDefinition } from './template/read-routes.ts';
 
 /** API Gateway's payload limit: 10 MB. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** Options of {@link startHttpApi}. */
 export interface HttpApiOptions {
-  readonly routes: readonly RouteSpec[];
-  /** Invokes a route's function with a proxy event. */
-  readonly invoke: (key: FunctionKey, event: unknown) => Promise<Invocation>;
+  readonly routes: readonly RouteDefinition[];
+  /** Invokes a route's function (by local name) with a proxy event. */
+  readonly invoke: (functionName: string, event: unknown) => Promise<Invocation>;
   /** Port on 127.0.0.1; 0 picks a free one. @default 3000 */
   readonly port?: number;
   /** @default 'local' */
   readonly stage?: string;
+  /** The account in the events' request context. @default '123456789012' */
+  readonly accountId?: string;
   readonly log?: (line: string) => void;
 }
 
@@ -40,23 +43,13 @@ export interface HttpApi {
   close(): Promise<void>;
 }
 
-/** The local API could not listen (typically: the port is taken). */
-export class HttpApiStartError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
 const DEFAULTS = { port: 3000, host: '127.0.0.1', stage: 'local', closeGraceMs: 5_000 } as const;
-
-class PayloadTooLargeError extends Error {}
 
 /**
  * Serves the routes on 127.0.0.1 as API Gateway would: unknown route → 404, wrong method → 405, body over
  * 10 MB → 413, handler error or malformed result → 502 `{"message":"Internal server error"}`.
  * @example
- * const api = await startHttpApi({ routes: topology.routes, invoke: (key, event) => functions[key].invoke(event) });
+ * const api = await startHttpApi({ routes: app.routes, invoke: (name, event) => functions[name].invoke(event) });
  */
 export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   const stage = options.stage ?? DEFAULTS.stage;
@@ -85,16 +78,11 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
         { allow: match.allowed.join(', ') },
       );
     }
-    let body: Buffer;
-    try {
-      body = await readBody(request, MAX_BODY_BYTES);
-    } catch (error) {
-      if (error instanceof PayloadTooLargeError) {
-        return jsonResponse(413, {
-          error: `request body exceeds ${MAX_BODY_BYTES} bytes (the API Gateway limit)`,
-        });
-      }
-      throw error;
+    const body = await readBody(request, MAX_BODY_BYTES);
+    if (body === undefined) {
+      return jsonResponse(413, {
+        error: `request body exceeds ${MAX_BODY_BYTES} bytes (the API Gateway limit)`,
+      });
     }
     const requestId = randomUUID();
     const event = toProxyEvent(
@@ -111,15 +99,17 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
         pathParameters: match.pathParameters,
         requestId,
         stage,
-        accountId: '123456789012',
+        accountId: options.accountId ?? '123456789012',
         apiId: 'local',
         domainName: `localhost:${listeningOn}`,
         now: new Date(),
       },
     );
-    const invocation = await options.invoke(match.route.function, event);
+    const invocation = await options.invoke(match.route.functionName, event);
     if (!invocation.ok) {
-      log(`[api] ${method} ${url.pathname} → ${match.route.function} failed: ${describe(invocation.error)}`);
+      log(
+        `[api] ${method} ${url.pathname} → ${match.route.functionName} failed: ${describe(invocation.error)}`,
+      );
       return badGateway();
     }
     return fromProxyResult(invocation.result);
@@ -128,9 +118,13 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', (cause) =>
       reject(
-        new HttpApiStartError(`cannot listen on ${DEFAULTS.host}:${port} (set PORT to another port)`, {
-          cause,
-        }),
+        new LocalRuntimeError(
+          'API_START_FAILED',
+          `cannot listen on ${DEFAULTS.host}:${port} (set PORT to another port)`,
+          {
+            cause,
+          },
+        ),
       ),
     );
     server.listen(port, DEFAULTS.host, () => resolveListen());
@@ -152,7 +146,8 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   };
 }
 
-function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+/** The request body; `undefined` when it is larger than `limit`. */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -161,9 +156,7 @@ function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
     });
-    request.once('end', () =>
-      size > limit ? reject(new PayloadTooLargeError()) : resolveBody(Buffer.concat(chunks)),
-    );
+    request.once('end', () => resolveBody(size > limit ? undefined : Buffer.concat(chunks)));
     request.once('error', reject);
   });
 }

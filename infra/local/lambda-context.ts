@@ -12,14 +12,19 @@ export interface LambdaContextOptions {
   readonly startedAt: number;
   /** The clock `getRemainingTimeInMillis` reads. @default Date.now */
   readonly now?: () => number;
+  /** @default 'us-east-1' */
+  readonly region?: string;
   /** @default '123456789012', the emulators' account */
   readonly accountId?: string;
+  /** @default built from the function name, region and account */
+  readonly invokedFunctionArn?: string;
 }
 
 /** A minimal but complete Lambda context for one invocation. */
 export function lambdaContext(options: LambdaContextOptions): Context {
   const now = options.now ?? Date.now;
   const deadline = options.startedAt + options.timeoutSeconds * 1000;
+  const region = options.region ?? EMULATOR_REGION;
   const unsupported = (name: string) => (): never => {
     throw new Error(`context.${name}() is a Node 0.10 callback API; return a promise instead`);
   };
@@ -27,7 +32,9 @@ export function lambdaContext(options: LambdaContextOptions): Context {
     callbackWaitsForEmptyEventLoop: true,
     functionName: options.functionName,
     functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:${EMULATOR_REGION}:${options.accountId ?? '123456789012'}:function:${options.functionName}`,
+    invokedFunctionArn:
+      options.invokedFunctionArn ??
+      `arn:aws:lambda:${region}:${options.accountId ?? '123456789012'}:function:${options.functionName}`,
     memoryLimitInMB: String(options.memoryMb),
     awsRequestId: options.requestId,
     logGroupName: `/aws/lambda/${options.functionName}`,

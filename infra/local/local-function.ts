@@ -1,16 +1,19 @@
 /**
- * A topology function running in this process: its handler module imported from `entry`, built with
- * `createHandler(env)` from its resolved environment (no process.env involved), and invoked with a Lambda
+ * A template function running in this process: its handler module imported from the template's entry
+ * metadata, the export the `Handler` property names, built from the function's own resolved environment
+ * (`withEnv`) or — for a plain handler — run with its variables in process.env, and invoked with a Lambda
  * context and the function's timeout.
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
-import type { FunctionKey, FunctionSpec } from '../topology.ts';
-import type { FunctionEnvironment } from './environment.ts';
-import { localFunctionName } from './environment.ts';
+import { isEnvHandler } from '../../shared/lambda/handler-from-env.ts';
+import { type FunctionEnvironment, PER_FUNCTION_VARIABLES } from './function-environment.ts';
 import { lambdaContext } from './lambda-context.ts';
+import { LocalRuntimeError } from './local-runtime-error.ts';
+import type { ProcessEnvironment } from './process-environment.ts';
+import type { FunctionDefinition } from './template/read-functions.ts';
 
 /** A handler as the local runtime calls it. */
 export type LocalHandler = (event: unknown, context: Context) => Promise<unknown>;
@@ -27,13 +30,6 @@ export type LocalHandler = (event: unknown, context: Context) => Promise<unknown
  */
 export type HandlerOverride = (base: LocalHandler, env: FunctionEnvironment) => LocalHandler;
 
-/** The handler module contract every topology entry fulfils. */
-export interface HandlerModule {
-  createHandler(
-    env: Readonly<Record<string, string | undefined>>,
-  ): (event: never, context: never) => Promise<unknown>;
-}
-
 /** How one invocation ended. */
 export type Invocation =
   | { readonly ok: true; readonly requestId: string; readonly result: unknown }
@@ -41,13 +37,16 @@ export type Invocation =
 
 /** A function that runs in-process. */
 export interface LocalFunction {
-  readonly key: FunctionKey;
-  /** Local name (the Lambda context's `functionName`). */
+  /** Local name (the construct path, `Outbox/Relay`). */
   readonly name: string;
+  /** Its name on the backend: the Lambda context's `functionName`. */
+  readonly physicalName: string;
   readonly arn: string;
-  readonly spec: FunctionSpec;
+  readonly definition: FunctionDefinition;
   readonly env: FunctionEnvironment;
-  /** The error `createHandler` threw, if it did; every invocation then fails with it, as on Lambda. */
+  /** Whether the handler reads process.env (a plain handler) rather than being built with `withEnv`. */
+  readonly plain: boolean;
+  /** The error `withEnv` threw, if it did; every invocation then fails with it, as on Lambda after an init error. */
   readonly initError: Error | undefined;
   /** Invokes the handler; never throws (a thrown error or timeout is an unsuccessful {@link Invocation}). */
   invoke(event: unknown): Promise<Invocation>;
@@ -60,124 +59,148 @@ export interface LocalFunction {
   wrapUp(): void;
 }
 
-/** A handler module could not be imported or does not export `createHandler`. */
-export class HandlerLoadError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
-/** `createHandler(env)` threw; the function cannot run until its code or configuration is fixed. */
-export class HandlerInitError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
-/** The handler ran past the function's timeout (Lambda would stop it and report the same). */
-export class LambdaTimeoutError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
 /** Options of {@link loadLocalFunction}. */
 export interface LoadFunctionOptions {
-  /** Directory `entry` is relative to. @default the repository root */
+  readonly env: FunctionEnvironment;
+  /** The function's name on the backend. @default the local name with `/` as `-` */
+  readonly physicalName?: string;
+  /** The function's ARN on the backend. @default built from the physical name, region and account */
+  readonly arn?: string;
+  /** Directory the entry is relative to. @default process.cwd() */
   readonly rootDir?: string;
   readonly override?: HandlerOverride;
+  /** Where a plain handler's variables go. Required to run plain handlers. */
+  readonly processEnv?: ProcessEnvironment;
   /** Clock for the Lambda context. @default Date.now */
   readonly now?: () => number;
 }
 
-const REPOSITORY_ROOT = resolve(import.meta.dirname, '../..');
-
 /**
- * Imports `spec.entry`, builds its handler from `env` and returns the function ready to invoke.
- * Throws {@link HandlerLoadError} when the module breaks the contract; a `createHandler` that throws is kept
- * as {@link LocalFunction.initError} so one unfinished function does not stop the others.
+ * Imports the definition's entry and returns the function ready to invoke. Throws `HANDLER_LOAD_FAILED` when the
+ * module cannot be imported or lacks the handler export, and `ENVIRONMENT_CONFLICT` for a plain handler whose
+ * variables clash with another's; a `withEnv` that throws is kept as {@link LocalFunction.initError} so one
+ * unfinished function does not stop the others.
  * @example
- * const createOrder = await loadLocalFunction('createOrder', topology.functions.createOrder, env);
- * const { result } = await createOrder.invoke(proxyEvent);
+ * const writer = await loadLocalFunction(app.functions[0], { env, processEnv });
+ * const { result } = await writer.invoke(proxyEvent);
  */
 export async function loadLocalFunction(
-  key: FunctionKey,
-  spec: FunctionSpec,
-  env: FunctionEnvironment,
-  options: LoadFunctionOptions = {},
+  definition: FunctionDefinition,
+  options: LoadFunctionOptions,
 ): Promise<LocalFunction> {
-  const modulePath = resolve(options.rootDir ?? REPOSITORY_ROOT, spec.entry);
-  let module: Partial<HandlerModule>;
+  const { name, entry, handlerExport } = definition;
+  const modulePath = resolve(options.rootDir ?? process.cwd(), entry);
+  const shared = Object.fromEntries(
+    Object.entries(options.env).filter(([variable]) => !PER_FUNCTION_VARIABLES.has(variable)),
+  );
+  // Set before the import: a plain handler module may read its settings at import time.
+  const offer = options.processEnv?.offer(name, shared);
+  let exported: unknown;
   try {
-    module = (await import(pathToFileURL(modulePath).href)) as Partial<HandlerModule>;
+    const module = (await import(pathToFileURL(modulePath).href)) as Record<string, unknown>;
+    exported = module[handlerExport];
   } catch (cause) {
-    throw new HandlerLoadError(`${key}: cannot import ${spec.entry}`, { cause });
+    offer?.release();
+    throw new LocalRuntimeError('HANDLER_LOAD_FAILED', `${name}: cannot import ${entry}`, { cause });
   }
-  if (typeof module.createHandler !== 'function') {
-    throw new HandlerLoadError(`${key}: ${spec.entry} does not export createHandler(env)`);
+  if (typeof exported !== 'function') {
+    offer?.release();
+    throw new LocalRuntimeError(
+      'HANDLER_LOAD_FAILED',
+      `${name}: ${entry} does not export a function named ${handlerExport} (the template's Handler)`,
+    );
   }
-  let initError: Error | undefined;
-  let base: LocalHandler;
+  const built = isEnvHandler(exported) ? buildWithEnv(exported, options.env, name) : undefined;
+  if (built === undefined) {
+    if (offer === undefined) {
+      throw new LocalRuntimeError(
+        'HANDLER_LOAD_FAILED',
+        `${name}: a plain handler needs the process environment`,
+      );
+    }
+    offer.keep();
+  } else {
+    offer?.release();
+  }
+  const base = built?.handler ?? (exported as LocalHandler);
+  return localFunction({
+    definition,
+    env: options.env,
+    handler: options.override ? options.override(base, options.env) : base,
+    physicalName: options.physicalName,
+    arn: options.arn,
+    plain: built === undefined,
+    initError: built?.initError,
+    now: options.now,
+  });
+}
+
+function buildWithEnv(
+  exported: { withEnv(env: FunctionEnvironment): unknown },
+  env: FunctionEnvironment,
+  name: string,
+): { handler: LocalHandler; initError: Error | undefined } {
   try {
-    base = module.createHandler(env) as LocalHandler;
+    return { handler: exported.withEnv(env) as LocalHandler, initError: undefined };
   } catch (cause) {
-    initError = new HandlerInitError(`${key}: createHandler failed: ${errorMessage(cause)}`, { cause });
-    const failure = initError;
-    base = async () => {
-      throw failure;
+    const initError = new LocalRuntimeError(
+      'HANDLER_INIT_FAILED',
+      `${name}: building the handler from its environment failed: ${errorMessage(cause)}`,
+      { cause },
+    );
+    return {
+      initError,
+      handler: async () => {
+        throw initError;
+      },
     };
   }
-  return localFunction(
-    key,
-    spec,
-    env,
-    options.override ? options.override(base, env) : base,
-    initError,
-    options.now,
-  );
+}
+
+/** What a {@link LocalFunction} is made of once its handler is built. */
+export interface LocalFunctionParts {
+  readonly definition: FunctionDefinition;
+  readonly env: FunctionEnvironment;
+  readonly handler: LocalHandler;
+  readonly physicalName?: string;
+  readonly arn?: string;
+  readonly plain?: boolean;
+  readonly initError?: Error;
+  /** @default Date.now */
+  readonly now?: () => number;
 }
 
 /** A {@link LocalFunction} around an already built handler (what {@link loadLocalFunction} returns). */
-export function localFunction(
-  key: FunctionKey,
-  spec: FunctionSpec,
-  env: FunctionEnvironment,
-  handler: LocalHandler,
-  initError?: Error,
-  now: () => number = Date.now,
-): LocalFunction {
-  const name = localFunctionName(key);
+export function localFunction(parts: LocalFunctionParts): LocalFunction {
+  const { definition, handler } = parts;
+  const now = parts.now ?? Date.now;
+  const physicalName = parts.physicalName ?? definition.name.replaceAll('/', '-');
+  const region = parts.env.AWS_REGION;
   const inFlight = new Set<Promise<unknown>>();
   let stopping = false;
   const contextClock = () => (stopping ? Number.POSITIVE_INFINITY : now());
-  const timeoutMs = spec.timeoutSeconds * 1000;
-  const probe = lambdaContext({
-    functionName: name,
-    memoryMb: spec.memoryMb,
-    timeoutSeconds: 0,
-    requestId: '',
-    startedAt: 0,
-  });
+  const contextFor = (requestId: string, startedAt: number): Context =>
+    lambdaContext({
+      functionName: physicalName,
+      memoryMb: definition.memoryMb,
+      timeoutSeconds: definition.timeoutSeconds,
+      requestId,
+      startedAt,
+      now: contextClock,
+      ...(region === undefined ? {} : { region }),
+      ...(parts.arn === undefined ? {} : { invokedFunctionArn: parts.arn }),
+    });
   return {
-    key,
-    name,
-    arn: probe.invokedFunctionArn,
-    spec,
-    env,
-    initError,
+    name: definition.name,
+    physicalName,
+    arn: contextFor('', 0).invokedFunctionArn,
+    definition,
+    env: parts.env,
+    plain: parts.plain ?? false,
+    initError: parts.initError,
     async invoke(event) {
       const requestId = randomUUID();
-      const context = lambdaContext({
-        functionName: name,
-        memoryMb: spec.memoryMb,
-        timeoutSeconds: spec.timeoutSeconds,
-        requestId,
-        startedAt: now(),
-        now: contextClock,
-      });
+      const context = contextFor(requestId, now());
       const running = Promise.resolve().then(() => handler(event, context));
       inFlight.add(running);
       void running.then(
@@ -188,8 +211,13 @@ export function localFunction(
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () =>
-            reject(new LambdaTimeoutError(`${name}: task timed out after ${spec.timeoutSeconds} seconds`)),
-          timeoutMs,
+            reject(
+              new LocalRuntimeError(
+                'HANDLER_TIMEOUT',
+                `${definition.name}: task timed out after ${definition.timeoutSeconds} seconds`,
+              ),
+            ),
+          definition.timeoutSeconds * 1000,
         );
       });
       try {

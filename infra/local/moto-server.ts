@@ -1,20 +1,19 @@
 /**
- * Starts a fresh moto server for one local run, or adopts the emulator that `AWS_ENDPOINT_URL` names
- * (LocalStack at http://localhost:4566). A fresh moto per run keeps state small: moto slows down as data
- * grows and keeps every model instance alive (DESIGN §5).
+ * Starts a fresh moto server for one local run, on a free loopback port. A fresh moto per run keeps state
+ * small: moto slows down as data grows, and it keeps every model instance alive.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LocalRuntimeError } from './local-runtime-error.ts';
 
-/** An emulator endpoint, and the moto process behind it when this process started one. */
-export interface Emulator {
-  /** Base URL of the emulator, e.g. `http://127.0.0.1:50123`. */
+/** A moto server this process started. */
+export interface MotoServer {
+  /** Base URL, e.g. `http://127.0.0.1:50123`. */
   readonly endpoint: string;
-  /** Process id of the moto server this process started; `undefined` for an external emulator. */
-  readonly pid: number | undefined;
-  /** Stops the moto server this process started (with its children) and waits for it to exit; no-op otherwise. */
+  readonly pid: number;
+  /** Stops the server (with its children) and waits for it to exit. */
   stop(): Promise<void>;
 }
 
@@ -28,26 +27,10 @@ export interface MotoServerOptions {
   readonly log?: (line: string) => void;
 }
 
-/** moto could not be started or did not answer in time. */
-export class MotoStartError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
-/** The emulator named by `AWS_ENDPOINT_URL` did not answer. */
-export class EmulatorUnreachableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
 const DEFAULTS = {
   // Loopback only: the emulator accepts any credentials, so it must not be reachable from the network.
-  // SDK clients work with the IP form; only `cdk deploy`'s asset publishing needs `localhost` (DESIGN §5),
-  // and the local runtime deploys with CreateStack, not the CDK CLI.
+  // SDK clients work with the IP form; only `cdk deploy`'s asset publishing needs `localhost` (it puts the
+  // bucket in the host name), and the local runtime deploys with CreateStack, not the CDK CLI.
   host: '127.0.0.1',
   // moto imports every service's models on start: a few seconds, more on a cold or busy machine.
   readyTimeoutMs: 30_000,
@@ -112,52 +95,37 @@ export async function answersHttp(endpoint: string, timeoutMs = 1_000): Promise<
  * const moto = await startMotoServer();
  * try { ... new DynamoDBClient(emulatorClientConfig(moto.endpoint)) ... } finally { await moto.stop(); }
  */
-export async function startMotoServer(options: MotoServerOptions = {}): Promise<Emulator> {
+export async function startMotoServer(options: MotoServerOptions = {}): Promise<MotoServer> {
   const port = options.port ?? (await findFreePort());
   const endpoint = `http://${DEFAULTS.host}:${port}`;
   const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs;
   const failures: string[] = [];
   for (const { command, args } of launchCommands(DEFAULTS.host, port)) {
-    const attempt = await launch(command, args, endpoint, readyTimeoutMs, options.log);
+    const attempt = await launch({ command, args, endpoint, readyTimeoutMs, log: options.log });
     if (attempt.kind === 'ready') return attempt.emulator;
     failures.push(`${command}: ${attempt.reason}`);
   }
-  throw new MotoStartError(
+  throw new LocalRuntimeError(
+    'BACKEND_UNAVAILABLE',
     `could not start moto on ${endpoint} (is moto[server] 5.x installed for python3?)\n${failures.join('\n')}`,
   );
 }
 
-/**
- * The emulator for a local run: the one `AWS_ENDPOINT_URL` names (checked to answer), else a fresh moto.
- * @example
- * const emulator = await resolveEmulator(process.env);
- */
-export async function resolveEmulator(
-  env: Readonly<Record<string, string | undefined>>,
-  options: MotoServerOptions = {},
-): Promise<Emulator> {
-  const external = env.AWS_ENDPOINT_URL;
-  if (external === undefined || external === '') return startMotoServer(options);
-  await waitUntilAnswering(external, options.readyTimeoutMs ?? DEFAULTS.readyTimeoutMs).catch(
-    (cause: unknown) => {
-      throw new EmulatorUnreachableError(`AWS_ENDPOINT_URL=${external} does not answer HTTP`, { cause });
-    },
-  );
-  return { endpoint: external.replace(/\/+$/, ''), pid: undefined, stop: async () => {} };
+type LaunchResult = { kind: 'ready'; emulator: MotoServer } | { kind: 'failed'; reason: string };
+
+interface LaunchOptions {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly endpoint: string;
+  readonly readyTimeoutMs: number;
+  readonly log: ((line: string) => void) | undefined;
 }
 
-type LaunchResult = { kind: 'ready'; emulator: Emulator } | { kind: 'failed'; reason: string };
-
-async function launch(
-  command: string,
-  args: string[],
-  endpoint: string,
-  readyTimeoutMs: number,
-  log: ((line: string) => void) | undefined,
-): Promise<LaunchResult> {
+async function launch(options: LaunchOptions): Promise<LaunchResult> {
+  const { command, args, endpoint, readyTimeoutMs, log } = options;
   // Detached: moto leads its own process group, so stop() can signal it with any children at once, and a
   // terminal's Ctrl-C reaches only Node, which then shuts down in order (pollers first, moto last).
-  const child = spawn(command, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, [...args], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   const recent: string[] = [];
   const onLine = (line: string): void => {
     recent.push(line);
@@ -183,7 +151,7 @@ async function launch(
   return { kind: 'failed', reason: `${outcome}\n${recent.join('\n')}`.trim() };
 }
 
-function ownedEmulator(child: ChildProcess, pid: number, endpoint: string): Emulator {
+function ownedEmulator(child: ChildProcess, pid: number, endpoint: string): MotoServer {
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
@@ -230,7 +198,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-async function waitUntilAnswering(endpoint: string, timeoutMs: number): Promise<void> {
+/** Resolves once anything answers HTTP at `endpoint`; throws after `timeoutMs`. */
+export async function waitUntilAnswering(endpoint: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await answersHttp(endpoint)) return;

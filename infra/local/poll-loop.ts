@@ -45,7 +45,8 @@ export interface PollerStats {
 
 /** A poller: a {@link PollControl} with a name, a description of its settings and counters. */
 export interface Poller extends PollControl {
-  readonly functionKey: string;
+  /** Local name of the function it invokes. */
+  readonly functionName: string;
   /** One line saying what it polls and with which settings. */
   readonly description: string;
   stats(): Readonly<PollerStats>;

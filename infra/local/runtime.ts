@@ -1,23 +1,19 @@
 /**
- * The local runtime: the app's synthesized template deployed to an emulator (a fresh moto unless one is
- * named), the handlers running in this process behind a local REST API, and pollers standing in for the
- * event source mappings (DESIGN §5). `npm start` and the integration tests both run on it.
+ * The local runtime: any CDK app run on this machine from its synthesized template alone. The template is
+ * deployed to a backend (a fresh moto, an emulator named by AWS_ENDPOINT_URL, or the embedded in-memory
+ * one); its functions run in this process, behind a local REST API for its routes, driven by pollers that
+ * stand in for its event source mappings and by timers for its schedules. `npm start` and the integration
+ * tests both run on it.
  */
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { synthExampleTemplate } from '../synth-template.ts';
-import {
-  type FunctionKey,
-  type FunctionSpec,
-  queueOutputName,
-  tableOutputName,
-  topology,
-} from '../topology.ts';
-import { deployToEmulator } from './deploy-template.ts';
-import { EMULATOR_REGION, type EmulatorClientConfig, emulatorClientConfig } from './emulator-config.ts';
-import { asTemplate, type CloudFormationTemplate } from './emulator-template.ts';
-import { type FunctionEnvironment, functionEnvironments, requireOutput } from './environment.ts';
+import type { BackendKind, DeployedResource, DeployedStack } from './backend.ts';
+import { type BackendChoice, chooseBackend } from './choose-backend.ts';
+import { type EmulatorClientConfig, emulatorClientConfig } from './emulator-config.ts';
+import { createEventSourcePollers } from './event-source-pollers.ts';
+import { type FunctionEnvironment, functionEnvironment } from './function-environment.ts';
 import { startHttpApi } from './http-api.ts';
 import {
   type HandlerOverride,
@@ -25,45 +21,68 @@ import {
   type LocalFunction,
   loadLocalFunction,
 } from './local-function.ts';
-import { type Emulator, findFreePort, resolveEmulator, startMotoServer } from './moto-server.ts';
+import { LocalRuntimeError } from './local-runtime-error.ts';
 import type { CycleResult, Poller } from './poll-loop.ts';
-import { createQueuePoller } from './queue-poller.ts';
-import { createScheduleRunner, scheduleRateSeconds } from './schedule-runner.ts';
-import { DEFAULT_STOCK, type StockSeed, seedStock } from './seed-stock.ts';
-import { createStreamPoller } from './stream-poller.ts';
+import { filePollerState, memoryPollerState, type PollerStateStore } from './poller-state.ts';
+import { processEnvironment } from './process-environment.ts';
+import { createScheduleRunner } from './schedule-runner.ts';
+import { stackContext, stackOutputs } from './stack-context.ts';
+import { startBackend } from './start-backend.ts';
+import { type SynthesizedStack, synthesizeApp } from './synthesize-app.ts';
+import { asTemplate, type CloudFormationTemplate } from './template/cloudformation-template.ts';
+import type { ResolutionContext } from './template/intrinsics.ts';
+import { type AppDefinition, readApp } from './template/read-app.ts';
 
 /** Options of {@link startLocalRuntime}; every field is optional. */
 export interface LocalRuntimeOptions {
   /** Port of the local REST API on 127.0.0.1; 0 picks a free one. @default 3000 */
   readonly port?: number;
-  /** An emulator to deploy to instead of a fresh moto. @default env.AWS_ENDPOINT_URL, else a fresh moto */
+  /** Forces a backend. @default external with an endpoint, else moto when installed, else embedded */
+  readonly backend?: BackendKind;
+  /** An emulator to deploy to instead of a fresh moto. @default env.AWS_ENDPOINT_URL */
   readonly endpoint?: string;
+  /** The template to run. @default the stack synthesized from `projectDir`'s cdk.json */
+  readonly template?: CloudFormationTemplate | Readonly<Record<string, unknown>>;
+  /**
+   * A synthesis already under way, to run instead of synthesizing here: `npm start` starts it before it loads
+   * the runtime, so the app's synthesis overlaps the runtime's own loading.
+   */
+  readonly synthesis?: Promise<SynthesizedStack>;
+  /**
+   * The stack to run (of an app with several) and the base of the deployed name, `<stackName>-local`, which
+   * is never the name `cdk deploy` uses, so a local run cannot replace a deployed stack.
+   * @default the app's only stack (with `template`: the stack named in its construct paths)
+   */
+  readonly stackName?: string;
+  /** Where cdk.json is; handler entries and `.local/` are relative to it. @default process.cwd() */
+  readonly projectDir?: string;
   /** Receives the runtime's own lines (failed batches, discarded records, handler errors). @default stderr */
   readonly log?: (line: string) => void;
   /** Receives moto's request log and warnings. @default dropped */
   readonly emulatorLog?: (line: string) => void;
-  /** Put starting stock in the inventory table: `true` for {@link DEFAULT_STOCK}, or a list. @default true */
-  readonly seed?: boolean | readonly StockSeed[];
-  /** Wrap or replace a function's handler, e.g. to inject a fault in a test. */
-  readonly handlers?: Partial<Record<FunctionKey, HandlerOverride>>;
+  /** Wraps or replaces handlers, by function name (`Outbox/Relay`), e.g. to inject a fault in a test. */
+  readonly handlers?: Readonly<Record<string, HandlerOverride>>;
   /** Create the pollers paused; start them with {@link LocalRuntime.resumePollers}. @default false */
   readonly pollersPaused?: boolean;
   /** Pause between idle polls. @default 250 (Lambda polls streams four times a second) */
   readonly pollIntervalMs?: number;
   /** Visibility timeout for messages of a failed consumer batch (faster redelivery in tests). @default the queue's */
   readonly retryVisibilitySeconds?: number;
-  /** Powertools log level of the handlers. @default env.LOG_LEVEL, else 'WARN' */
+  /** Powertools log level of the handlers, over the template's. @default env.LOG_LEVEL, else 'WARN' */
   readonly logLevel?: string;
-  /** The template to deploy. @default synthExampleTemplate({ emulator: true }) */
-  readonly template?: CloudFormationTemplate;
+  /**
+   * Where stream checkpoints and in-flight receipts are kept against an external emulator.
+   * @default `<projectDir>/.local/poller-state.json`
+   */
+  readonly stateFile?: string;
   /** Where AWS_ENDPOINT_URL and LOG_LEVEL are read from. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** How long each start-up step took, in milliseconds. */
 export interface StartupTimings {
-  /** From the start until the emulator answered; moto boots during synthesis, so this includes it. */
-  readonly emulatorMs: number;
+  /** From the start until the backend answered; it boots while the app is synthesized. */
+  readonly backendMs: number;
   readonly synthMs: number;
   readonly deployMs: number;
   readonly totalMs: number;
@@ -71,53 +90,63 @@ export interface StartupTimings {
 
 /** A running local runtime. */
 export interface LocalRuntime {
-  /** The emulator's endpoint. */
+  readonly backend: BackendKind;
+  /** The backend's endpoint (every SDK client of the handlers uses it). */
   readonly endpoint: string;
-  /** Process id of the moto server started for this run; `undefined` for an external emulator. */
+  /** Process id of the moto server started for this run; `undefined` for the other backends. */
   readonly emulatorPid: number | undefined;
   /** Base URL of the REST API, e.g. `http://127.0.0.1:3000`. */
   readonly apiUrl: string;
+  /** The deployed stack's name, `<stack>-local`. */
   readonly stackName: string;
-  /** The stack's outputs: table names, queue URLs. */
+  /** What the deploy did: created the stack, updated it in place, or kept it unchanged. */
+  readonly deployment: 'created' | 'updated' | 'unchanged';
+  /** The app as read from the template: functions, mappings, routes, schedules, what is not run. */
+  readonly app: AppDefinition;
+  /** The stack's outputs. */
   readonly outputs: Readonly<Record<string, string>>;
-  /** Each function's resolved environment. */
-  readonly env: Readonly<Record<FunctionKey, FunctionEnvironment>>;
-  readonly functions: Readonly<Record<FunctionKey, LocalFunction>>;
-  /** The stream and queue pollers, in topology order. */
+  /** The stack's resources, by logical id. */
+  readonly resources: ReadonlyMap<string, DeployedResource>;
+  /** Each function's resolved environment, by function name. */
+  readonly env: Readonly<Record<string, FunctionEnvironment>>;
+  /** The functions, by name (`Outbox/Relay`). */
+  readonly functions: Readonly<Record<string, LocalFunction>>;
+  /** The stream and queue pollers, in template order. */
   readonly pollers: readonly Poller[];
   /** Timers of the scheduled functions (paused, resumed and stopped with the pollers; not drained). */
   readonly schedules: readonly Poller[];
-  /** SDK client settings for the emulator (endpoint, region, dummy credentials), for tests' own clients. */
+  /** Where stream checkpoints are kept: a file, or `memory` for a backend that starts empty. */
+  readonly stateLocation: string;
+  /** SDK client settings for the backend (endpoint, region, dummy credentials), for tests' own clients. */
   readonly clientConfig: EmulatorClientConfig;
   readonly timings: StartupTimings;
-  /** Invokes a function directly (as `aws lambda invoke` would). */
-  invoke(key: FunctionKey, event: unknown): Promise<Invocation>;
+  /** Invokes a function by name directly (as `aws lambda invoke` would). */
+  invoke(functionName: string, event: unknown): Promise<Invocation>;
   /** Stops every poller and schedule after its current cycle (in-flight invocations finish first). */
   pausePollers(): Promise<void>;
   resumePollers(): void;
-  /** Runs one poll cycle of every poller, in topology order, ignoring batching windows. */
+  /** Runs one poll cycle of every poller, in template order, ignoring batching windows. */
   pollOnce(): Promise<number>;
   /**
    * Polls until a full round of every poller finds nothing waiting (failing batches are retried, as far as
-   * their retry settings allow); handy after pausing. Throws {@link DrainTimeoutError} when it does not settle.
+   * their retry settings allow); handy after pausing. Throws `DRAIN_TIMEOUT` when it does not settle.
    */
   drain(options?: { readonly timeoutMs?: number }): Promise<void>;
-  /** Stops pollers (awaiting in-flight invocations), the REST API and the emulator this run started. */
+  /** Stops pollers (awaiting in-flight invocations), the REST API and the backend this run started. */
   stop(): Promise<void>;
 }
 
-/** The runtime did not settle within the time given to {@link LocalRuntime.drain}. */
-export class DrainTimeoutError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
-const DEFAULTS = { port: 3000, logLevel: 'WARN', drainTimeoutMs: 30_000, idleTimeoutMs: 10_000 } as const;
+const DEFAULTS = {
+  port: 3000,
+  logLevel: 'WARN',
+  drainTimeoutMs: 30_000,
+  idleTimeoutMs: 10_000,
+  stackName: 'LocalApp',
+  stateFile: join('.local', 'poller-state.json'),
+} as const;
 
 /**
- * Starts the whole example locally and resolves once the API answers and the pollers run.
+ * Starts the app locally and resolves once the API answers and the pollers run.
  * @example
  * const runtime = await startLocalRuntime({ port: 0, log: () => {} });
  * try {
@@ -129,6 +158,7 @@ const DEFAULTS = { port: 3000, logLevel: 'WARN', drainTimeoutMs: 30_000, idleTim
 export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const env = options.env ?? process.env;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const projectDir = options.projectDir ?? process.cwd();
   const started = Date.now();
   const cleanups: (() => Promise<void>)[] = [];
   const cleanUp = async (): Promise<void> => {
@@ -138,26 +168,34 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   };
 
   try {
-    // moto takes a second or two to boot and synthesis is CPU-bound: spawn moto first (startMotoServer
-    // spawns before its first await when given a port) and synthesize while it boots.
-    const external = options.endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL);
-    const emulatorStarting: Promise<Emulator> =
-      external === undefined
-        ? startMotoServer({ port: await findFreePort(), log: options.emulatorLog })
-        : resolveEmulator({ AWS_ENDPOINT_URL: external });
-    const stopEmulator = async (): Promise<void> => (await emulatorStarting).stop();
-    cleanups.push(stopEmulator);
+    const choice = await chooseBackend({ backend: options.backend, endpoint: options.endpoint, env });
+    // The backend boots (moto takes a second or two) while the app is synthesized.
+    const backendStarting = startBackend(choice, { log, emulatorLog: options.emulatorLog });
+    let backendMs = 0;
+    void backendStarting.then(
+      () => {
+        backendMs = Date.now() - started;
+      },
+      () => {},
+    );
+    cleanups.push(() =>
+      backendStarting.then(
+        (backend) => backend.stop(),
+        () => {},
+      ),
+    );
     const synthStarted = Date.now();
-    const template = options.template ?? asTemplate(synthExampleTemplate({ emulator: true }));
+    const source = await templateSource(options, projectDir);
     const synthMs = Date.now() - synthStarted;
-    const emulator = await emulatorStarting;
-    const emulatorMs = Date.now() - started;
+    const app = readApp(source.template);
+    const overrides = checkedOverrides(options.handlers, app);
+    const backend = await backendStarting;
 
     const deployStarted = Date.now();
-    const { stackName, outputs } = await deployToEmulator({ endpoint: emulator.endpoint, template });
+    const deployed = await backend.deploy(source.template, `${source.stackName}-local`);
     const deployMs = Date.now() - deployStarted;
 
-    const clientConfig = emulatorClientConfig(emulator.endpoint);
+    const clientConfig = { ...emulatorClientConfig(backend.endpoint), region: deployed.region };
     const clients = {
       dynamodb: new DynamoDBClient(clientConfig),
       streams: new DynamoDBStreamsClient(clientConfig),
@@ -166,40 +204,59 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     cleanups.push(async () => {
       for (const client of Object.values(clients)) client.destroy();
     });
+    const context = await stackContext(deployed, { template: source.template, clients });
+    const outputs = stackOutputs(deployed, source.template, context);
 
-    const seed = options.seed ?? true;
-    if (seed !== false) {
-      const inventoryTable = requireOutput(outputs, tableOutputName('inventory'), 'the stock seed');
-      await seedStock(clients.dynamodb, inventoryTable, seed === true ? DEFAULT_STOCK : seed);
-    }
-
-    const environments = functionEnvironments({
-      endpoint: emulator.endpoint,
-      outputs,
+    const shared = processEnvironment();
+    cleanups.push(async () => shared.restore());
+    const functions = await loadFunctions(app, {
+      deployed,
+      context,
+      endpoint: backend.endpoint,
       logLevel: options.logLevel ?? nonEmpty(env.LOG_LEVEL) ?? DEFAULTS.logLevel,
+      projectDir,
+      overrides,
+      processEnv: shared,
+      log,
     });
-    const functions = await loadFunctions(environments, options.handlers, log);
     cleanups.push(async () => {
       await Promise.race([
-        Promise.all(Object.values(functions).map((fn) => fn.idle())),
+        Promise.all([...functions.values()].map((fn) => fn.idle())),
         new Promise((resolve) => setTimeout(resolve, DEFAULTS.idleTimeoutMs).unref()),
       ]);
     });
+    const invoke = (functionName: string, event: unknown): Promise<Invocation> => {
+      const fn = functions.get(functionName);
+      if (fn === undefined) return Promise.reject(unknownFunction(functionName, app));
+      return fn.invoke(event);
+    };
 
     const api = await startHttpApi({
-      routes: topology.routes,
+      routes: app.routes,
       port: options.port ?? DEFAULTS.port,
-      invoke: (key, event) => functions[key].invoke(event),
+      invoke,
+      accountId: deployed.accountId,
       log,
     });
     cleanups.push(() => api.close());
 
-    const pollers = createPollers(functions, outputs, clients, options, log);
-    const schedules = createSchedules(functions, log);
+    const state = pollerState(choice, options.stateFile ?? join(projectDir, DEFAULTS.stateFile));
+    const pollers = await createEventSourcePollers({
+      mappings: app.mappings,
+      functions,
+      context,
+      clients,
+      endpoint: backend.endpoint,
+      state,
+      retryVisibilitySeconds: options.retryVisibilitySeconds,
+      intervalMs: options.pollIntervalMs,
+      log,
+    });
+    const schedules = createSchedules(app, { functions, context, log });
     const everything = [...pollers, ...schedules];
     cleanups.push(async () => {
       // Tell running handlers time is up first, so a sweeper run ends now rather than at its deadline.
-      for (const fn of Object.values(functions)) fn.wrapUp();
+      for (const fn of functions.values()) fn.wrapUp();
       await Promise.all(everything.map((poller) => poller.stop()));
     });
     for (const poller of everything) {
@@ -209,18 +266,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     let stopping: Promise<void> | undefined;
     return {
-      endpoint: emulator.endpoint,
-      emulatorPid: emulator.pid,
+      backend: backend.kind,
+      endpoint: backend.endpoint,
+      emulatorPid: backend.pid,
       apiUrl: api.url,
-      stackName,
+      stackName: deployed.stackName,
+      deployment: deployed.change ?? 'created',
+      app,
       outputs,
-      env: environments,
-      functions,
+      resources: deployed.resources,
+      env: Object.fromEntries([...functions].map(([name, fn]) => [name, fn.env])),
+      functions: Object.fromEntries(functions),
       pollers,
       schedules,
+      stateLocation: state.location,
       clientConfig,
-      timings: { emulatorMs, synthMs, deployMs, totalMs: Date.now() - started },
-      invoke: (key, event) => functions[key].invoke(event),
+      timings: { backendMs, synthMs, deployMs, totalMs: Date.now() - started },
+      invoke,
       async pausePollers() {
         await Promise.all(everything.map((poller) => poller.pause()));
       },
@@ -237,13 +299,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         const deadline = Date.now() + timeoutMs;
         const results: CycleResult[] = [];
         do {
-          if (Date.now() > deadline) throw new DrainTimeoutError(`pollers still busy after ${timeoutMs} ms`);
+          if (Date.now() > deadline) {
+            throw new LocalRuntimeError('DRAIN_TIMEOUT', `pollers still busy after ${timeoutMs} ms`);
+          }
           results.length = 0;
           for (const poller of pollers) results.push(await poller.pollOnce());
         } while (results.some((result) => !result.idle));
       },
       stop() {
-        // Pollers first (they may be mid-invocation), then the API, then the emulator they all talk to.
+        // Pollers first (they may be mid-invocation), then the API, then the backend they all talk to.
         stopping ??= cleanUp();
         return stopping;
       },
@@ -254,78 +318,99 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   }
 }
 
-async function loadFunctions(
-  environments: Readonly<Record<FunctionKey, FunctionEnvironment>>,
-  overrides: Partial<Record<FunctionKey, HandlerOverride>> | undefined,
-  log: (line: string) => void,
-): Promise<Record<FunctionKey, LocalFunction>> {
-  const entries = Object.entries(topology.functions) as [FunctionKey, FunctionSpec][];
-  const loaded = await Promise.all(
-    entries.map(([key, spec]) =>
-      loadLocalFunction(key, spec, environments[key], { override: overrides?.[key] }),
-    ),
-  );
-  for (const fn of loaded) {
-    if (fn.initError !== undefined) log(`[local] ${fn.key} cannot run: ${fn.initError.message}`);
+/** The template and the stack name it is deployed under (before `-local`). */
+async function templateSource(
+  options: LocalRuntimeOptions,
+  projectDir: string,
+): Promise<{ readonly template: CloudFormationTemplate; readonly stackName: string }> {
+  if (options.synthesis !== undefined) return options.synthesis;
+  if (options.template !== undefined) {
+    const template = asTemplate(options.template);
+    const stackName = options.stackName ?? readApp(template).stackName ?? DEFAULTS.stackName;
+    return { template, stackName };
   }
-  return Object.fromEntries(loaded.map((fn) => [fn.key, fn])) as Record<FunctionKey, LocalFunction>;
+  return synthesizeApp({
+    projectDir,
+    ...(options.stackName === undefined ? {} : { stackName: options.stackName }),
+  });
 }
 
-function createPollers(
-  functions: Readonly<Record<FunctionKey, LocalFunction>>,
-  outputs: Readonly<Record<string, string>>,
-  clients: { dynamodb: DynamoDBClient; streams: DynamoDBStreamsClient; sqs: SQSClient },
-  options: LocalRuntimeOptions,
-  log: (line: string) => void,
-): Poller[] {
-  const pollers: Poller[] = [];
-  for (const fn of Object.values(functions)) {
-    const { streamSource, queueSource } = fn.spec;
-    if (streamSource !== undefined) {
-      pollers.push(
-        createStreamPoller({
-          fn,
-          source: streamSource,
-          tableName: requireOutput(outputs, tableOutputName(streamSource.table), `${fn.key}'s stream`),
-          failureQueueUrl: requireOutput(
-            outputs,
-            queueOutputName(streamSource.onFailureQueue),
-            `${fn.key}'s on-failure destination`,
-          ),
-          clients,
-          intervalMs: options.pollIntervalMs,
-          log,
-        }),
-      );
-    }
-    if (queueSource !== undefined) {
-      pollers.push(
-        createQueuePoller({
-          fn,
-          source: queueSource,
-          queueUrl: requireOutput(outputs, queueOutputName(queueSource.queue), `${fn.key}'s queue`),
-          sqs: clients.sqs,
-          region: EMULATOR_REGION,
-          retryVisibilitySeconds: options.retryVisibilitySeconds,
-          intervalMs: options.pollIntervalMs,
-          log,
-        }),
-      );
-    }
+/** The overrides, after checking that each names a function the runtime runs (a typo must not pass silently). */
+function checkedOverrides(
+  handlers: Readonly<Record<string, HandlerOverride>> | undefined,
+  app: AppDefinition,
+): ReadonlyMap<string, HandlerOverride> {
+  const overrides = new Map(Object.entries(handlers ?? {}));
+  for (const name of overrides.keys()) {
+    if (!app.functions.some((fn) => fn.name === name)) throw unknownFunction(name, app);
   }
-  return pollers;
+  return overrides;
+}
+
+function unknownFunction(name: string, app: AppDefinition): LocalRuntimeError {
+  const known = app.functions.map((fn) => fn.name).join(', ') || 'none';
+  return new LocalRuntimeError('UNKNOWN_FUNCTION', `no function ${name} runs locally (functions: ${known})`);
+}
+
+interface LoadOptions {
+  readonly deployed: DeployedStack;
+  readonly context: ResolutionContext;
+  readonly endpoint: string;
+  readonly logLevel: string;
+  readonly projectDir: string;
+  readonly overrides: ReadonlyMap<string, HandlerOverride>;
+  readonly processEnv: ReturnType<typeof processEnvironment>;
+  readonly log: (line: string) => void;
+}
+
+/** Loads the functions one after another: a plain handler's variables are in process.env while it is imported. */
+async function loadFunctions(app: AppDefinition, options: LoadOptions): Promise<Map<string, LocalFunction>> {
+  const functions = new Map<string, LocalFunction>();
+  const { region, accountId, stackName } = options.context;
+  for (const definition of app.functions) {
+    // A backend that does not model functions (the embedded one) has no name for them: name them as
+    // CloudFormation would, after the stack and the construct.
+    const physicalName =
+      options.deployed.resources.get(definition.logicalId)?.physicalId ||
+      `${stackName}-${definition.name.replaceAll('/', '-')}`;
+    const fn = await loadLocalFunction(definition, {
+      env: functionEnvironment(definition, {
+        endpoint: options.endpoint,
+        context: options.context,
+        physicalName,
+        logLevel: options.logLevel,
+      }),
+      physicalName,
+      arn: `arn:${options.context.partition ?? 'aws'}:lambda:${region}:${accountId}:function:${physicalName}`,
+      rootDir: options.projectDir,
+      override: options.overrides.get(definition.name),
+      processEnv: options.processEnv,
+    });
+    if (fn.initError !== undefined) options.log(`[local] ${fn.name} cannot run: ${fn.initError.message}`);
+    functions.set(fn.name, fn);
+  }
+  return functions;
 }
 
 function createSchedules(
-  functions: Readonly<Record<FunctionKey, LocalFunction>>,
-  log: (line: string) => void,
+  app: AppDefinition,
+  options: {
+    readonly functions: ReadonlyMap<string, LocalFunction>;
+    readonly context: ResolutionContext;
+    readonly log: (line: string) => void;
+  },
 ): Poller[] {
-  const schedules: Poller[] = [];
-  for (const fn of Object.values(functions)) {
-    const rateSeconds = scheduleRateSeconds(fn.spec);
-    if (rateSeconds !== undefined) schedules.push(createScheduleRunner({ fn, rateSeconds, log }));
-  }
-  return schedules;
+  return app.schedules.flatMap((schedule) => {
+    const fn = options.functions.get(schedule.functionName);
+    if (fn === undefined) return [];
+    const { region, accountId } = options.context;
+    return [createScheduleRunner({ fn, schedule, region, accountId, log: options.log })];
+  });
+}
+
+/** A backend that outlives the run keeps its streams, so their checkpoints go to a file; the others start empty. */
+function pollerState(choice: BackendChoice, file: string): PollerStateStore {
+  return choice.kind === 'external' ? filePollerState(file) : memoryPollerState();
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

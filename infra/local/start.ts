@@ -1,146 +1,177 @@
 /**
- * `npm start`: the whole example on this machine without AWS. Starts the local runtime, prints what runs
- * where, keeps a live count of orders and messages, and shuts everything down (moto included) on Ctrl-C.
+ * `npm start`: the project's CDK app on this machine without AWS. Says first which backend runs it, starts the
+ * local runtime from the synthesized template, prints what runs where, keeps a live status line, and shuts
+ * everything down (moto included) on Ctrl-C. What only one app needs (starting data, its own status line)
+ * comes from a plug-in module (`--plugin`).
  */
 
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { tableOutputName } from '../topology.ts';
-import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
-import { DEFAULT_STOCK } from './seed-stock.ts';
-import { formatStatusCounts, readStatusCounts } from './status-counts.ts';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { BackendKind } from './backend.ts';
+import { chooseBackend, describeBackendChoice } from './choose-backend.ts';
+import { LocalRuntimeError } from './local-runtime-error.ts';
+import type { LocalRuntime } from './runtime.ts';
+import { type LocalPlugin, loadPlugin } from './start-plugin.ts';
+import { statusConsole } from './status-console.ts';
+import { synthesizeApp } from './synthesize-app.ts';
 
 /** Settings of the CLI, from flags and the environment. */
 export interface StartOptions {
   readonly port: number;
-  readonly seed: boolean;
   readonly endpoint: string | undefined;
+  readonly backend: BackendKind | undefined;
+  readonly stackName: string | undefined;
+  readonly projectDir: string;
+  readonly plugin: string | undefined;
+  /** Where stream checkpoints are kept against an external emulator. */
+  readonly stateFile: string | undefined;
+  readonly seed: boolean;
   readonly refreshMs: number;
 }
 
-/** An environment variable the CLI reads is malformed. */
-export class StartOptionsError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+const DEFAULTS = { port: 3000, refreshMs: 1_500 } as const;
 
-/** A status line that redraws in place on a terminal and prints plain lines (on change) otherwise. */
-export interface StatusConsole {
-  /** Prints a log line above the status line. */
-  log(line: string): void;
-  /** Shows the current status. */
-  status(text: string): void;
-  /** Leaves the status line as it is and moves to a new line. */
-  end(): void;
-}
-
-/** The CLI's options from `argv` and `env` (PORT, AWS_ENDPOINT_URL); bad values fail with the setting's name. */
+/**
+ * The CLI's options from `argv` and `env` (PORT, AWS_ENDPOINT_URL); a bad value fails with an
+ * `INVALID_OPTION` error that names the setting.
+ */
 export function parseStartOptions(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): StartOptions {
   const program = new Command()
     .name('npm start --')
-    .description('Run the outbox example locally: moto, the deployed template, the handlers, the REST API.')
+    .description(
+      'Run the CDK app locally from its synthesized template: backend, handlers, REST API, pollers.',
+    )
     .option('-p, --port <port>', 'port of the REST API on 127.0.0.1 (env PORT)', parsePort, portFromEnv(env))
     .option(
       '--endpoint <url>',
-      'use this emulator instead of a fresh moto (env AWS_ENDPOINT_URL)',
+      'deploy to this emulator instead of a fresh moto (env AWS_ENDPOINT_URL)',
       env.AWS_ENDPOINT_URL,
     )
-    .option('--no-seed', `do not put starting stock (${DEFAULT_STOCK.map((s) => s.sku).join(', ')})`)
-    .option('--refresh <ms>', 'how often the live count refreshes', parsePositive, 1_500)
+    .addOption(
+      new Option(
+        '--backend <kind>',
+        'force a backend (default: endpoint, else moto if installed, else embedded)',
+      ).choices(['moto', 'embedded', 'external']),
+    )
+    .option('--stack <name>', 'the stack to run when the app has several')
+    .option('--project <dir>', 'the directory holding cdk.json', '.')
+    .option('--plugin <module>', "the app's npm start plug-in (starting data, status line)")
+    .option(
+      '--state-file <path>',
+      'where stream checkpoints are kept against an emulator (default .local/poller-state.json)',
+    )
+    .option('--no-seed', "do not run the plug-in's seed step")
+    .option('--refresh <ms>', 'how often the status line refreshes', parsePositive, DEFAULTS.refreshMs)
     .exitOverride()
     .parse([...argv], { from: 'user' });
-  const options = program.opts<{ port: number; endpoint?: string; seed: boolean; refresh: number }>();
+  const options = program.opts<{
+    port: number;
+    endpoint?: string;
+    backend?: BackendKind;
+    stack?: string;
+    project: string;
+    plugin?: string;
+    stateFile?: string;
+    seed: boolean;
+    refresh: number;
+  }>();
   return {
     port: options.port,
-    seed: options.seed,
     endpoint: options.endpoint === '' ? undefined : options.endpoint,
+    backend: options.backend,
+    stackName: options.stack,
+    projectDir: resolve(options.project),
+    plugin: options.plugin,
+    stateFile: options.stateFile === undefined ? undefined : resolve(options.stateFile),
+    seed: options.seed,
     refreshMs: options.refresh,
   };
 }
 
-/** The banner: what runs where, how to try it, which pollers run with which settings. */
-export function describeRuntime(runtime: LocalRuntime, seeded: boolean): string[] {
-  const api = runtime.apiUrl;
-  const emulator =
+/** The banner: what runs where, which routes, pollers and schedules, what is not run. */
+export function describeRuntime(runtime: LocalRuntime, readyMs: number): string[] {
+  const { backendMs, deployMs } = runtime.timings;
+  const backend =
     runtime.emulatorPid === undefined
-      ? `${runtime.endpoint} (external)`
-      : `${runtime.endpoint} (moto, pid ${runtime.emulatorPid})`;
-  const { emulatorMs, synthMs, deployMs, totalMs } = runtime.timings;
+      ? `${runtime.backend} at ${runtime.endpoint}`
+      : `${runtime.backend} at ${runtime.endpoint} (pid ${runtime.emulatorPid})`;
+  const deployment = {
+    created: 'created',
+    updated: 'updated in place, data kept',
+    unchanged: 'unchanged, kept with its data',
+  }[runtime.deployment];
+  const section = (title: string, lines: readonly string[]): string[] =>
+    lines.length === 0 ? [] : [`  ${title}`, ...lines.map((line) => `    ${line}`)];
   return [
-    `outbox example running locally, ready in ${seconds(totalMs)} (synthesis ${seconds(synthMs)} while the ` +
-      `emulator booted, emulator answering at ${seconds(emulatorMs)}, deploy ${seconds(deployMs)})`,
-    `  emulator   ${emulator}, stack ${runtime.stackName}`,
-    `  REST API   ${api}`,
-    ...(seeded ? [`  stock      ${DEFAULT_STOCK.map((s) => `${s.sku}=${s.available}`).join(', ')}`] : []),
-    '  pollers',
-    ...[...runtime.pollers, ...runtime.schedules].map((poller) => `    ${poller.description}`),
-    '',
-    '  try it:',
-    `    curl -s -X POST ${api}/orders -H 'content-type: application/json' \\`,
-    `      -d '{"customerId":"c-1","items":[{"sku":"SKU-APPLE","quantity":2}]}'`,
-    `    curl -s ${api}/orders/<orderId>`,
-    `    curl -s ${api}/inventory/SKU-APPLE`,
-    '',
-    '  Ctrl-C stops everything.',
-    '',
+    `running locally, ready ${seconds(readyMs)} after start (the app synthesized while the backend booted, ` +
+      `answering ${seconds(backendMs)} into the runtime's start; deploy ${seconds(deployMs)})`,
+    `  backend    ${backend}`,
+    `  stack      ${runtime.stackName} (${deployment})`,
+    `  REST API   ${runtime.apiUrl}`,
+    ...section(
+      'routes',
+      runtime.app.routes.map((route) => `${route.method.padEnd(6)} ${route.path} → ${route.functionName}`),
+    ),
+    ...section(
+      'pollers',
+      runtime.pollers.map((poller) => poller.description),
+    ),
+    ...section(
+      'schedules',
+      runtime.schedules.map((schedule) => schedule.description),
+    ),
+    ...section(
+      'not run locally',
+      runtime.app.skipped.map((skipped) => `${skipped.name} (${skipped.type}): ${skipped.reason}`),
+    ),
   ];
 }
 
-/**
- * A {@link StatusConsole} on `stream`. On a terminal it also takes over `stream.write`, so that output from
- * elsewhere (the handlers' Powertools loggers write JSON lines to stdout) lands above the status line
- * instead of being glued to it.
- */
-export function statusConsole(stream: NodeJS.WriteStream): StatusConsole {
-  const tty = stream.isTTY === true;
-  let shown: string | undefined;
-  const write = stream.write.bind(stream) as (chunk: string) => boolean;
-  if (tty) {
-    const foreign = (chunk: unknown, ...rest: unknown[]): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString();
-      const done = rest.find((argument) => typeof argument === 'function') as (() => void) | undefined;
-      const result = write(`\r\x1b[2K${text}${text.endsWith('\n') ? '' : '\n'}${shown ?? ''}`);
-      done?.();
-      return result;
-    };
-    stream.write = foreign as NodeJS.WriteStream['write'];
-  }
-  return {
-    log(line) {
-      // On a terminal, clear the status line, print the log line, and redraw the status below it.
-      if (tty && shown !== undefined) write(`\r\x1b[2K${line}\n${shown}`);
-      else write(`${line}\n`);
-    },
-    status(text) {
-      if (tty) write(`\r\x1b[2K${text}`);
-      else if (text !== shown) write(`${text}\n`);
-      shown = text;
-    },
-    end() {
-      if (tty && shown !== undefined) write('\n');
-      shown = undefined;
-    },
-  };
+/** The status line when no plug-in gives one: invocations so far, and how many failed. */
+export function genericStatus(runtime: LocalRuntime): string {
+  const stats = [...runtime.pollers, ...runtime.schedules].map((poller) => poller.stats());
+  const sum = (pick: (stat: (typeof stats)[number]) => number): number =>
+    stats.reduce((total, stat) => total + pick(stat), 0);
+  return (
+    `invocations ${sum((stat) => stat.invocations)} · failed ${sum((stat) => stat.failedInvocations)} · ` +
+    `records ${sum((stat) => stat.records)} · discarded batches ${sum((stat) => stat.discardedBatches)}`
+  );
 }
 
 async function main(): Promise<void> {
-  // The AWS SDK warns once per process that Node 20 support ends in 2027; the deployed functions run on
-  // nodejs22.x, so locally it is noise.
+  // The AWS SDK warns once per process that Node 20 support ends in 2027; Lambda runs a newer Node, so
+  // locally it is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const options = parseStartOptions(process.argv.slice(2), process.env);
   const out = statusConsole(process.stdout);
-  out.log('starting moto, synthesizing and deploying the app…');
+  const choice = await chooseBackend({
+    backend: options.backend,
+    endpoint: options.endpoint,
+    env: process.env,
+  });
+  out.log(describeBackendChoice(choice));
+  // Synthesis takes the longest: it starts now, while the runtime and the plug-in load.
+  const synthesis = synthesizeApp({
+    projectDir: options.projectDir,
+    ...(options.stackName === undefined ? {} : { stackName: options.stackName }),
+  });
+  synthesis.catch(() => {});
+  out.log('synthesizing the app and deploying it…');
+  const [{ startLocalRuntime }, plugin] = await Promise.all([
+    import('./runtime.ts'),
+    options.plugin === undefined ? ({} as LocalPlugin) : loadPlugin(options.plugin, options.projectDir),
+  ]);
   const runtime = await startLocalRuntime({
     port: options.port,
-    seed: options.seed,
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    backend: choice.kind,
+    ...(choice.kind === 'external' ? { endpoint: choice.endpoint } : {}),
+    synthesis,
+    projectDir: options.projectDir,
+    ...(options.stateFile === undefined ? {} : { stateFile: options.stateFile }),
     log: (line) => out.log(line),
   });
 
@@ -152,33 +183,40 @@ async function main(): Promise<void> {
     }
     stopping = true;
     out.end();
-    out.log(`${signal}: stopping pollers, API and emulator…`);
-    runtime.stop().then(
-      () => {
-        out.log('stopped.');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        out.log(`stop failed: ${describeError(error)}`);
-        process.exit(1);
-      },
-    );
+    out.log(`${signal}: stopping pollers, API and backend…`);
+    Promise.resolve(plugin.close?.())
+      .catch(() => {})
+      .then(() => runtime.stop())
+      .then(
+        () => {
+          out.log('stopped.');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          out.log(`stop failed: ${describeError(error)}`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
-  for (const line of describeRuntime(runtime, options.seed)) out.log(line);
-  const counter = new DynamoDBClient(runtime.clientConfig);
-  const tables = {
-    orders: runtime.outputs[tableOutputName('orders')] ?? '',
-    outbox: runtime.outputs[tableOutputName('outbox')] ?? '',
-  };
+  // performance.now() counts from the start of this process: the time a user waits for `npm start`.
+  for (const line of describeRuntime(runtime, performance.now())) out.log(line);
+  if (options.seed && plugin.seed !== undefined) {
+    for (const line of await plugin.seed(runtime)) out.log(`  ${line}`);
+  }
+  for (const line of plugin.tryIt?.(runtime) ?? []) out.log(`  ${line}`);
+  out.log('');
+  out.log('  Ctrl-C stops everything.');
+  out.log('');
+  const status = plugin.status ?? (async (running: LocalRuntime) => genericStatus(running));
   const refresh = async (): Promise<void> => {
     if (stopping) return;
     try {
-      out.status(formatStatusCounts(await readStatusCounts(counter, tables)));
+      out.status(await status(runtime));
     } catch (error) {
-      if (!stopping) out.status(`(counts unavailable: ${describeError(error)})`);
+      if (!stopping) out.status(`(status unavailable: ${describeError(error)})`);
     }
   };
   await refresh();
@@ -206,11 +244,11 @@ function parsePositive(value: string): number {
 }
 
 function portFromEnv(env: Readonly<Record<string, string | undefined>>): number {
-  if (env.PORT === undefined || env.PORT === '') return 3000;
+  if (env.PORT === undefined || env.PORT === '') return DEFAULTS.port;
   try {
     return parsePort(env.PORT);
   } catch (cause) {
-    throw new StartOptionsError(`PORT: ${(cause as Error).message}`, { cause });
+    throw new LocalRuntimeError('INVALID_OPTION', `PORT: ${(cause as Error).message}`, { cause });
   }
 }
 

@@ -63,18 +63,25 @@ export function skipTo(cursor: ShardCursor, sequenceNumber: string): ShardCursor
   return settle({ ...cursor, checkpoint: sequenceNumber, failures: 0 });
 }
 
+/** A batch the function was invoked with, and how the invocation ended. */
+export interface InvokedBatch {
+  /** Sequence numbers of the batch's records, in shard order, never empty. */
+  readonly batch: readonly string[];
+  readonly outcome: InvocationOutcome;
+}
+
 /**
- * The cursor after invoking the function with `batch` (sequence numbers in shard order, never empty).
+ * The cursor after invoking the function with a batch.
  * @example
- * decideCheckpoint(cursor, ['1', '2', '3'], { kind: 'partial', itemIds: ['2'] }, settings);
+ * decideCheckpoint(cursor, { batch: ['1', '2', '3'], outcome: { kind: 'partial', itemIds: ['2'] } }, settings);
  * // → checkpoint '1'; the next batch starts at '2'
  */
 export function decideCheckpoint(
   cursor: ShardCursor,
-  batch: readonly string[],
-  outcome: InvocationOutcome,
+  invoked: InvokedBatch,
   settings: RetrySettings,
 ): CheckpointDecision {
+  const { batch, outcome } = invoked;
   const last = batch[batch.length - 1];
   if (last === undefined) return { cursor, discarded: [] };
   if (outcome.kind === 'succeeded' || (outcome.kind === 'partial' && outcome.itemIds.length === 0)) {
@@ -84,7 +91,7 @@ export function decideCheckpoint(
     const indexes = outcome.itemIds.map((id) => batch.indexOf(id));
     // Lambda treats an identifier that is not in the batch (or empty) as a failure of the whole batch.
     if (indexes.every((index) => index >= 0))
-      return partialFailure(cursor, batch, Math.min(...indexes), settings);
+      return partialFailure(cursor, { batch, lowestFailed: Math.min(...indexes) }, settings);
   }
   return wholeFailure(cursor, batch, settings);
 }
@@ -92,10 +99,10 @@ export function decideCheckpoint(
 /** Checkpoint before the lowest failed record and retry from it; the records before it are done. */
 function partialFailure(
   cursor: ShardCursor,
-  batch: readonly string[],
-  lowestFailed: number,
+  failed: { readonly batch: readonly string[]; readonly lowestFailed: number },
   settings: RetrySettings,
 ): CheckpointDecision {
+  const { batch, lowestFailed } = failed;
   const checkpoint = lowestFailed === 0 ? cursor.checkpoint : batch[lowestFailed - 1];
   // The retry count belongs to the record at the head: progress past it starts a new count.
   const failures = lowestFailed === 0 ? cursor.failures + 1 : 1;

@@ -1,23 +1,24 @@
 /**
  * Stands in for a DynamoDB stream → Lambda event source mapping: reads each shard, filters, batches and
  * invokes the function, and applies the mapping's retry settings the way Lambda does (see
- * stream-checkpoint.ts), sending discarded batches' metadata to the on-failure queue.
+ * stream-checkpoint.ts), sending discarded batches' metadata to the on-failure destination. Each shard's
+ * checkpoint is saved after every advance, so a restart resumes where the last run stopped.
  */
-import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
+  type GetShardIteratorCommandInput,
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { StreamSourceSpec } from '../topology.ts';
 import { batchItemFailureIds } from './batch-response.ts';
 import { compileFilters } from './event-filter.ts';
 import type { Invocation, LocalFunction } from './local-function.ts';
 import { type CycleResult, createPollLoop, type Poller, type PollerStats } from './poll-loop.ts';
+import type { PollerStateStore } from './poller-state.ts';
 import {
   compareSequenceNumbers,
   decideCheckpoint,
@@ -28,67 +29,70 @@ import {
   skipTo,
 } from './stream-checkpoint.ts';
 import { StreamDiscardCondition, streamFailureMessage, toLambdaStreamRecord } from './stream-event.ts';
+import type { EventSourceMappingDefinition } from './template/read-event-source-mappings.ts';
 
 /** Options of {@link createStreamPoller}. */
 export interface StreamPollerOptions {
   readonly fn: LocalFunction;
-  readonly source: StreamSourceSpec;
-  /** Physical name of the source table (from the stack outputs). */
-  readonly tableName: string;
-  /** URL of the on-failure destination queue. */
-  readonly failureQueueUrl: string;
+  /** The mapping's settings, as the template gives them. */
+  readonly mapping: EventSourceMappingDefinition;
+  /** The stream's ARN on the backend. */
+  readonly streamArn: string;
+  /** URL of the on-failure destination queue; without one, discarded batches are only logged (as on AWS). */
+  readonly failureQueueUrl?: string;
   readonly clients: {
-    readonly dynamodb: DynamoDBClient;
     readonly streams: DynamoDBStreamsClient;
     readonly sqs: SQSClient;
   };
+  /** Where the shard checkpoints are kept, and under which key. @default in this poller only */
+  readonly state?: { readonly store: PollerStateStore; readonly key: string };
   readonly intervalMs?: number;
   readonly log?: (line: string) => void;
   /** @default Date.now */
   readonly now?: () => number;
 }
 
-/** The source table has no stream, or the stream cannot be read. */
-export class StreamSourceError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
 // GetRecords returns at most 1,000 records (or 1 MB) per call.
 const GET_RECORDS_LIMIT = 1_000;
 
 /**
- * A poller for `source`'s stream, not yet started.
+ * A poller for the mapping's stream, not yet started.
  * @example
- * const relay = createStreamPoller({ fn, source: topology.functions.relay.streamSource, tableName, failureQueueUrl, clients });
+ * const relay = createStreamPoller({ fn, mapping, streamArn, failureQueueUrl, clients });
  * relay.start();
  */
 export function createStreamPoller(options: StreamPollerOptions): Poller {
-  const { fn, source, clients } = options;
+  const { fn, mapping, clients, streamArn } = options;
   const log = options.log ?? (() => {});
   const now = options.now ?? Date.now;
-  const matches = compileFilters(source.filters);
+  const matches = compileFilters(mapping.filterPatterns);
   const settings = {
-    batchSize: source.batchSize,
-    retryAttempts: source.retryAttempts,
-    bisectBatchOnError: source.bisectBatchOnError,
+    batchSize: mapping.batchSize,
+    retryAttempts: mapping.maxRetryAttempts,
+    bisectBatchOnError: mapping.bisectBatchOnError,
   };
   const cursors = new Map<string, ShardCursor>();
+  for (const [shardId, checkpoint] of options.state?.store.checkpoints(options.state.key) ?? []) {
+    cursors.set(shardId, { ...INITIAL_CURSOR, checkpoint });
+  }
+  const setCursor = (shardId: string, cursor: ShardCursor): void => {
+    const before = cursors.get(shardId)?.checkpoint;
+    cursors.set(shardId, cursor);
+    if (options.state !== undefined && cursor.checkpoint !== undefined && cursor.checkpoint !== before) {
+      options.state.store.saveCheckpoint(options.state.key, shardId, cursor.checkpoint);
+    }
+  };
   /** When the record now at the head of each shard was first seen: the batching window runs from there. */
   const headSeen = new Map<string, { sequenceNumber: string; at: number }>();
   const stats: PollerStats = { invocations: 0, failedInvocations: 0, records: 0, discardedBatches: 0 };
-  let streamArn: string | undefined;
 
   const cycle = async ({ flush, signal }: { flush: boolean; signal: AbortSignal }): Promise<CycleResult> => {
-    streamArn ??= await latestStreamArn(clients.dynamodb, options.tableName, signal);
     const shards = await listShards(clients.streams, streamArn, signal);
     let progressed = 0;
     let idle = true;
     for (const shard of shards) {
       if (shard.ShardId === undefined || !parentDone(shard, shards)) continue;
-      const result = await pollShard(streamArn, shard.ShardId, flush, signal);
+      const result = await pollShard(shard.ShardId, flush, signal);
       progressed += result.progressed;
       idle &&= result.idle;
     }
@@ -104,31 +108,17 @@ export function createStreamPoller(options: StreamPollerOptions): Poller {
     return end !== undefined && checkpoint !== undefined && compareSequenceNumbers(checkpoint, end) >= 0;
   };
 
-  const pollShard = async (
-    arn: string,
-    shardId: string,
-    flush: boolean,
-    signal: AbortSignal,
-  ): Promise<CycleResult> => {
+  const pollShard = async (shardId: string, flush: boolean, signal: AbortSignal): Promise<CycleResult> => {
     const cursor = cursors.get(shardId) ?? INITIAL_CURSOR;
     // A fresh iterator on every poll: after a cancelled transaction moto restores an old table copy, and an
-    // iterator taken before that sees phantom records (DESIGN §5).
-    const { ShardIterator } = await clients.streams.send(
-      new GetShardIteratorCommand({
-        StreamArn: arn,
-        ShardId: shardId,
-        ...(cursor.checkpoint === undefined
-          ? { ShardIteratorType: 'TRIM_HORIZON' }
-          : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: cursor.checkpoint }),
-      }),
-      { abortSignal: signal },
-    );
+    // iterator taken before that sees phantom records.
+    const ShardIterator = await shardIterator({ StreamArn: streamArn, ShardId: shardId }, cursor, signal);
     if (ShardIterator === undefined) return { progressed: 0, idle: true };
     const { Records } = await clients.streams.send(
       new GetRecordsCommand({ ShardIterator, Limit: GET_RECORDS_LIMIT }),
       { abortSignal: signal },
     );
-    const records = (Records ?? []).map((record) => toLambdaStreamRecord(record, arn));
+    const records = (Records ?? []).map((record) => toLambdaStreamRecord(record, streamArn));
     if (records.length === 0) return { progressed: 0, idle: true };
 
     const limit = nextBatchLimit(cursor, settings);
@@ -141,61 +131,59 @@ export function createStreamPoller(options: StreamPollerOptions): Poller {
       if (matches(record)) batch.push(record);
     }
     if (batch.length === 0) {
-      cursors.set(shardId, skipTo(cursor, lastExamined));
+      setCursor(shardId, skipTo(cursor, lastExamined));
       return { progressed: records.length, idle: false };
     }
 
-    const expired = expiredPrefix(batch, source.maxRecordAgeSeconds, now());
+    const expired = expiredPrefix(batch, mapping.maxRecordAgeSeconds, now());
     if (expired.length > 0) {
       const last = sequenceOf(expired[expired.length - 1]);
-      await sendToFailureQueue(
-        expired,
-        StreamDiscardCondition.RECORD_AGE_EXCEEDED,
+      await sendToFailureQueue({
+        records: expired,
+        condition: StreamDiscardCondition.RECORD_AGE_EXCEEDED,
         shardId,
-        arn,
-        '',
-        0,
-        false,
-      );
-      cursors.set(shardId, skipTo(cursor, last));
+        requestId: '',
+        invokeCount: 0,
+        functionError: false,
+      });
+      setCursor(shardId, skipTo(cursor, last));
       return { progressed: expired.length, idle: false };
     }
 
-    if (!flush && batch.length < limit && source.maxBatchingWindowSeconds > 0) {
+    if (!flush && batch.length < limit && mapping.maxBatchingWindowSeconds > 0) {
       const head = sequenceOf(batch[0]);
       const seen = headSeen.get(shardId);
       const since = seen?.sequenceNumber === head ? seen.at : now();
       headSeen.set(shardId, { sequenceNumber: head, at: since });
       // Lambda gathers records for up to MaximumBatchingWindowInSeconds before invoking a partial batch.
-      if (now() - since < source.maxBatchingWindowSeconds * 1000) return { progressed: 0, idle: false };
+      if (now() - since < mapping.maxBatchingWindowSeconds * 1000) return { progressed: 0, idle: false };
     }
 
     const invocation = await fn.invoke({ Records: batch });
     stats.invocations += 1;
     stats.records += batch.length;
-    const outcome = toOutcome(invocation);
+    const outcome = toOutcome(invocation, mapping.reportBatchItemFailures);
     const sequenceNumbers = batch.map(sequenceOf);
-    const decision = decideCheckpoint(cursor, sequenceNumbers, outcome, settings);
+    const decision = decideCheckpoint(cursor, { batch: sequenceNumbers, outcome }, settings);
     if (outcome.kind !== 'succeeded') {
       stats.failedInvocations += 1;
       log(
-        `[${fn.key}] batch of ${batch.length} (${sequenceNumbers[0]}…${sequenceNumbers[sequenceNumbers.length - 1]}) ` +
+        `[${fn.name}] batch of ${batch.length} (${sequenceNumbers[0]}…${sequenceNumbers[sequenceNumbers.length - 1]}) ` +
           `${describeOutcome(invocation, outcome)}; failures of this batch so far: ${decision.cursor.failures}`,
       );
     }
     if (decision.discarded.length > 0) {
       const discarded = new Set(decision.discarded);
-      await sendToFailureQueue(
-        batch.filter((record) => discarded.has(sequenceOf(record))),
-        StreamDiscardCondition.RETRIES_EXHAUSTED,
+      await sendToFailureQueue({
+        records: batch.filter((record) => discarded.has(sequenceOf(record))),
+        condition: StreamDiscardCondition.RETRIES_EXHAUSTED,
         shardId,
-        arn,
-        invocation.requestId,
-        settings.retryAttempts + 1,
-        outcome.kind === 'failed',
-      );
+        requestId: invocation.requestId,
+        invokeCount: settings.retryAttempts + 1,
+        functionError: outcome.kind === 'failed',
+      });
     }
-    cursors.set(shardId, decision.cursor);
+    setCursor(shardId, decision.cursor);
     const moved =
       decision.cursor.checkpoint !== undefined &&
       (cursor.checkpoint === undefined ||
@@ -204,49 +192,98 @@ export function createStreamPoller(options: StreamPollerOptions): Poller {
     return { progressed: moved ? batch.length : 0, idle: false };
   };
 
-  const sendToFailureQueue = async (
-    records: readonly DynamoDBRecord[],
-    condition: StreamDiscardCondition,
-    shardId: string,
-    arn: string,
-    requestId: string,
-    invokeCount: number,
-    functionError: boolean,
-  ): Promise<void> => {
+  /** A fresh iterator after the checkpoint; from the trim horizon when the checkpoint is gone from the shard. */
+  const shardIterator = async (
+    input: Pick<GetShardIteratorCommandInput, 'StreamArn' | 'ShardId'>,
+    cursor: ShardCursor,
+    signal: AbortSignal,
+  ): Promise<string | undefined> => {
+    const fromStart = { ...input, ShardIteratorType: 'TRIM_HORIZON' } as const;
+    if (cursor.checkpoint === undefined) {
+      return (await clients.streams.send(new GetShardIteratorCommand(fromStart), { abortSignal: signal }))
+        .ShardIterator;
+    }
+    try {
+      const after = {
+        ...input,
+        ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+        SequenceNumber: cursor.checkpoint,
+      } as const;
+      return (await clients.streams.send(new GetShardIteratorCommand(after), { abortSignal: signal }))
+        .ShardIterator;
+    } catch (error) {
+      if (!(error instanceof Error) || error.name !== 'TrimmedDataAccessException') throw error;
+      // The records after the saved checkpoint have left the stream (24 h retention): read what is left.
+      log(
+        `[${fn.name}] checkpoint ${cursor.checkpoint} of shard ${input.ShardId} is trimmed; reading from the oldest record`,
+      );
+      return (await clients.streams.send(new GetShardIteratorCommand(fromStart), { abortSignal: signal }))
+        .ShardIterator;
+    }
+  };
+
+  const sendToFailureQueue = async (discarded: {
+    readonly records: readonly DynamoDBRecord[];
+    readonly condition: StreamDiscardCondition;
+    readonly shardId: string;
+    readonly requestId: string;
+    readonly invokeCount: number;
+    readonly functionError: boolean;
+  }): Promise<void> => {
     stats.discardedBatches += 1;
     const message = streamFailureMessage({
-      records,
-      condition,
-      shardId,
-      streamArn: arn,
+      ...discarded,
+      streamArn,
       functionArn: fn.arn,
-      requestId,
-      invokeCount,
-      functionError,
       now: new Date(now()),
     });
+    if (options.failureQueueUrl === undefined) {
+      log(
+        `[${fn.name}] gave up on ${discarded.records.length} record(s) (${discarded.condition}); no on-failure destination`,
+      );
+      return;
+    }
     log(
-      `[${fn.key}] gave up on ${records.length} record(s) (${condition}); metadata sent to ${source.onFailureQueue}`,
+      `[${fn.name}] gave up on ${discarded.records.length} record(s) (${discarded.condition}); metadata sent to ${options.failureQueueUrl}`,
     );
     await clients.sqs.send(
       new SendMessageCommand({ QueueUrl: options.failureQueueUrl, MessageBody: JSON.stringify(message) }),
     );
   };
 
-  const control = createPollLoop({ name: fn.key, cycle, intervalMs: options.intervalMs, log });
-  const filters = source.filters.length === 0 ? 'no filter' : `filter ${JSON.stringify(source.filters)}`;
+  const control = createPollLoop({ name: fn.name, cycle, intervalMs: options.intervalMs, log });
   return {
     ...control,
     get paused() {
       return control.paused;
     },
-    functionKey: fn.key,
-    description:
-      `${fn.key} ← ${source.table} stream: batch ${source.batchSize}, window ${source.maxBatchingWindowSeconds}s, ` +
-      `${filters}, retries ${source.retryAttempts}, bisect ${source.bisectBatchOnError ? 'on' : 'off'}, ` +
-      `max age ${source.maxRecordAgeSeconds}s, on failure → ${source.onFailureQueue}`,
+    functionName: fn.name,
+    description: `${fn.name} ← ${tableOfStream(streamArn)} stream: ${describeStreamMapping(mapping)}`,
     stats: () => ({ ...stats }),
   };
+}
+
+/** The mapping's settings in one line, for the banner. */
+export function describeStreamMapping(mapping: EventSourceMappingDefinition): string {
+  const filters =
+    mapping.filterPatterns.length === 0 ? 'no filter' : `filter ${JSON.stringify(mapping.filterPatterns)}`;
+  const retries = mapping.maxRetryAttempts < 0 ? 'until expired' : String(mapping.maxRetryAttempts);
+  const maxAge = mapping.maxRecordAgeSeconds < 0 ? 'none' : `${mapping.maxRecordAgeSeconds}s`;
+  return (
+    `batch ${mapping.batchSize}, window ${mapping.maxBatchingWindowSeconds}s, ${filters}, retries ${retries}, ` +
+    `bisect ${mapping.bisectBatchOnError ? 'on' : 'off'}, max age ${maxAge}` +
+    (mapping.reportBatchItemFailures ? ', partial batch responses' : '') +
+    // One batch per shard at a time keeps per-key order, which a higher factor also guarantees.
+    (mapping.parallelizationFactor > 1
+      ? `, parallelization ${mapping.parallelizationFactor} (run as 1)`
+      : '') +
+    (mapping.onFailureDestination === undefined ? '' : ', on failure → destination queue')
+  );
+}
+
+/** `arn:aws:dynamodb:us-east-1:123:table/Orders/stream/2024…` → `Orders`. */
+function tableOfStream(streamArn: string): string {
+  return /:table\/([^/]+)\/stream\//.exec(streamArn)?.[1] ?? streamArn;
 }
 
 /** The leading records older than `maxAgeSeconds` (-1: no limit), which Lambda discards without invoking. */
@@ -265,8 +302,10 @@ export function expiredPrefix(
   return expired;
 }
 
-function toOutcome(invocation: Invocation): InvocationOutcome {
+function toOutcome(invocation: Invocation, reportBatchItemFailures: boolean): InvocationOutcome {
   if (!invocation.ok) return { kind: 'failed' };
+  // Without ReportBatchItemFailures, Lambda ignores what the function returns.
+  if (!reportBatchItemFailures) return { kind: 'succeeded' };
   const itemIds = batchItemFailureIds(invocation.result);
   if (itemIds === undefined) return { kind: 'failed' };
   return itemIds.length === 0 ? { kind: 'succeeded' } : { kind: 'partial', itemIds };
@@ -280,20 +319,6 @@ function describeOutcome(invocation: Invocation, outcome: InvocationOutcome): st
 
 function sequenceOf(record: DynamoDBRecord | undefined): string {
   return record?.dynamodb?.SequenceNumber ?? '0';
-}
-
-async function latestStreamArn(
-  client: DynamoDBClient,
-  tableName: string,
-  signal: AbortSignal,
-): Promise<string> {
-  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }), {
-    abortSignal: signal,
-  });
-  const arn = Table?.LatestStreamArn;
-  if (arn === undefined)
-    throw new StreamSourceError(`table ${tableName} has no stream, but the topology maps one to a function`);
-  return arn;
 }
 
 async function listShards(

@@ -1,13 +1,14 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
-import { queueOutputName } from '../../infra/topology.ts';
 import type { OutboxItem } from '../../shared/outbox/outbox-item.ts';
 import { toEnvelope } from '../../shared/relay/relay-messages.ts';
 import { messageAttributes, messageBody } from '../../shared/relay/wire-format.ts';
 import {
   outboxStreamRecords,
+  outputOf,
   placeOrder,
+  QueueOutput,
   request,
   scanAll,
   sqsClient,
@@ -35,7 +36,13 @@ describe('an order through the whole pipeline (moto)', () => {
     const order = await waitForMessageStatus(runtime, orderId, 'CONFIRMED');
 
     expect(order.messages).toEqual([
-      expect.objectContaining({ messageId, topic: 'order.created', status: 'CONFIRMED', attempts: 1 }),
+      expect.objectContaining({
+        messageId,
+        topic: 'order.created',
+        status: 'CONFIRMED',
+        attempts: 1,
+        outcome: 'APPLIED',
+      }),
     ]);
     expect(await stockOf(runtime, 'SKU-APPLE')).toBe(before - 3);
     const inbox = await scanAll(runtime, 'inbox');
@@ -51,8 +58,10 @@ describe('an order through the whole pipeline (moto)', () => {
       { sku: 'SKU-EMPTY', quantity: 1 },
     ]);
 
-    await waitForMessageStatus(runtime, orderId, 'CONFIRMED');
+    const order = await waitForMessageStatus(runtime, orderId, 'CONFIRMED');
 
+    // The producer shows what the consumer did with its message.
+    expect(order.messages[0].outcome).toBe('REJECTED_OUT_OF_STOCK');
     expect(await stockOf(runtime, 'SKU-CHERRY')).toBe(cherries);
     expect(await stockOf(runtime, 'SKU-EMPTY')).toBe(0);
     const inbox = await scanAll(runtime, 'inbox');
@@ -65,14 +74,18 @@ describe('atomicity of the transactional write', () => {
     const first = await placeOrder(runtime, [{ sku: 'SKU-BANANA', quantity: 1 }], 'order-atomic-1');
     await waitForMessageStatus(runtime, first.orderId, 'CONFIRMED');
 
-    const second = await request(runtime, 'POST', '/orders', {
+    const second = await request(runtime, 'POST /orders', {
       orderId: 'order-atomic-1',
       customerId: 'someone-else',
       items: [{ sku: 'SKU-BANANA', quantity: 7 }],
     });
 
     expect(second.status).toBe(409);
-    expect(second.body.details).toEqual([expect.objectContaining({ field: 'orderId' })]);
+    // The answer names what differs from the order already created under this id.
+    expect(second.body.details).toEqual([
+      expect.objectContaining({ field: 'customerId' }),
+      expect.objectContaining({ field: 'items[0].quantity' }),
+    ]);
     const orders = (await scanAll(runtime, 'orders')).filter((order) => order.orderId === 'order-atomic-1');
     expect(orders).toEqual([expect.objectContaining({ customerId: 'customer-1' })]);
     const messages = (await scanAll(runtime, 'outbox')).filter((m) => m.aggregateId === 'order-atomic-1');
@@ -94,7 +107,7 @@ describe('duplicate delivery', () => {
         (m) => m.messageId === messageId,
       ) as unknown as OutboxItem;
       // The same message, twice more, as SQS may deliver it (or a resend after a crash would).
-      const queueUrl = runtime.outputs[queueOutputName('orderEvents')];
+      const queueUrl = outputOf(runtime, QueueOutput.orderEvents);
       for (let copy = 0; copy < 2; copy += 1) {
         await sqsClient(runtime).send(
           new SendMessageCommand({
@@ -149,7 +162,7 @@ describe('bad input', () => {
     const ordersBefore = (await scanAll(runtime, 'orders')).length;
     const outboxBefore = (await scanAll(runtime, 'outbox')).length;
 
-    const response = await request(runtime, 'POST', '/orders', body);
+    const response = await request(runtime, 'POST /orders', body);
 
     expect(response.status).toBe(400);
     expect(response.body.error).toEqual(expect.any(String));
@@ -158,14 +171,80 @@ describe('bad input', () => {
     expect((await scanAll(runtime, 'outbox')).length).toBe(outboxBefore);
   });
 
+  /** A raw POST /orders: bytes and headers exactly as given. */
+  async function rawPost(body: Uint8Array | string, headers: Record<string, string>) {
+    const response = await fetch(`${runtime.apiUrl}/orders`, { method: 'POST', headers, body });
+    return { status: response.status, body: (await response.json()) as { error: string } };
+  }
+
+  it.each([
+    ['no content type', {}, 415],
+    ['text/plain', { 'content-type': 'text/plain' }, 415],
+    ['application/json; charset=latin1', { 'content-type': 'application/json; charset=latin1' }, 415],
+  ])('answers %s with %i, and writes nothing', async (_name, headers, status) => {
+    const outboxBefore = (await scanAll(runtime, 'outbox')).length;
+    const body = JSON.stringify({ customerId: 'c-1', items: [{ sku: 'SKU-APPLE', quantity: 1 }] });
+
+    expect((await rawPost(body, headers)).status).toBe(status);
+    expect((await scanAll(runtime, 'outbox')).length).toBe(outboxBefore);
+  });
+
+  it.each([
+    [
+      'a body that is not valid UTF-8',
+      Buffer.from('{"customerId":"c-\xff","items":[{"sku":"SKU-APPLE","quantity":1}]}', 'latin1'),
+    ],
+    ['duplicate keys', '{"customerId":"c-1","items":[{"sku":"SKU-APPLE","quantity":5000,"quantity":1}]}'],
+    ['a lone surrogate', '{"customerId":"\\ud800","items":[{"sku":"SKU-APPLE","quantity":1}]}'],
+  ])('answers %s with 400 through the local API, and writes nothing', async (_name, body) => {
+    const outboxBefore = (await scanAll(runtime, 'outbox')).length;
+
+    const response = await rawPost(body, { 'content-type': 'application/json' });
+
+    expect(response.status).toBe(400);
+    expect((await scanAll(runtime, 'outbox')).length).toBe(outboxBefore);
+  });
+
+  it('serves a request whose query parameters and headers are named __proto__, constructor or toString', async () => {
+    const response = await fetch(
+      `${runtime.apiUrl}/inventory/SKU-APPLE?__proto__=1&constructor=2&toString=3`,
+      {
+        headers: { constructor: 'x', toString: 'y' },
+      },
+    );
+
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ sku: 'SKU-APPLE' });
+  });
+
+  it('answers a retried POST with the same orderId with the original 201, and writes the order once', async () => {
+    const body = {
+      orderId: 'retried-order-1',
+      customerId: 'c-1',
+      items: [{ sku: 'SKU-BANANA', quantity: 1 }],
+    };
+
+    const first = await request(runtime, 'POST /orders', body);
+    const retry = await request(runtime, 'POST /orders', body);
+    const other = await request(runtime, 'POST /orders', { ...body, customerId: 'c-2' });
+
+    expect(first.status).toBe(201);
+    expect(retry).toEqual(first);
+    expect(other.status).toBe(409);
+    const orders = (await scanAll(runtime, 'orders')).filter((order) => order.orderId === 'retried-order-1');
+    expect(orders).toHaveLength(1);
+    const messages = (await scanAll(runtime, 'outbox')).filter((m) => m.aggregateId === 'retried-order-1');
+    expect(messages).toHaveLength(1);
+  });
+
   it('answers 404 for an unknown order and an unknown SKU', async () => {
-    expect((await request(runtime, 'GET', '/orders/no-such-order')).status).toBe(404);
-    expect((await request(runtime, 'GET', '/inventory/NO-SUCH-SKU')).status).toBe(404);
+    expect((await request(runtime, 'GET /orders/no-such-order')).status).toBe(404);
+    expect((await request(runtime, 'GET /inventory/NO-SUCH-SKU')).status).toBe(404);
   });
 
   it('sets stock with PUT and rejects a negative level without writing', async () => {
-    expect((await request(runtime, 'PUT', '/inventory/SKU-NEW', { available: 5 })).status).toBe(200);
-    const bad = await request(runtime, 'PUT', '/inventory/SKU-NEW', { available: -1 });
+    expect((await request(runtime, 'PUT /inventory/SKU-NEW', { available: 5 })).status).toBe(200);
+    const bad = await request(runtime, 'PUT /inventory/SKU-NEW', { available: -1 });
     expect(bad.status).toBe(400);
     expect(bad.body.details).toEqual([expect.objectContaining({ field: 'available' })]);
     await waitFor(async () => ((await stockOf(runtime, 'SKU-NEW')) === 5 ? true : undefined));

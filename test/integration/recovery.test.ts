@@ -1,16 +1,18 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { consumerParts } from '../../functions/inventory/apply-order/handler.ts';
-import { relayDeps } from '../../functions/outbox/relay/handler.ts';
-import { sweeperDeps } from '../../functions/outbox/sweeper/handler.ts';
+import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
+import { consumerParts } from '../../shared/lambda/consumer-handler.ts';
+import { relayDeps } from '../../shared/lambda/relay-handler.ts';
+import { sweeperDeps } from '../../shared/lambda/sweeper-handler.ts';
 import type { Envelope } from '../../shared/message/envelope.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../shared/retry/retry-policy.ts';
+import { requireEnv } from '../../shared/settings/setting.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../shared/sweeper/sweep.ts';
 import {
   documentClient,
@@ -70,8 +72,8 @@ beforeAll(async () => {
   runtime = await startRuntime({
     handlers: {
       // The tests drive the sweeper themselves, with their own clock.
-      sweeper: () => async () => ({}),
-      relay: (_base, env) => {
+      'Outbox/Sweeper': () => async () => ({}),
+      'Outbox/Relay': (_base, env) => {
         const deps = relayDeps(env);
         const relay = { ...deps, publisher: faultyPublisher(deps.publisher) };
         return (event) => {
@@ -81,8 +83,11 @@ beforeAll(async () => {
           return relayStreamBatch({ Records: records }, relay, quiet);
         };
       },
-      inventoryConsumer: (_base, env) => {
-        const { plan, deps, failures } = consumerParts({ ...env, VISIBILITY_BACKOFF_BASE_SECONDS: '1' });
+      'Outbox/InventoryConsumer': (_base, env) => {
+        const { plan, deps, failures } = consumerParts(
+          { ...env, VISIBILITY_BACKOFF_BASE_SECONDS: '1' },
+          (consumerEnv) => planStockReservation(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
+        );
         const confirmer = deps.confirmer;
         const orderOf = new Map<string, string>();
         const faultyDeps = {
@@ -111,7 +116,12 @@ beforeAll(async () => {
             receives.set(body.messageId, (receives.get(body.messageId) ?? 0) + 1);
             return !faults.loseDelivery.delete(body.aggregateId);
           });
-          return consumeSqsBatch({ Records: records }, context, faultyPlan, faultyDeps, quiet, failures);
+          return consumeSqsBatch({ Records: records }, context, {
+            plan: faultyPlan,
+            deps: faultyDeps,
+            logger: quiet,
+            failures,
+          });
         };
       },
     },
@@ -131,7 +141,7 @@ function sweepAt(
   at: Date,
   options: { owner?: string; retryPolicy?: RetryPolicy; rounds?: number } = {},
 ): Promise<SweepReport> {
-  const deps = sweeperDeps(runtime.env.sweeper);
+  const deps = sweeperDeps(runtime.env['Outbox/Sweeper'] ?? {});
   let rounds = options.rounds ?? 1;
   return sweep({
     ...deps,
@@ -317,7 +327,7 @@ describe('recovery by the sweeper (moto)', () => {
     const before = await stockOf(runtime, 'SKU-DATE');
     const { messageId } = await placeOrder(runtime, [{ sku: 'SKU-DATE', quantity: 1 }], 'order-transient');
 
-    await waitForMessageStatus(runtime, 'order-transient', 'CONFIRMED', 30_000);
+    await waitForMessageStatus(runtime, 'order-transient', 'CONFIRMED');
 
     expect(receives.get(messageId)).toBeGreaterThanOrEqual(2);
     expect(await stockOf(runtime, 'SKU-DATE')).toBe(before - 1);

@@ -1,11 +1,13 @@
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { consumerParts } from '../../functions/inventory/apply-order/handler.ts';
-import { relayDeps } from '../../functions/outbox/relay/handler.ts';
+import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
+import { consumerParts } from '../../shared/lambda/consumer-handler.ts';
+import { relayDeps } from '../../shared/lambda/relay-handler.ts';
 import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
 import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
+import { requireEnv } from '../../shared/settings/setting.ts';
 import { placeOrder, scanAll, startRuntime, stockOf, waitFor, waitForMessageStatus } from './support.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
@@ -23,7 +25,7 @@ let runtime: LocalRuntime;
 beforeAll(async () => {
   runtime = await startRuntime({
     handlers: {
-      relay: (_base, env) => {
+      'Outbox/Relay': (_base, env) => {
         const deps = relayDeps(env);
         const faulty: RelayDeps = {
           ...deps,
@@ -60,14 +62,16 @@ beforeAll(async () => {
         };
         return (event) => relayStreamBatch(event as DynamoDBStreamEvent, faulty, quiet);
       },
-      inventoryConsumer: (_base, env) => {
-        const { plan, deps, failures } = consumerParts(env);
+      'Outbox/InventoryConsumer': (_base, env) => {
+        const { plan, deps, failures } = consumerParts(env, (consumerEnv) =>
+          planStockReservation(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
+        );
         const counting = {
           info: (_message: string, data: Record<string, unknown>) => consumed.push(String(data.kind)),
           warn: () => {},
         };
         return (event, context) =>
-          consumeSqsBatch(event as SQSEvent, context, plan, deps, counting, failures);
+          consumeSqsBatch(event as SQSEvent, context, { plan, deps, logger: counting, failures });
       },
     },
   });

@@ -9,11 +9,49 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime.ts';
-import { type TableKey, tableOutputName } from '../../infra/topology.ts';
+import { seedStock } from '../../infra/stacks/local-plugin.ts';
+import { synthExampleTemplate } from '../../infra/synth-template.ts';
 
-/** Starts the local runtime for a suite: a fresh moto (or AWS_ENDPOINT_URL), a free port, quiet logs. */
-export function startRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
-  return startLocalRuntime({ port: 0, log: () => {}, pollIntervalMs: 100, ...options });
+/** The example stack's tables, by the prefix of their `<name>TableName` output. */
+export type TableKey = 'orders' | 'inventory' | 'outbox' | 'inbox';
+
+/** The example stack's queue outputs. */
+export const QueueOutput = {
+  orderEvents: 'orderEventsQueueUrl',
+  orderEventsDeadLetters: 'orderEventsDeadLetterQueueUrl',
+  relayFailures: 'relayFailureQueueUrl',
+} as const;
+
+let exampleTemplate: Record<string, unknown> | undefined;
+
+/**
+ * Starts the local runtime on the example for a suite — its template synthesized in-process (once per test
+ * file), a fresh moto (or AWS_ENDPOINT_URL), a free port, quiet logs — and puts the starting stock in as
+ * `npm start` does.
+ */
+export async function startRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  exampleTemplate ??= synthExampleTemplate();
+  const runtime = await startLocalRuntime({
+    port: 0,
+    log: () => {},
+    pollIntervalMs: 100,
+    template: exampleTemplate,
+    ...options,
+  });
+  try {
+    await seedStock(runtime.apiUrl);
+  } catch (error) {
+    await runtime.stop();
+    throw error;
+  }
+  return runtime;
+}
+
+/** The value of one of the stack's outputs. */
+export function outputOf(runtime: LocalRuntime, name: string): string {
+  const value = runtime.outputs[name];
+  if (value === undefined) throw new Error(`the stack has no output ${name}`);
+  return value;
 }
 
 /** A JSON HTTP response. */
@@ -23,17 +61,12 @@ export interface JsonResponse {
   readonly body: any;
 }
 
-/** Sends a request to the local API and parses the JSON answer. */
-export async function request(
-  runtime: LocalRuntime,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<JsonResponse> {
+/** Sends a request (`'POST /orders'`) to the local API and parses the JSON answer. */
+export async function request(runtime: LocalRuntime, route: string, body?: unknown): Promise<JsonResponse> {
+  const [method = 'GET', path = '/'] = route.split(' ');
   const response = await fetch(`${runtime.apiUrl}${path}`, {
     method,
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -70,11 +103,9 @@ export function sqsClient(runtime: LocalRuntime): SQSClient {
   return new SQSClient(runtime.clientConfig);
 }
 
-/** The physical name of a topology table. */
+/** The physical name of one of the example's tables. */
 export function tableName(runtime: LocalRuntime, table: TableKey): string {
-  const name = runtime.outputs[tableOutputName(table)];
-  if (name === undefined) throw new Error(`no output for table ${table}`);
-  return name;
+  return outputOf(runtime, `${table}TableName`);
 }
 
 /** Every item of a table. */
@@ -132,7 +163,7 @@ export async function placeOrder(
   items: { sku: string; quantity: number }[],
   orderId?: string,
 ): Promise<{ orderId: string; messageId: string }> {
-  const response = await request(runtime, 'POST', '/orders', {
+  const response = await request(runtime, 'POST /orders', {
     ...(orderId === undefined ? {} : { orderId }),
     customerId: 'customer-1',
     items,
@@ -142,26 +173,25 @@ export async function placeOrder(
   return response.body;
 }
 
-/** Waits until the order's message reaches `status` and returns the GET /orders body. */
+/** Waits (up to 30 s) until the order's message reaches `status` and returns the GET /orders body. */
 export function waitForMessageStatus(
   runtime: LocalRuntime,
   orderId: string,
   status: string,
-  timeoutMs = 20_000,
 ): Promise<JsonResponse['body']> {
   return waitFor(
     async () => {
-      const response = await request(runtime, 'GET', `/orders/${orderId}`);
+      const response = await request(runtime, `GET /orders/${orderId}`);
       return response.body?.messages?.[0]?.status === status ? response.body : undefined;
     },
-    timeoutMs,
+    30_000,
     `order ${orderId} to be ${status}`,
   );
 }
 
 /** The available stock of a SKU, read through the API. */
 export async function stockOf(runtime: LocalRuntime, sku: string): Promise<number> {
-  const response = await request(runtime, 'GET', `/inventory/${sku}`);
+  const response = await request(runtime, `GET /inventory/${sku}`);
   if (response.status !== 200) throw new Error(`GET /inventory/${sku} answered ${response.status}`);
   return response.body.available;
 }

@@ -64,6 +64,36 @@ describe('toProxyEvent', () => {
     expect(event.headers).toEqual({ 'X-Trace': 'b', Accept: '*/*' });
   });
 
+  it('keeps query parameters and headers named __proto__, constructor or toString as plain names', () => {
+    const event = toProxyEvent(
+      apiRequest({
+        query: '__proto__=1&constructor=2&toString=3&toString=4',
+        rawHeaders: ['__proto__', 'a', 'constructor', 'b', 'toString', 'c'],
+      }),
+      context,
+    );
+
+    expect(Object.entries(event.queryStringParameters ?? {})).toEqual([
+      ['__proto__', '1'],
+      ['constructor', '2'],
+      ['toString', '4'],
+    ]);
+    expect(event.multiValueQueryStringParameters?.toString).toEqual(['3', '4']);
+    expect(Object.entries(event.headers)).toEqual([
+      ['__proto__', 'a'],
+      ['constructor', 'b'],
+      ['toString', 'c'],
+    ]);
+  });
+
+  it('hands a body that is not valid UTF-8 over base64-encoded, so the handler can refuse it', () => {
+    const bytes = Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]);
+
+    const event = toProxyEvent(apiRequest({ method: 'POST', body: bytes }), context);
+
+    expect(event).toMatchObject({ isBase64Encoded: true, body: bytes.toString('base64') });
+  });
+
   it('decodes the query string into single and multi-value maps', () => {
     const event = toProxyEvent(apiRequest({ query: 'a=1&a=2&b=x%20y' }), context);
     expect(event.queryStringParameters).toEqual({ a: '2', b: 'x y' });

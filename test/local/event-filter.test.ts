@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilters, UnsupportedFilterError } from '../../infra/local/event-filter.ts';
+import { compileFilters } from '../../infra/local/event-filter.ts';
+import { LocalRuntimeError } from '../../infra/local/local-runtime-error.ts';
 
 const insert = {
   eventName: 'INSERT',
@@ -57,8 +58,19 @@ describe('compileFilters', () => {
     expect(compileFilters([{ eventName: [{ 'anything-but': 'INSERT' }] }])(insert)).toBe(false);
   });
 
+  it('supports the suffix and numeric operators, numeric on stream images’ number strings too', () => {
+    expect(compileFilters([{ sku: [{ suffix: '-EU' }] }])({ sku: 'APPLE-EU' })).toBe(true);
+    expect(compileFilters([{ sku: [{ suffix: '-EU' }] }])({ sku: 'APPLE-US' })).toBe(false);
+    const between = compileFilters([{ qty: { N: [{ numeric: ['>', 0, '<=', 5] }] } }]);
+    expect(between({ qty: { N: '5' } })).toBe(true);
+    expect(between({ qty: { N: '6' } })).toBe(false);
+    expect(between({ qty: { N: '0' } })).toBe(false);
+    expect(between({ qty: { S: '3' } })).toBe(false);
+  });
+
   it('refuses syntax it does not implement instead of matching differently from AWS', () => {
-    expect(() => compileFilters([{ size: [{ numeric: ['>', 0] }] }])).toThrow(UnsupportedFilterError);
+    expect(() => compileFilters([{ ip: [{ cidr: '10.0.0.0/24' }] }])).toThrow(LocalRuntimeError);
+    expect(() => compileFilters([{ size: [{ numeric: ['~', 0] }] }])).toThrow(/malformed numeric rule/);
     expect(() => compileFilters([{ eventName: 'INSERT' }])).toThrow(/array of values or a nested object/);
     expect(() => compileFilters([{ eventName: [{ prefix: 'I', exists: true }] }])).toThrow(
       /exactly one operator/,

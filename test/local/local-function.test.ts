@@ -1,74 +1,152 @@
 import type { Context } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { lambdaContext } from '../../infra/local/lambda-context.ts';
-import {
-  HandlerInitError,
-  HandlerLoadError,
-  LambdaTimeoutError,
-  loadLocalFunction,
-  localFunction,
-} from '../../infra/local/local-function.ts';
-import type { FunctionSpec } from '../../infra/topology.ts';
+import { loadLocalFunction, localFunction } from '../../infra/local/local-function.ts';
+import { LocalRuntimeError } from '../../infra/local/local-runtime-error.ts';
+import { processEnvironment } from '../../infra/local/process-environment.ts';
+import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
 
-function spec(entry: string, timeoutSeconds = 10): FunctionSpec {
-  return { entry, description: 'test', timeoutSeconds, memoryMb: 128, environment: {}, tables: {} };
+function definition(entry: string, overrides: Partial<FunctionDefinition> = {}): FunctionDefinition {
+  return {
+    name: 'Orders/GetStock',
+    logicalId: 'OrdersGetStock1234',
+    entry,
+    handlerExport: 'handler',
+    timeoutSeconds: 10,
+    memoryMb: 128,
+    environment: {},
+    ...overrides,
+  };
 }
 
 const ECHO = 'test/local/fixtures/echo-handler.ts';
+const PLAIN = 'test/local/fixtures/plain-handler.ts';
+const shared = processEnvironment();
+
+afterEach(() => {
+  shared.restore();
+});
 
 describe('loadLocalFunction', () => {
-  it('builds the handler with createHandler(env) and invokes it with a Lambda context', async () => {
-    const fn = await loadLocalFunction('getStock', spec(ECHO), { GREETING: 'hello' });
-    const invocation = await fn.invoke({});
-    expect(invocation).toMatchObject({
-      ok: true,
-      result: { greeting: 'hello', functionName: 'OutboxExample-getStock' },
+  it('builds a withEnv handler from the function’s own environment, never from process.env', async () => {
+    const fn = await loadLocalFunction(definition(ECHO), {
+      env: { GREETING: 'hello' },
+      physicalName: 'NotesApp-local-GetStock-X1',
+      arn: 'arn:aws:lambda:eu-west-1:000000000000:function:NotesApp-local-GetStock-X1',
+      processEnv: shared,
     });
-    expect(fn.arn).toBe('arn:aws:lambda:us-east-1:123456789012:function:OutboxExample-getStock');
+    expect(fn.plain).toBe(false);
+    expect(await fn.invoke({})).toMatchObject({
+      ok: true,
+      result: {
+        greeting: 'hello',
+        fromProcess: undefined,
+        functionName: 'NotesApp-local-GetStock-X1',
+        arn: 'arn:aws:lambda:eu-west-1:000000000000:function:NotesApp-local-GetStock-X1',
+      },
+    });
+    expect(process.env.GREETING).toBeUndefined();
   });
 
   it('reports a thrown error as an unsuccessful invocation', async () => {
-    const fn = await loadLocalFunction('getStock', spec(ECHO), {});
+    const fn = await loadLocalFunction(definition(ECHO), { env: {}, processEnv: shared });
     const invocation = await fn.invoke({ fail: 'boom' });
     expect(invocation.ok).toBe(false);
     expect(!invocation.ok && invocation.error.message).toBe('boom');
   });
 
   it('fails an invocation that runs past the function timeout, and still waits for it when idling', async () => {
-    const fn = await loadLocalFunction('getStock', spec(ECHO, 0.05), {});
+    const fn = await loadLocalFunction(definition(ECHO, { timeoutSeconds: 0.05 }), {
+      env: {},
+      processEnv: shared,
+    });
     const invocation = await fn.invoke({ wait: 150 });
-    expect(!invocation.ok && invocation.error).toBeInstanceOf(LambdaTimeoutError);
+    expect(!invocation.ok && invocation.error).toMatchObject({ code: 'HANDLER_TIMEOUT' });
     const started = Date.now();
     await fn.idle();
     expect(Date.now() - started).toBeGreaterThan(20);
   });
 
-  it('keeps a createHandler error and fails every invocation with it, as Lambda does after an init error', async () => {
-    const fn = await loadLocalFunction('getStock', spec(ECHO), { FAIL_INIT: 'yes' });
-    expect(fn.initError).toBeInstanceOf(HandlerInitError);
+  it('keeps a withEnv error and fails every invocation with it, as Lambda does after an init error', async () => {
+    const fn = await loadLocalFunction(definition(ECHO), { env: { FAIL_INIT: 'yes' }, processEnv: shared });
+    expect(fn.initError).toMatchObject({ code: 'HANDLER_INIT_FAILED', message: /FAIL_INIT is set/ });
     const invocation = await fn.invoke({});
     expect(!invocation.ok && invocation.error).toBe(fn.initError);
   });
 
-  it('lets an override wrap the built handler', async () => {
-    const fn = await loadLocalFunction(
-      'getStock',
-      spec(ECHO),
-      { GREETING: 'hi' },
-      {
-        override: (base) => async (event, context) => ({ wrapped: await base(event, context) }),
-      },
-    );
-    expect(await fn.invoke({})).toMatchObject({ ok: true, result: { wrapped: { greeting: 'hi' } } });
+  it('lets an override wrap the built handler, with the function’s environment at hand', async () => {
+    const fn = await loadLocalFunction(definition(ECHO), {
+      env: { GREETING: 'hi' },
+      processEnv: shared,
+      override: (base, env) => async (event, context) => ({
+        wrapped: await base(event, context),
+        seen: env.GREETING,
+      }),
+    });
+    expect(await fn.invoke({})).toMatchObject({
+      ok: true,
+      result: { wrapped: { greeting: 'hi' }, seen: 'hi' },
+    });
   });
 
-  it('refuses a module without createHandler, or one that cannot be imported', async () => {
+  it('refuses a module without the export the Handler names, or one that cannot be imported', async () => {
     await expect(
-      loadLocalFunction('getStock', spec('test/local/fixtures/no-contract.ts'), {}),
-    ).rejects.toThrow(HandlerLoadError);
-    await expect(loadLocalFunction('getStock', spec('test/local/fixtures/missing.ts'), {})).rejects.toThrow(
-      /cannot import/,
+      loadLocalFunction(definition('test/local/fixtures/no-contract.ts'), { env: {}, processEnv: shared }),
+    ).rejects.toMatchObject({
+      code: 'HANDLER_LOAD_FAILED',
+      message: /does not export a function named handler/,
+    });
+    await expect(
+      loadLocalFunction(definition('test/local/fixtures/missing.ts'), { env: {}, processEnv: shared }),
+    ).rejects.toThrow(/cannot import/);
+  });
+
+  it('runs a plain handler with its variables in process.env from before its import, and puts them back', async () => {
+    const fn = await loadLocalFunction(definition(PLAIN, { handlerExport: 'main' }), {
+      env: { PLAIN_GREETING: 'plain hello', AWS_LAMBDA_FUNCTION_NAME: 'Plain-1' },
+      processEnv: shared,
+    });
+    expect(fn.plain).toBe(true);
+    expect(await fn.invoke({})).toMatchObject({
+      ok: true,
+      // The per-function Lambda variables stay out of process.env, which all functions share.
+      result: { atImport: 'plain hello', atCall: 'plain hello', functionName: undefined },
+    });
+    shared.restore();
+    expect(process.env.PLAIN_GREETING).toBeUndefined();
+  });
+
+  it('refuses two plain handlers that need different values of one variable', async () => {
+    await loadLocalFunction(definition(PLAIN, { name: 'First', handlerExport: 'main' }), {
+      env: { PLAIN_GREETING: 'one' },
+      processEnv: shared,
+    });
+    const second = loadLocalFunction(
+      definition('test/local/fixtures/other-plain-handler.ts', { name: 'Second' }),
+      {
+        env: { PLAIN_GREETING: 'two' },
+        processEnv: shared,
+      },
     );
+    await expect(second).rejects.toBeInstanceOf(LocalRuntimeError);
+    await expect(second).rejects.toMatchObject({
+      code: 'ENVIRONMENT_CONFLICT',
+      message: /Second needs PLAIN_GREETING/,
+    });
+    expect(process.env.PLAIN_GREETING).toBe('one');
+  });
+
+  it('lets a withEnv handler and a plain one differ: only plain handlers share process.env', async () => {
+    await loadLocalFunction(definition(PLAIN, { name: 'Plain', handlerExport: 'main' }), {
+      env: { PLAIN_GREETING: 'one' },
+      processEnv: shared,
+    });
+    const built = await loadLocalFunction(definition(ECHO, { name: 'Built' }), {
+      env: { PLAIN_GREETING: 'two' },
+      processEnv: shared,
+    });
+    expect(built.plain).toBe(false);
+    expect(process.env.PLAIN_GREETING).toBe('one');
   });
 });
 
@@ -105,7 +183,11 @@ describe('lambdaContext', () => {
       }
       return rounds;
     };
-    const fn = localFunction('sweeper', spec('unused.ts', 60), {}, loopUntilDeadline);
+    const fn = localFunction({
+      definition: definition('unused.ts', { timeoutSeconds: 60 }),
+      env: {},
+      handler: loopUntilDeadline,
+    });
     const invocation = fn.invoke({});
     await new Promise((resolve) => setTimeout(resolve, 50));
     const started = Date.now();

@@ -1,10 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   answersHttp,
-  type Emulator,
-  EmulatorUnreachableError,
   findFreePort,
-  resolveEmulator,
+  type MotoServer,
   startMotoServer,
 } from '../../infra/local/moto-server.ts';
 
@@ -17,7 +15,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-const started: Emulator[] = [];
+const started: MotoServer[] = [];
 afterAll(async () => {
   await Promise.all(started.map((emulator) => emulator.stop()));
 });
@@ -28,7 +26,7 @@ describe('startMotoServer', () => {
     started.push(moto);
     expect(moto.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(await answersHttp(moto.endpoint)).toBe(true);
-    const pid = moto.pid ?? -1;
+    const { pid } = moto;
     expect(isAlive(pid)).toBe(true);
 
     await moto.stop();
@@ -43,24 +41,5 @@ describe('startMotoServer', () => {
     started.push(moto);
     expect(moto.endpoint).toBe(`http://127.0.0.1:${port}`);
     await moto.stop();
-  });
-});
-
-describe('resolveEmulator', () => {
-  it('uses the emulator AWS_ENDPOINT_URL names instead of starting one', async () => {
-    const moto = await startMotoServer();
-    started.push(moto);
-    const external = await resolveEmulator({ AWS_ENDPOINT_URL: `${moto.endpoint}/` });
-    expect(external).toMatchObject({ endpoint: moto.endpoint, pid: undefined });
-    await external.stop();
-    expect(await answersHttp(moto.endpoint)).toBe(true);
-    await moto.stop();
-  });
-
-  it('fails clearly when AWS_ENDPOINT_URL does not answer', async () => {
-    const port = await findFreePort();
-    await expect(
-      resolveEmulator({ AWS_ENDPOINT_URL: `http://127.0.0.1:${port}` }, { readyTimeoutMs: 300 }),
-    ).rejects.toThrow(EmulatorUnreachableError);
   });
 });

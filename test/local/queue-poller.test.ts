@@ -9,24 +9,45 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { type LocalHandler, localFunction } from '../../infra/local/local-function.ts';
-import { type Emulator, startMotoServer } from '../../infra/local/moto-server.ts';
+import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
 import type { Poller } from '../../infra/local/poll-loop.ts';
+import { memoryPollerState, type PollerStateStore } from '../../infra/local/poller-state.ts';
 import { createQueuePoller } from '../../infra/local/queue-poller.ts';
-import type { FunctionSpec } from '../../infra/topology.ts';
+import type { EventSourceMappingDefinition } from '../../infra/local/template/read-event-source-mappings.ts';
+import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
 
-let moto: Emulator;
+let moto: MotoServer;
 let sqs: SQSClient;
 let queueUrl: string;
+let queueArn: string;
 let deadLetterUrl: string;
 let calls: SQSEvent[];
 
-const spec: FunctionSpec = {
+const consumer: FunctionDefinition = {
+  name: 'Inventory/Consumer',
+  logicalId: 'InventoryConsumer1234',
   entry: 'unused',
-  description: 'test consumer',
+  handlerExport: 'handler',
   timeoutSeconds: 5,
   memoryMb: 128,
   environment: {},
-  tables: {},
+};
+
+const mapping: EventSourceMappingDefinition = {
+  name: 'Inventory/Consumer/SqsEventSource',
+  logicalId: 'InventoryConsumerSqsEventSource1234',
+  functionName: consumer.name,
+  source: { kind: 'queue', arn: 'unused' },
+  batchSize: 10,
+  maxBatchingWindowSeconds: 0,
+  filterPatterns: [],
+  bisectBatchOnError: false,
+  maxRetryAttempts: -1,
+  maxRecordAgeSeconds: -1,
+  parallelizationFactor: 1,
+  onFailureDestination: undefined,
+  reportBatchItemFailures: true,
+  startingPosition: undefined,
 };
 
 beforeAll(async () => {
@@ -57,23 +78,32 @@ beforeEach(async (context) => {
         }),
       )
     ).QueueUrl ?? '';
+  queueArn = `arn:aws:sqs:us-east-1:123456789012:queue-${suffix}`;
   calls = [];
 });
 
 /** A poller whose handler records each event and answers with `respond`; failed messages return at once. */
-function poller(respond: (event: SQSEvent, call: number) => unknown): Poller {
+function poller(
+  respond: (event: SQSEvent, call: number) => unknown,
+  options: {
+    readonly mapping?: Partial<EventSourceMappingDefinition>;
+    readonly store?: PollerStateStore;
+  } = {},
+): Poller {
   const handler: LocalHandler = async (event) => {
     const sqsEvent = event as SQSEvent;
     calls.push(sqsEvent);
     return respond(sqsEvent, calls.length);
   };
   return createQueuePoller({
-    fn: localFunction('inventoryConsumer', spec, {}, handler),
-    source: { queue: 'orderEvents', batchSize: 10, maxBatchingWindowSeconds: 0 },
+    fn: localFunction({ definition: consumer, env: {}, handler }),
+    mapping: { ...mapping, ...options.mapping },
     queueUrl,
+    queueArn,
     sqs,
     region: 'us-east-1',
     retryVisibilitySeconds: 0,
+    ...(options.store === undefined ? {} : { state: { store: options.store, key: 'consumer' } }),
   });
 }
 
@@ -94,6 +124,14 @@ async function visibleCount(url: string): Promise<number> {
     new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
   );
   return Messages?.length ?? 0;
+}
+
+/** Receives the queue's messages and keeps them invisible, as a run that died mid-batch leaves them. */
+async function receiveAndDie(): Promise<string[]> {
+  const { Messages } = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 300 }),
+  );
+  return (Messages ?? []).map((message) => message.ReceiptHandle ?? '');
 }
 
 const bodiesOf = (event: SQSEvent | undefined): string[] =>
@@ -141,5 +179,58 @@ describe('createQueuePoller', () => {
     expect(calls.map(bodiesOf)).toEqual([['poison'], ['poison']]);
     expect(await visibleCount(deadLetterUrl)).toBe(1);
     expect(consumer.stats()).toMatchObject({ invocations: 2, failedInvocations: 2 });
+  });
+
+  it('deletes the messages the filter rejects without invoking the function, matching JSON bodies', async () => {
+    const filtered = poller(() => undefined, {
+      mapping: { filterPatterns: [{ body: { topic: ['order.created'] } }] },
+    });
+    await send('{"topic":"order.created"}', '{"topic":"order.cancelled"}', 'not json');
+    await filtered.pollOnce();
+    expect(calls.map(bodiesOf)).toEqual([['{"topic":"order.created"}']]);
+    expect(await visibleCount(queueUrl)).toBe(0);
+  });
+
+  it('ignores what the function returns when the mapping does not report batch item failures', async () => {
+    const plain = poller(
+      (event) => ({ batchItemFailures: [{ itemIdentifier: event.Records[0]?.messageId }] }),
+      {
+        mapping: { reportBatchItemFailures: false },
+      },
+    );
+    await send('one');
+    await plain.pollOnce();
+    await plain.pollOnce();
+    expect(calls.map(bodiesOf)).toEqual([['one']]);
+    expect(plain.stats()).toMatchObject({ invocations: 1, failedInvocations: 0 });
+  });
+
+  it('keeps the receipts of the batch in flight, and forgets them once the batch is settled', async () => {
+    const store = memoryPollerState();
+    let duringInvocation: readonly string[] = [];
+    const tracked = poller(
+      (event) => {
+        duringInvocation = store.inFlight('consumer');
+        expect(duringInvocation).toEqual(event.Records.map((record) => record.receiptHandle));
+      },
+      { store },
+    );
+    await send('one');
+    await tracked.pollOnce();
+    expect(duringInvocation).toHaveLength(1);
+    expect(store.inFlight('consumer')).toEqual([]);
+  });
+
+  it('hands back at once what a run that died had in flight, instead of after the visibility timeout', async () => {
+    await send('in-flight');
+    const store = memoryPollerState();
+    store.saveInFlight('consumer', await receiveAndDie());
+    expect(await visibleCount(queueUrl)).toBe(0);
+
+    const restarted = poller(() => undefined, { store });
+    await restarted.pollOnce();
+
+    expect(calls.map(bodiesOf)).toEqual([['in-flight']]);
+    expect(store.inFlight('consumer')).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * End to end: `npm start` as a user runs it (the tsx CLI on infra/local/start.ts, without AWS credentials),
- * an order taken through to CONFIRMED over HTTP, then Ctrl-C (SIGINT) and no moto left behind.
+ * End to end: `npm start` as a user runs it (the tsx CLI on infra/local/start.ts with the example's plug-in,
+ * without AWS credentials), an order taken through to CONFIRMED over HTTP, then Ctrl-C (SIGINT) and no moto
+ * left behind.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -8,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answersHttp, findFreePort } from '../../infra/local/moto-server.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const STARTUP_TIMEOUT_MS = 90_000;
+const STARTUP_TIMEOUT_MS = 150_000;
 
 let cli: ChildProcess;
 let output = '';
@@ -39,11 +40,11 @@ beforeAll(async () => {
   ]) {
     delete env[name];
   }
-  cli = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['infra/local/start.ts'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  cli = spawn(
+    resolve(ROOT, 'node_modules/.bin/tsx'),
+    ['infra/local/start.ts', '--plugin', 'infra/stacks/local-plugin.ts'],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   exited = new Promise((resolveExit) => cli.once('exit', (code, signal) => resolveExit({ code, signal })));
   cli.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -59,9 +60,9 @@ beforeAll(async () => {
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
   }
   apiUrl = /REST API\s+(\S+)/.exec(output)?.[1] ?? '';
-  const emulator = /emulator\s+(http:\/\/\S+) \(moto, pid (\d+)\)/.exec(output);
-  motoEndpoint = emulator?.[1] ?? '';
-  motoPid = Number(emulator?.[2]);
+  const backend = /backend\s+moto at (http:\/\/\S+) \(pid (\d+)\)/.exec(output);
+  motoEndpoint = backend?.[1] ?? '';
+  motoPid = Number(backend?.[2]);
   expect(apiUrl).toBe(`http://127.0.0.1:${port}`);
 }, STARTUP_TIMEOUT_MS + 10_000);
 
@@ -80,14 +81,30 @@ interface OrderPage {
 }
 
 describe('npm start', () => {
-  it('prints where the emulator and the API run, how to try it and which pollers run', () => {
+  it('says first which backend runs and how to get the full-fidelity one', () => {
+    expect(output.split('\n')[0]).toBe(
+      'backend: moto, fresh for this run (full fidelity); set AWS_ENDPOINT_URL to use an emulator you ' +
+        'already run and keep its data between runs',
+    );
+  });
+
+  it('prints the routes, pollers and schedules the template describes, the stock and how to try it', () => {
+    expect(output).toMatch(/stack\s+OutboxExample-local \(created\)/);
+    expect(output).toMatch(/POST\s+\/orders → CreateOrder/);
+    expect(output).toMatch(/GET\s+\/inventory\/\{sku\} → GetStock/);
+    expect(output).toMatch(/Outbox\/Relay ← OutboxExample-local-OutboxTable\S+ stream: batch 100, window 1s/);
+    expect(output).toMatch(
+      /Outbox\/InventoryConsumer ← OutboxExample-local-OutboxorderEventsQueue\S+ queue: batch 10/,
+    );
+    expect(output).toMatch(/Outbox\/Sweeper ← schedule Outbox\/SweeperSchedule: rate\(1 minute\)/);
+    expect(output).toContain(
+      'stock      SKU-APPLE=100, SKU-BANANA=100, SKU-CHERRY=50, SKU-DATE=10, SKU-EMPTY=0',
+    );
     expect(output).toContain('curl -s -X POST');
-    expect(output).toMatch(/relay ← outbox stream: batch 100/);
-    expect(output).toMatch(/inventoryConsumer ← orderEvents queue: batch 10/);
     expect(isAlive(motoPid)).toBe(true);
   });
 
-  it('takes an order through to CONFIRMED and reduces the stock', async () => {
+  it('takes an order through to CONFIRMED, reduces the stock and counts it on the status line', async () => {
     const before = (await (await fetch(`${apiUrl}/inventory/SKU-APPLE`)).json()) as { available: number };
     const created = await fetch(`${apiUrl}/orders`, {
       method: 'POST',
@@ -117,9 +134,11 @@ describe('npm start', () => {
       .toMatch(/orders 1 · pending 0 · sent 0 · confirmed 1/);
   });
 
-  it('stops everything on SIGINT and exits 0, leaving no moto behind', async () => {
+  it('stops everything promptly on SIGINT and exits 0, leaving no moto behind', async () => {
+    const started = Date.now();
     cli.kill('SIGINT');
     expect(await exited).toEqual({ code: 0, signal: null });
+    expect(Date.now() - started).toBeLessThan(3_000);
     expect(isAlive(motoPid)).toBe(false);
     expect(await answersHttp(motoEndpoint)).toBe(false);
     expect(await answersHttp(apiUrl)).toBe(false);

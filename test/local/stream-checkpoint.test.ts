@@ -20,7 +20,7 @@ const at = (checkpoint: string | undefined, more: Partial<ShardCursor> = {}): Sh
 
 describe('decideCheckpoint', () => {
   it('checkpoints the last record of a successful batch', () => {
-    expect(decideCheckpoint(at('100'), batch, { kind: 'succeeded' }, settings)).toEqual({
+    expect(decideCheckpoint(at('100'), { batch: batch, outcome: { kind: 'succeeded' } }, settings)).toEqual({
       cursor: at('104'),
       discarded: [],
     });
@@ -28,15 +28,15 @@ describe('decideCheckpoint', () => {
 
   it('treats an empty batchItemFailures list as success', () => {
     expect(
-      decideCheckpoint(at('100'), batch, { kind: 'partial', itemIds: [] }, settings).cursor.checkpoint,
+      decideCheckpoint(at('100'), { batch: batch, outcome: { kind: 'partial', itemIds: [] } }, settings)
+        .cursor.checkpoint,
     ).toBe('104');
   });
 
   it('checkpoints just before the lowest reported failure and retries from it', () => {
     const decision = decideCheckpoint(
       at('100'),
-      batch,
-      { kind: 'partial', itemIds: ['104', '102'] },
+      { batch: batch, outcome: { kind: 'partial', itemIds: ['104', '102'] } },
       settings,
     );
     expect(decision).toEqual({ cursor: at('101', { failures: 1 }), discarded: [] });
@@ -45,41 +45,46 @@ describe('decideCheckpoint', () => {
   it('counts a retry when the same head record fails again', () => {
     const decision = decideCheckpoint(
       at('100', { failures: 1 }),
-      batch,
-      { kind: 'partial', itemIds: ['101'] },
+      { batch: batch, outcome: { kind: 'partial', itemIds: ['101'] } },
       settings,
     );
     expect(decision.cursor).toEqual(at('100', { failures: 2 }));
   });
 
   it('treats an identifier that is not in the batch as a failure of the whole batch', () => {
-    const decision = decideCheckpoint(at('100'), batch, { kind: 'partial', itemIds: ['999'] }, settings);
+    const decision = decideCheckpoint(
+      at('100'),
+      { batch: batch, outcome: { kind: 'partial', itemIds: ['999'] } },
+      settings,
+    );
     expect(decision.cursor).toEqual(at('100', { failures: 1 }));
   });
 
   it('retries a failed batch from the same checkpoint', () => {
-    expect(decideCheckpoint(at(undefined), batch, { kind: 'failed' }, settings).cursor).toEqual(
-      at(undefined, { failures: 1 }),
-    );
+    expect(
+      decideCheckpoint(at(undefined), { batch: batch, outcome: { kind: 'failed' } }, settings).cursor,
+    ).toEqual(at(undefined, { failures: 1 }));
   });
 
   it('gives up after retryAttempts retries and discards the batch past the checkpoint', () => {
-    const decision = decideCheckpoint(at('100', { failures: 2 }), batch, { kind: 'failed' }, settings);
+    const decision = decideCheckpoint(
+      at('100', { failures: 2 }),
+      { batch: batch, outcome: { kind: 'failed' } },
+      settings,
+    );
     expect(decision).toEqual({ cursor: at('104'), discarded: batch });
   });
 
   it('discards only the records from the lowest reported failure on', () => {
     const decision = decideCheckpoint(
       at('100', { failures: 2 }),
-      batch,
-      { kind: 'partial', itemIds: ['101', '103'] },
+      { batch: batch, outcome: { kind: 'partial', itemIds: ['101', '103'] } },
       settings,
     );
     expect(decision.discarded).toEqual(batch);
     const later = decideCheckpoint(
       at('101', { failures: 2 }),
-      batch.slice(1),
-      { kind: 'partial', itemIds: ['102'] },
+      { batch: batch.slice(1), outcome: { kind: 'partial', itemIds: ['102'] } },
       settings,
     );
     expect(later.discarded).toEqual(['102', '103', '104']);
@@ -88,36 +93,48 @@ describe('decideCheckpoint', () => {
   it('retries forever with retryAttempts -1', () => {
     const forever = { ...settings, retryAttempts: -1 };
     expect(
-      decideCheckpoint(at('100', { failures: 10_000 }), batch, { kind: 'failed' }, forever).discarded,
+      decideCheckpoint(
+        at('100', { failures: 10_000 }),
+        { batch: batch, outcome: { kind: 'failed' } },
+        forever,
+      ).discarded,
     ).toEqual([]);
   });
 
   it('halves a failing batch without spending a retry, down to a single record', () => {
     let cursor = at('100');
-    cursor = decideCheckpoint(cursor, batch, { kind: 'failed' }, bisecting).cursor;
+    cursor = decideCheckpoint(cursor, { batch: batch, outcome: { kind: 'failed' } }, bisecting).cursor;
     expect(cursor).toEqual(at('100', { batchLimit: 2, bisectUntil: '104' }));
     expect(nextBatchLimit(cursor, bisecting)).toBe(2);
-    cursor = decideCheckpoint(cursor, ['101', '102'], { kind: 'failed' }, bisecting).cursor;
+    cursor = decideCheckpoint(
+      cursor,
+      { batch: ['101', '102'], outcome: { kind: 'failed' } },
+      bisecting,
+    ).cursor;
     expect(cursor).toEqual(at('100', { batchLimit: 1, bisectUntil: '104' }));
-    cursor = decideCheckpoint(cursor, ['101'], { kind: 'failed' }, bisecting).cursor;
+    cursor = decideCheckpoint(cursor, { batch: ['101'], outcome: { kind: 'failed' } }, bisecting).cursor;
     expect(cursor.failures).toBe(1);
   });
 
   it('isolates the poison record and returns to full batches after the split range', () => {
     let cursor = at('100', { batchLimit: 1, bisectUntil: '104', failures: 2 });
-    const gaveUp = decideCheckpoint(cursor, ['101'], { kind: 'failed' }, bisecting);
+    const gaveUp = decideCheckpoint(cursor, { batch: ['101'], outcome: { kind: 'failed' } }, bisecting);
     expect(gaveUp.discarded).toEqual(['101']);
     cursor = gaveUp.cursor;
     expect(cursor).toEqual(at('101', { batchLimit: 1, bisectUntil: '104' }));
-    cursor = decideCheckpoint(cursor, ['102'], { kind: 'succeeded' }, bisecting).cursor;
-    cursor = decideCheckpoint(cursor, ['103'], { kind: 'succeeded' }, bisecting).cursor;
-    cursor = decideCheckpoint(cursor, ['104'], { kind: 'succeeded' }, bisecting).cursor;
+    cursor = decideCheckpoint(cursor, { batch: ['102'], outcome: { kind: 'succeeded' } }, bisecting).cursor;
+    cursor = decideCheckpoint(cursor, { batch: ['103'], outcome: { kind: 'succeeded' } }, bisecting).cursor;
+    cursor = decideCheckpoint(cursor, { batch: ['104'], outcome: { kind: 'succeeded' } }, bisecting).cursor;
     expect(cursor).toEqual(at('104'));
     expect(nextBatchLimit(cursor, bisecting)).toBe(4);
   });
 
   it('does not bisect on a partial batch response: the failure is already pinpointed', () => {
-    const decision = decideCheckpoint(at('100'), batch, { kind: 'partial', itemIds: ['103'] }, bisecting);
+    const decision = decideCheckpoint(
+      at('100'),
+      { batch: batch, outcome: { kind: 'partial', itemIds: ['103'] } },
+      bisecting,
+    );
     expect(decision.cursor.batchLimit).toBeUndefined();
   });
 });

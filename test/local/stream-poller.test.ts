@@ -1,6 +1,7 @@
 import {
   CreateTableCommand,
   DeleteItemCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   PutItemCommand,
   TransactWriteItemsCommand,
@@ -12,38 +13,47 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { type LocalHandler, localFunction } from '../../infra/local/local-function.ts';
-import { type Emulator, startMotoServer } from '../../infra/local/moto-server.ts';
+import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
 import type { Poller } from '../../infra/local/poll-loop.ts';
+import { memoryPollerState, type PollerStateStore } from '../../infra/local/poller-state.ts';
 import { createStreamPoller } from '../../infra/local/stream-poller.ts';
-import type { FunctionSpec, StreamSourceSpec } from '../../infra/topology.ts';
+import type { EventSourceMappingDefinition } from '../../infra/local/template/read-event-source-mappings.ts';
+import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
 
-let moto: Emulator;
+let moto: MotoServer;
 let dynamodb: DynamoDBClient;
 let streams: DynamoDBStreamsClient;
 let sqs: SQSClient;
 let tableName: string;
+let streamArn: string;
 let failureQueueUrl: string;
 let calls: DynamoDBStreamEvent[];
 
-const source: StreamSourceSpec = {
-  table: 'outbox',
+const mapping: EventSourceMappingDefinition = {
+  name: 'Outbox/Relay/DynamoDBEventSource',
+  logicalId: 'OutboxRelayDynamoDBEventSource1234',
+  functionName: 'Outbox/Relay',
+  source: { kind: 'stream', arn: 'unused' },
   batchSize: 4,
   maxBatchingWindowSeconds: 0,
-  retryAttempts: 2,
-  maxRecordAgeSeconds: 3_600,
+  filterPatterns: [{ eventName: ['INSERT'] }],
   bisectBatchOnError: true,
+  maxRetryAttempts: 2,
+  maxRecordAgeSeconds: 3_600,
   parallelizationFactor: 1,
-  filters: [{ eventName: ['INSERT'] }],
-  onFailureQueue: 'relayFailures',
+  onFailureDestination: 'unused',
+  reportBatchItemFailures: true,
+  startingPosition: 'TRIM_HORIZON',
 };
 
-const spec: FunctionSpec = {
+const relayFunction: FunctionDefinition = {
+  name: 'Outbox/Relay',
+  logicalId: 'OutboxRelay1234',
   entry: 'unused',
-  description: 'test relay',
+  handlerExport: 'handler',
   timeoutSeconds: 5,
   memoryMb: 128,
   environment: {},
-  tables: {},
 };
 
 beforeAll(async () => {
@@ -59,7 +69,7 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-// A fresh table and failure queue per test: moto slows down as a table grows (DESIGN §5).
+// A fresh table and failure queue per test: moto slows down as a table grows.
 beforeEach(async (context) => {
   const suffix = context.task.id.replace(/[^A-Za-z0-9]/g, '');
   tableName = `stream-${suffix}`;
@@ -74,22 +84,31 @@ beforeEach(async (context) => {
   );
   failureQueueUrl =
     (await sqs.send(new CreateQueueCommand({ QueueName: `failures-${suffix}` }))).QueueUrl ?? '';
+  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+  streamArn = Table?.LatestStreamArn ?? '';
   calls = [];
 });
 
 /** A poller whose handler records each event and answers with `respond`. */
-function poller(respond: (event: DynamoDBStreamEvent, call: number) => unknown): Poller {
+function poller(
+  respond: (event: DynamoDBStreamEvent, call: number) => unknown,
+  options: {
+    readonly mapping?: Partial<EventSourceMappingDefinition>;
+    readonly store?: PollerStateStore;
+  } = {},
+): Poller {
   const handler: LocalHandler = async (event) => {
     const streamEvent = event as DynamoDBStreamEvent;
     calls.push(streamEvent);
     return respond(streamEvent, calls.length);
   };
   return createStreamPoller({
-    fn: localFunction('relay', spec, {}, handler),
-    source,
-    tableName,
+    fn: localFunction({ definition: relayFunction, env: {}, handler }),
+    mapping: { ...mapping, ...options.mapping },
+    streamArn,
     failureQueueUrl,
-    clients: { dynamodb, streams, sqs },
+    clients: { streams, sqs },
+    ...(options.store === undefined ? {} : { state: { store: options.store, key: 'relay' } }),
   });
 }
 
@@ -239,5 +258,77 @@ describe('createStreamPoller', () => {
     relay.resume();
     await expect.poll(() => calls.length, { timeout: 5_000 }).toBe(2);
     await relay.stop();
+  });
+
+  it('ignores a partial batch response when the mapping does not report batch item failures', async () => {
+    const relay = poller(
+      (event) => ({ batchItemFailures: [{ itemIdentifier: event.Records[0]?.dynamodb?.SequenceNumber }] }),
+      {
+        mapping: { reportBatchItemFailures: false },
+      },
+    );
+    await put('a', 'b');
+    await relay.pollOnce();
+    await relay.pollOnce();
+    expect(calls.map(idsOf)).toEqual([['a', 'b']]);
+  });
+
+  it('saves each shard’s checkpoint, and a new poller on the same state resumes after it', async () => {
+    const store = memoryPollerState();
+    const first = poller(() => undefined, { store });
+    await put('a', 'b');
+    await first.pollOnce();
+    expect([...store.checkpoints('relay').values()]).toEqual([
+      calls[0]?.Records[1]?.dynamodb?.SequenceNumber,
+    ]);
+
+    await put('c');
+    const restarted = poller(() => undefined, { store });
+    await restarted.pollOnce();
+    expect(calls.map(idsOf)).toEqual([['a', 'b'], ['c']]);
+  });
+
+  it('does not move the checkpoint past a batch whose invocation failed', async () => {
+    const store = memoryPollerState();
+    const failing = poller(
+      () => {
+        throw new Error('crashed before finishing');
+      },
+      { store, mapping: { bisectBatchOnError: false } },
+    );
+    await put('a');
+    await failing.pollOnce();
+    expect(store.checkpoints('relay').size).toBe(0);
+    const restarted = poller(() => undefined, { store });
+    await restarted.pollOnce();
+    expect(calls.map(idsOf)).toEqual([['a'], ['a']]);
+  });
+
+  it('only logs a discarded batch when the mapping has no on-failure destination', async () => {
+    const lines: string[] = [];
+    const relay = createStreamPoller({
+      fn: localFunction({
+        definition: relayFunction,
+        env: {},
+        handler: async () => {
+          throw new Error('always');
+        },
+      }),
+      mapping: {
+        ...mapping,
+        bisectBatchOnError: false,
+        maxRetryAttempts: 0,
+        onFailureDestination: undefined,
+      },
+      streamArn,
+      clients: { streams, sqs },
+      log: (line) => lines.push(line),
+    });
+    await put('a');
+    await relay.pollOnce();
+    expect(relay.stats().discardedBatches).toBe(1);
+    expect(lines.join('\n')).toMatch(
+      /gave up on 1 record\(s\) \(RetryAttemptsExhausted\); no on-failure destination/,
+    );
   });
 });

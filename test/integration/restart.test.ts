@@ -1,0 +1,169 @@
+/**
+ * Restart keeps the data: `npm start` against an emulator that was already running (AWS_ENDPOINT_URL, here a
+ * moto this test starts), orders posted, the process killed with SIGKILL while messages are in flight, and
+ * started again — every order reaches CONFIRMED and the stock changes exactly once per order.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
+import { findFreePort, type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const STARTUP_TIMEOUT_MS = 150_000;
+const ORDERS = 12;
+
+/** One `npm start` process and what it printed. */
+interface Started {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly apiUrl: string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+let moto: MotoServer;
+let stateDir: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  moto = await startMotoServer();
+  stateDir = mkdtempSync(join(tmpdir(), 'restart-state-'));
+});
+
+afterAll(async () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await moto?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** Starts `npm start` with the example's plug-in against the test's moto and waits until it is ready. */
+async function startCli(): Promise<Started> {
+  const port = await findFreePort();
+  const child = spawn(
+    resolve(ROOT, 'node_modules/.bin/tsx'),
+    [
+      'infra/local/start.ts',
+      '--plugin',
+      'infra/stacks/local-plugin.ts',
+      '--state-file',
+      join(stateDir, 'poller-state.json'),
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), AWS_ENDPOINT_URL: moto.endpoint },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) =>
+    child.once('exit', (code, signal) => resolveExit({ code, signal })),
+  );
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (!output.includes('Ctrl-C stops everything')) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`npm start did not become ready:\n${output}`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  return { child, output: () => output, apiUrl: `http://127.0.0.1:${port}`, exited };
+}
+
+/** The example stack's outputs, read from the emulator itself. */
+async function stackOutputs(): Promise<Record<string, string>> {
+  const client = new CloudFormationClient(emulatorClientConfig(moto.endpoint));
+  const { Stacks } = await client.send(new DescribeStacksCommand({ StackName: 'OutboxExample-local' }));
+  client.destroy();
+  return Object.fromEntries(
+    (Stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]),
+  );
+}
+
+/** Every item of a table, straight from the emulator (no runtime needed). */
+async function scanTable(tableName: string): Promise<Record<string, { S?: string; N?: string }>[]> {
+  const client = new DynamoDBClient(emulatorClientConfig(moto.endpoint));
+  const items: Record<string, { S?: string; N?: string }>[] = [];
+  for await (const page of paginateScan({ client }, { TableName: tableName, ConsistentRead: true })) {
+    items.push(...((page.Items ?? []) as Record<string, { S?: string; N?: string }>[]));
+  }
+  client.destroy();
+  return items;
+}
+
+async function available(apiUrl: string, sku: string): Promise<number> {
+  const response = await fetch(`${apiUrl}/inventory/${sku}`);
+  return ((await response.json()) as { available: number }).available;
+}
+
+describe('npm start against an emulator that outlives it', () => {
+  const orderIds = Array.from({ length: ORDERS }, (_, index) => `restart-${index + 1}`);
+  const quantity = (index: number): number => (index % 3) + 1;
+  let statusesAtKill: string[] = [];
+
+  it('takes orders, then dies with SIGKILL while their messages are in flight', async () => {
+    const first = await startCli();
+    expect(first.output()).toMatch(/stack\s+OutboxExample-local \(created\)/);
+    expect(first.output()).toContain('stock      SKU-APPLE=100');
+    const responses = await Promise.all(
+      orderIds.map((orderId, index) =>
+        fetch(`${first.apiUrl}/orders`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            orderId,
+            customerId: 'c-restart',
+            items: [{ sku: 'SKU-APPLE', quantity: quantity(index) }],
+          }),
+        }),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(orderIds.map(() => 201));
+
+    first.child.kill('SIGKILL');
+    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    const outputs = await stackOutputs();
+    const outbox = await scanTable(outputs.outboxTableName ?? '');
+    statusesAtKill = outbox.map((message) => message.status?.S ?? '');
+    expect(statusesAtKill).toHaveLength(ORDERS);
+    // The relay gathers records for a second before it sends: the last orders were still in flight.
+    expect(statusesAtKill.filter((status) => status !== 'CONFIRMED').length).toBeGreaterThan(0);
+  });
+
+  it('starts again on the same stack, keeps every row and finishes what was in flight, once', async () => {
+    const second = await startCli();
+    expect(second.output()).toMatch(/stack\s+OutboxExample-local \(unchanged, kept with its data\)/);
+    expect(second.output()).toContain('stock      kept as it was: SKU-APPLE');
+
+    const outputs = await stackOutputs();
+    await expect
+      .poll(
+        async () => {
+          const outbox = await scanTable(outputs.outboxTableName ?? '');
+          return outbox.filter((message) => message.status?.S === 'CONFIRMED').length;
+        },
+        { timeout: 60_000, interval: 500 },
+      )
+      .toBe(ORDERS);
+
+    const ordered = orderIds.reduce((sum, _orderId, index) => sum + quantity(index), 0);
+    expect(await available(second.apiUrl, 'SKU-APPLE')).toBe(100 - ordered);
+    const orders = await scanTable(outputs.ordersTableName ?? '');
+    expect(orders.map((order) => order.orderId?.S).sort()).toEqual([...orderIds].sort());
+    const inbox = await scanTable(outputs.inboxTableName ?? '');
+    expect(inbox.filter((row) => row.outcome?.S === 'APPLIED')).toHaveLength(ORDERS);
+
+    second.child.kill('SIGINT');
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+  });
+});
