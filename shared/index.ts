@@ -1,9 +1,86 @@
 /**
  * `serverless-outbox`: the transactional outbox core. Write business items and the messages that must follow
- * them in one DynamoDB transaction, relay and sweep them to SQS, and consume them exactly once in effect.
+ * them in one DynamoDB transaction, relay and sweep them to SQS, and consume them exactly once in effect; and
+ * operate it: list, show, replay, cancel, redrive, count and erase (`OutboxAdmin`), every action audited.
  * Handler factories are in `serverless-outbox/lambda`, the CDK construct in `serverless-outbox/cdk`, and
  * in-memory DynamoDB and SQS for tests in `serverless-outbox/testing`.
  */
+export type { AdminDeps } from './admin/admin-deps.ts';
+export { adminDeps } from './admin/admin-deps-from-env.ts';
+export {
+  AdminError,
+  AdminErrorCode,
+  type AdminHttpStatus,
+  AggregateInFlightError,
+  InvalidAdminRequestError,
+  ListFilterRequiredError,
+  MessageNotFoundError,
+  MoveTaskUnavailableError,
+  ReasonRequiredError,
+  WrongStatusError,
+} from './admin/admin-errors.ts';
+export {
+  type AdminQueues,
+  type MoveTask,
+  type OutgoingQueueMessage,
+  type QueueDepth,
+  type QueueMessageAttribute,
+  queueNameOf,
+  type ReceivedQueueMessage,
+  SqsAdminQueues,
+} from './admin/admin-queues.ts';
+export {
+  AUDIT_KEYS,
+  AuditAction,
+  type AuditRow,
+  auditSubject,
+  readAuditTrail,
+} from './admin/audit-trail.ts';
+export {
+  type BulkReplayCandidate,
+  type BulkReplayInput,
+  type BulkReplayProgress,
+  type BulkReplayReport,
+  bulkReplay,
+} from './admin/bulk-replay.ts';
+export { type DeadLetterRoute, deadLetterRoutes } from './admin/dead-letter-routes.ts';
+export { type EraseInput, type EraseResult, eraseAggregate } from './admin/erase-aggregate.ts';
+export {
+  LIST_LIMITS,
+  type ListMessagesInput,
+  listMessages,
+  type MessagePage,
+} from './admin/list-messages.ts';
+export {
+  cancelMessage,
+  type MessageActionInput,
+  type MessageActionResult,
+  replayMessage,
+} from './admin/message-actions.ts';
+export { type MessageSummary, summarizeMessage } from './admin/message-summary.ts';
+export { type MoveTaskInput, type StartedMoveTask, startDeadLetterMoveTasks } from './admin/move-task.ts';
+export { OutboxAdmin } from './admin/outbox-admin.ts';
+export {
+  type CountedStatus,
+  countOutbox,
+  type DeadLetterDepth,
+  type OutboxCounts,
+  type OutboxStats,
+  outboxStats,
+  type TopicCounts,
+} from './admin/outbox-stats.ts';
+export {
+  canUseMoveTask,
+  type DeadLetterInfo,
+  type RedriveCounts,
+  type RedriveInput,
+  type RedriveProgress,
+  type RedriveQueueReport,
+  type RedriveReport,
+  RedriveState,
+  redriveDeadLetters,
+} from './admin/redrive-dead-letters.ts';
+export { type MessageDetails, showMessage } from './admin/show-message.ts';
 export {
   type AwsClientConfig,
   awsClientConfig,
@@ -52,9 +129,15 @@ export {
   topicSchema,
 } from './message/envelope.ts';
 export { MessageStatus } from './message/message-status.ts';
+export { type HistoryEntry, HistoryEvent, historyOf } from './outbox/history.ts';
 export {
+  ATTENTION_STATUSES,
+  type AttentionStatus,
+  attentionKeyOf,
+  attentionPartitions,
   DEFAULT_DUE_SHARDS,
   DEFAULT_STREAM_GRACE_MS,
+  dueShardKeys,
   dueShardOf,
   OUTBOX_KEYS,
   type OutboxItem,
@@ -72,7 +155,12 @@ export {
   type SweepStore,
 } from './outbox/outbox-store.ts';
 export { type RedeliveryLimits, redeliveryHorizonMs } from './outbox/redelivery-horizon.ts';
-export { TERMINAL_STATUSES, TRANSITIONS, type TransitionName } from './outbox/state-machine.ts';
+export {
+  TERMINAL_STATUSES,
+  TRANSITIONS,
+  type Transition,
+  type TransitionName,
+} from './outbox/state-machine.ts';
 export { DEFAULT_RETENTION_DAYS } from './outbox/transition-updates.ts';
 export {
   type OutboxWrite,
@@ -85,6 +173,7 @@ export { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from
 export { SqsPublisher } from './relay/sqs-publisher.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry/retry-policy.ts';
 export {
+  ADMIN_SETTINGS,
   CONSUMER_SETTINGS,
   OutboxSettings,
   RELAY_SETTINGS,

@@ -45,6 +45,7 @@ export function consumerParts(env: Env, plan: (env: Env) => PlanEffect): Omit<Sq
             confirmer: new DynamoOutboxStore({
               client,
               tableName: outboxTable,
+              actor: 'consumer',
               retentionDays: readSetting(env, OutboxSettings.retentionDays),
             }),
           }),

@@ -9,5 +9,5 @@ export { createLogger } from './create-logger.ts';
 export { type EnvHandler, handlerFromEnv, isEnvHandler, type LambdaHandler } from './handler-from-env.ts';
 export type { LogSink } from './log-sink.ts';
 export { outboxWriterFromEnv } from './outbox-writer.ts';
-export { createRelayHandler, relayDeps } from './relay-handler.ts';
+export { createRelayHandler, type RelayParts, relayDeps } from './relay-handler.ts';
 export { createSweeperHandler, sweeperDeps } from './sweeper-handler.ts';

@@ -13,22 +13,33 @@ import { type Env, readSetting } from '../settings/setting.ts';
 import { createLogger } from './create-logger.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
 
+/** What the relay's adapters may be built with instead of their defaults. */
+export interface RelayParts {
+  /** @default a Document client from the environment's AWS settings */
+  readonly client?: DynamoDBDocumentClient;
+  /** Who the message history names for the changes this function makes. @default 'relay' */
+  readonly actor?: string;
+}
+
 /**
  * The relay's adapters from its environment (see `RELAY_SETTINGS`): the SQS publisher, the outbox store,
  * the topic routes and retry policies. Tests and drills wrap one of them to inject a fault.
  */
 export function relayDeps(
   env: Env,
-  client: DynamoDBDocumentClient = createDocumentClient(awsClientConfig(env)),
+  parts: RelayParts = {},
 ): RelayDeps & { readonly store: DynamoOutboxStore } {
   const routes = new Map(Object.entries(readSetting(env, OutboxSettings.topicQueues)));
   return {
     publisher: new SqsPublisher(createSqsClient(awsClientConfig(env))),
     store: new DynamoOutboxStore({
-      client,
+      client: parts.client ?? createDocumentClient(awsClientConfig(env)),
       tableName: readSetting(env, OutboxSettings.outboxTable),
       confirmDeadlineMs: readSetting(env, OutboxSettings.confirmDeadlineMs),
       retentionDays: readSetting(env, OutboxSettings.retentionDays),
+      // FAILED messages are filed under their due shard for the operators' attention index.
+      dueShards: readSetting(env, OutboxSettings.dueShards),
+      actor: parts.actor ?? 'relay',
     }),
     queueFor: (topic: string) => routes.get(topic),
     retryPolicyFor: retryPolicyLookup(readSetting(env, OutboxSettings.retryPolicies)),

@@ -21,7 +21,7 @@ export function sweeperDeps(env: Env): Omit<SweeperDeps, 'owner' | 'remainingMs'
     Object.entries(inboxes).map(([topic, table]) => [topic, inboxDeliveryCheck(client, table)]),
   );
   return {
-    ...relayDeps(env, client),
+    ...relayDeps(env, { client, actor: 'sweeper' }),
     deliveryCheckFor: (topic: string) => checks.get(topic),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
     settings: { ...DEFAULT_SWEEPER_SETTINGS, dueShards: readSetting(env, OutboxSettings.dueShards) },

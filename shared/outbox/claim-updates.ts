@@ -1,7 +1,8 @@
 import { MessageStatus } from '../message/message-status.ts';
-import { OUTBOX_KEYS } from './outbox-item.ts';
+import { appendHistory, HistoryEvent } from './history.ts';
+import { attentionKeyOf, OUTBOX_KEYS } from './outbox-item.ts';
 import { TRANSITIONS } from './state-machine.ts';
-import type { OutboxUpdate } from './transition-updates.ts';
+import type { ChangeContext, OutboxUpdate } from './transition-updates.ts';
 
 const key = (messageId: string) => ({ [OUTBOX_KEYS.partitionKey]: messageId });
 
@@ -70,27 +71,38 @@ export interface Unreadable {
 
 /**
  * → FAILED for a claimed message whose stored item cannot be read (written by another tool, or damaged): no
- * retry can send it, so it leaves the due index with the reason and waits for an operator. Conditional on the
- * claim, so it never touches a message someone else advanced.
+ * retry can send it, so it leaves the due index for the attention index with the reason and waits for an
+ * operator. Conditional on the claim, so it never touches a message someone else advanced.
  */
-export function failUnreadableUpdate({ messageId, owner, now, reason }: Unreadable): OutboxUpdate {
+export function failUnreadableUpdate(
+  { messageId, owner, now, reason }: Unreadable,
+  context: ChangeContext = {},
+): OutboxUpdate {
   const from = Object.fromEntries(
     TRANSITIONS.failUnreadable.from.map((value, index) => [`:from${index}`, value]),
   );
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.FAILED,
+    to: TRANSITIONS.failUnreadable.to,
+    reason,
+    ...(context.by === undefined ? {} : { by: context.by }),
+  });
   return {
     Key: key(messageId),
-    UpdateExpression:
-      'SET #status = :to, #lastError = :reason, #updatedAt = :now, #failedAt = :now REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil',
+    UpdateExpression: `SET #status = :to, #lastError = :reason, #updatedAt = :now, #failedAt = :now, #attentionKey = :attentionKey, ${history.set} REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
     ConditionExpression: `#status IN (${Object.keys(from).join(', ')}) AND #leaseOwner = :owner`,
     ExpressionAttributeNames: {
       '#status': 'status',
       '#lastError': 'lastError',
       '#updatedAt': 'updatedAt',
       '#failedAt': 'failedAt',
+      '#attentionKey': OUTBOX_KEYS.attentionIndex.partitionKey,
       '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
       '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
       '#leaseOwner': 'leaseOwner',
       '#leaseUntil': 'leaseUntil',
+      ...history.names,
     },
     ExpressionAttributeValues: {
       ...from,
@@ -98,20 +110,41 @@ export function failUnreadableUpdate({ messageId, owner, now, reason }: Unreadab
       ':reason': reason.slice(0, 1_000),
       ':now': now.toISOString(),
       ':owner': owner,
+      ':attentionKey': attentionKeyOf(MessageStatus.FAILED, messageId, context.dueShards),
+      ...history.values,
     },
   };
 }
+
+/** A SENT message whose claimant found the downstream never received it. */
+export interface Requeue {
+  readonly messageId: string;
+  readonly owner: string;
+  readonly now: Date;
+  /** Recorded as the history entry's `by`. */
+  readonly by?: string;
+}
+
+/** Why reconciliation requeues a message, in its `lastError` and history. */
+const NOT_CONFIRMED = 'not confirmed by the downstream before the deadline; resending';
 
 /**
  * SENT → PENDING when reconciliation finds the downstream never received the message: a new delivery
  * round (attempts back to 0, `resends` + 1, so the send-failure budget is not spent by a slow consumer),
  * still leased to the claimant so it can resend without a second claim.
  */
-export function requeueUpdate(messageId: string, owner: string, now: Date): OutboxUpdate {
+export function requeueUpdate({ messageId, owner, now, by }: Requeue): OutboxUpdate {
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.REQUEUED,
+    from: TRANSITIONS.requeue.from[0],
+    to: TRANSITIONS.requeue.to,
+    reason: NOT_CONFIRMED,
+    ...(by === undefined ? {} : { by }),
+  });
   return {
     Key: key(messageId),
-    UpdateExpression:
-      'SET #status = :to, #updatedAt = :now, #lastError = :reason, #attempts = :zero, #resends = if_not_exists(#resends, :zero) + :one',
+    UpdateExpression: `SET #status = :to, #updatedAt = :now, #lastError = :reason, #attempts = :zero, #resends = if_not_exists(#resends, :zero) + :one, ${history.set}`,
     ConditionExpression: '#status = :from AND #leaseOwner = :owner',
     ExpressionAttributeNames: {
       '#status': 'status',
@@ -120,6 +153,7 @@ export function requeueUpdate(messageId: string, owner: string, now: Date): Outb
       '#leaseOwner': 'leaseOwner',
       '#attempts': 'attempts',
       '#resends': 'resends',
+      ...history.names,
     },
     ExpressionAttributeValues: {
       ':from': TRANSITIONS.requeue.from[0],
@@ -128,7 +162,8 @@ export function requeueUpdate(messageId: string, owner: string, now: Date): Outb
       ':owner': owner,
       ':zero': 0,
       ':one': 1,
-      ':reason': 'not confirmed by the downstream before the deadline; resending',
+      ':reason': NOT_CONFIRMED,
+      ...history.values,
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
+import type { HistoryEntry } from './history.ts';
 
 /** Key and index names of the outbox table; the CDK construct and the adapters both read these. */
 export const OUTBOX_KEYS = {
@@ -12,6 +13,11 @@ export const OUTBOX_KEYS = {
   dueIndex: { name: 'due', partitionKey: 'dueShard', sortKey: 'nextAttemptAt' },
   /** GSI to list an aggregate's messages (an order's page, GDPR erase). */
   aggregateIndex: { name: 'byAggregate', partitionKey: 'aggregateId', sortKey: 'messageId' },
+  /**
+   * Sparse GSI of messages an operator must look at: the key `<status>#<shard>` exists only while the message
+   * is FAILED or CANCELLED, spread over the due shards so that a mass failure has no hot key. Projection ALL.
+   */
+  attentionIndex: { name: 'attention', partitionKey: 'attentionKey', sortKey: 'createdAt' },
   /** TTL attribute (epoch seconds), set when a message reaches a terminal state. */
   ttlAttribute: 'expiresAt',
 } as const;
@@ -39,22 +45,56 @@ export interface OutboxItem extends Envelope {
   readonly updatedAt: string;
   readonly sentAt?: string;
   readonly confirmedAt?: string;
-  /** What the consumer recorded when it applied the message (`APPLIED`, a business outcome); set on CONFIRMED. */
+  /**
+   * What the consumer recorded when it applied the message (`APPLIED`, a business outcome); set on CONFIRMED,
+   * and on a CANCELLED message whose copy in flight was applied after the cancel.
+   */
   readonly outcome?: string;
+  readonly cancelledAt?: string;
   readonly leaseOwner?: string;
   readonly leaseUntil?: string;
   readonly expiresAt?: number;
+  /** The attention index's partition key (`FAILED#3`); present only while the message is FAILED or CANCELLED. */
+  readonly attentionKey?: string;
+  /** Every status change and operator action, oldest first. */
+  readonly history?: readonly HistoryEntry[];
 }
 
 /** The due-index shard of a message: a stable spread of its id over `shards` partitions. */
 export function dueShardOf(messageId: string, shards: number = DEFAULT_DUE_SHARDS): string {
+  assertShardCount(shards);
+  let hash = 0;
+  for (const char of messageId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return String(hash % shards);
+}
+
+/** The due shards `0 … shards - 1`, as the index keys spell them. */
+export function dueShardKeys(shards: number = DEFAULT_DUE_SHARDS): string[] {
+  assertShardCount(shards);
+  return Array.from({ length: shards }, (_, shard) => String(shard));
+}
+
+function assertShardCount(shards: number): void {
   // 0 or NaN would file the message under "NaN", a shard no sweeper ever queries.
   if (!Number.isInteger(shards) || shards < 1 || shards > MAX_DUE_SHARDS) {
     throw new RangeError(`due shards must be an integer from 1 to ${MAX_DUE_SHARDS}, got ${shards}`);
   }
-  let hash = 0;
-  for (const char of messageId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-  return String(hash % shards);
+}
+
+/** Statuses the attention index holds: the ones an operator must act on or may undo. */
+export const ATTENTION_STATUSES = [MessageStatus.FAILED, MessageStatus.CANCELLED] as const;
+
+/** One of the {@link ATTENTION_STATUSES}. */
+export type AttentionStatus = (typeof ATTENTION_STATUSES)[number];
+
+/** The attention-index partition of a message in `status`: `<status>#<due shard>`. */
+export function attentionKeyOf(status: AttentionStatus, messageId: string, shards?: number): string {
+  return `${status}#${dueShardOf(messageId, shards)}`;
+}
+
+/** Every attention-index partition of `status`, one per due shard. */
+export function attentionPartitions(status: AttentionStatus, shards: number = DEFAULT_DUE_SHARDS): string[] {
+  return dueShardKeys(shards).map((shard) => `${status}#${shard}`);
 }
 
 /** Options for turning an envelope into a fresh outbox item. */

@@ -15,6 +15,8 @@ import {
 import { OUTBOX_KEYS, type OutboxItem } from './outbox-item.ts';
 import { readOutboxItem } from './read-outbox-item.ts';
 import {
+  appliedAfterCancelUpdate,
+  type ChangeContext,
   confirmUpdate,
   DEFAULT_RETENTION_DAYS,
   markSentUpdate,
@@ -29,8 +31,16 @@ export type MarkSentOutcome = 'SENT' | 'ALREADY_ADVANCED';
 /** Result of recording a failed send. */
 export type RecordFailureOutcome = 'RETRY_SCHEDULED' | 'FAILED' | 'ALREADY_ADVANCED';
 
-/** Result of confirming a message. */
-export type ConfirmOutcome = 'CONFIRMED' | 'ALREADY_CONFIRMED' | 'NOT_CONFIRMABLE' | 'NOT_FOUND';
+/**
+ * Result of confirming a message. APPLIED_AFTER_CANCEL: the message was cancelled, but a copy already in flight
+ * was applied; recorded in its history, the status stays CANCELLED.
+ */
+export type ConfirmOutcome =
+  | 'CONFIRMED'
+  | 'ALREADY_CONFIRMED'
+  | 'APPLIED_AFTER_CANCEL'
+  | 'NOT_CONFIRMABLE'
+  | 'NOT_FOUND';
 
 /** The outbox's status changes, as the relay, sweeper and consumers use them. */
 export interface OutboxStore {
@@ -78,6 +88,14 @@ export interface DynamoOutboxStoreOptions {
   readonly confirmDeadlineMs?: number;
   /** Days a terminal message is kept before TTL archives it. @default 30 */
   readonly retentionDays?: number;
+  /**
+   * Partitions of the due index, which the attention index shares: a message that becomes FAILED is filed under
+   * `FAILED#<its due shard>`. Must equal the writers' and the admin's.
+   * @default 8
+   */
+  readonly dueShards?: number;
+  /** Who this store acts for, recorded in each history entry it writes: `relay`, `sweeper` or `consumer`. */
+  readonly actor?: string;
 }
 
 /** Default time a SENT message may wait for its confirmation. */
@@ -104,30 +122,45 @@ export class DynamoOutboxStore implements SweepStore {
 
   /** @inheritdoc */
   async markSent(messageId: string, now: Date, resends = 0): Promise<MarkSentOutcome> {
-    const deadline = confirmDeadlineAfter(
+    const confirmDeadlineMs = confirmDeadlineAfter(
       this.#options.confirmDeadlineMs ?? DEFAULT_CONFIRM_DEADLINE_MS,
       resends,
     );
-    const result = await this.#update(markSentUpdate(messageId, now, deadline));
+    const result = await this.#update(
+      markSentUpdate({ messageId, now, confirmDeadlineMs, ...this.#context() }),
+    );
     return result.applied ? 'SENT' : 'ALREADY_ADVANCED';
   }
 
   /** @inheritdoc */
   async recordSendFailure(failure: SendFailure): Promise<RecordFailureOutcome> {
-    const result = await this.#update(sendFailureUpdate(failure));
+    const result = await this.#update(sendFailureUpdate(failure, this.#context()));
     if (!result.applied) return 'ALREADY_ADVANCED';
     return failure.decision.kind === 'retry' ? 'RETRY_SCHEDULED' : 'FAILED';
   }
 
   /** @inheritdoc */
   async confirm(messageId: string, now: Date, outcome?: string): Promise<ConfirmOutcome> {
-    const retentionDays = this.#options.retentionDays ?? DEFAULT_RETENTION_DAYS;
-    const result = await this.#update(
-      confirmUpdate({ messageId, now, retentionDays, ...(outcome === undefined ? {} : { outcome }) }),
-    );
-    if (result.applied) return 'CONFIRMED';
-    if (result.current === undefined) return 'NOT_FOUND';
-    return result.current.status === MessageStatus.CONFIRMED ? 'ALREADY_CONFIRMED' : 'NOT_CONFIRMABLE';
+    const confirmation = {
+      messageId,
+      now,
+      retentionDays: this.#options.retentionDays ?? DEFAULT_RETENTION_DAYS,
+      ...(outcome === undefined ? {} : { outcome }),
+      ...(this.#options.actor === undefined ? {} : { by: this.#options.actor }),
+    };
+    // An operator may replay a cancelled message between the two updates below; a few rounds settle it.
+    for (let round = 0; round < 3; round += 1) {
+      const result = await this.#update(confirmUpdate(confirmation));
+      if (result.applied) return 'CONFIRMED';
+      if (result.current === undefined) return 'NOT_FOUND';
+      if (result.current.status === MessageStatus.CONFIRMED) return 'ALREADY_CONFIRMED';
+      if (result.current.status !== MessageStatus.CANCELLED) return 'NOT_CONFIRMABLE';
+      const late = await this.#update(appliedAfterCancelUpdate(confirmation));
+      // Still CANCELLED but not applied: the late delivery was recorded before (a redelivered copy).
+      if (late.applied || late.current?.status === MessageStatus.CANCELLED) return 'APPLIED_AFTER_CANCEL';
+      if (late.current === undefined) return 'NOT_FOUND';
+    }
+    return 'NOT_CONFIRMABLE';
   }
 
   /** @inheritdoc */
@@ -164,7 +197,9 @@ export class DynamoOutboxStore implements SweepStore {
 
   /** @inheritdoc */
   async requeue(messageId: string, owner: string, now: Date): Promise<boolean> {
-    return (await this.#update(requeueUpdate(messageId, owner, now))).applied;
+    const by = this.#options.actor;
+    return (await this.#update(requeueUpdate({ messageId, owner, now, ...(by === undefined ? {} : { by }) })))
+      .applied;
   }
 
   /** @inheritdoc */
@@ -174,7 +209,14 @@ export class DynamoOutboxStore implements SweepStore {
 
   /** @inheritdoc */
   async failUnreadable(unreadable: Unreadable): Promise<boolean> {
-    return (await this.#update(failUnreadableUpdate(unreadable))).applied;
+    return (await this.#update(failUnreadableUpdate(unreadable, this.#context()))).applied;
+  }
+
+  #context(): ChangeContext {
+    return {
+      ...(this.#options.actor === undefined ? {} : { by: this.#options.actor }),
+      ...(this.#options.dueShards === undefined ? {} : { dueShards: this.#options.dueShards }),
+    };
   }
 
   async #update(

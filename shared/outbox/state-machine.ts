@@ -1,5 +1,13 @@
 import { MessageStatus } from '../message/message-status.ts';
 
+/** One allowed status change: the statuses it leaves from, the one it leads to, and whether only an operator makes it. */
+export interface Transition {
+  readonly from: readonly MessageStatus[];
+  readonly to: MessageStatus;
+  /** Made only by an operator's audited action, never by the relay, the sweeper or a consumer. */
+  readonly byOperator?: true;
+}
+
 /**
  * Every allowed status change, as data. Each transition is carried out as a conditional
  * update on `from`, so a writer that lost a race gets a condition failure, never a wrong state.
@@ -16,6 +24,11 @@ export const TRANSITIONS = {
     from: [MessageStatus.PENDING, MessageStatus.SENT, MessageStatus.FAILED],
     to: MessageStatus.CONFIRMED,
   },
+  /**
+   * A copy that was already in flight when an operator cancelled the message was applied: delivery is at least
+   * once, so a cancel cannot recall it. The outcome is recorded in the history; the status stays CANCELLED.
+   */
+  applyAfterCancel: { from: [MessageStatus.CANCELLED], to: MessageStatus.CANCELLED },
   /** A send failed and attempts remain: bookkeeping only, the status stays PENDING. */
   recordAttempt: { from: [MessageStatus.PENDING], to: MessageStatus.PENDING },
   /** A send failed and no attempts remain. */
@@ -24,29 +37,44 @@ export const TRANSITIONS = {
   failUnreadable: { from: [MessageStatus.PENDING, MessageStatus.SENT], to: MessageStatus.FAILED },
   /** Reconciliation found the downstream never received a SENT message. */
   requeue: { from: [MessageStatus.SENT], to: MessageStatus.PENDING },
-  /** An operator replays a FAILED message after fixing the downstream. */
-  replay: { from: [MessageStatus.FAILED], to: MessageStatus.PENDING },
-  /** An operator gives up on a message that was never sent. */
-  cancel: { from: [MessageStatus.PENDING], to: MessageStatus.CANCELLED },
-} as const satisfies Record<string, { from: readonly MessageStatus[]; to: MessageStatus }>;
+  /**
+   * An operator sends a FAILED message again after fixing the downstream, or undoes a cancel: a fresh start,
+   * attempts and delivery rounds back to 0.
+   */
+  replay: {
+    from: [MessageStatus.FAILED, MessageStatus.CANCELLED],
+    to: MessageStatus.PENDING,
+    byOperator: true,
+  },
+  /** An operator gives up on a message that is waiting to be sent or has failed. */
+  cancel: {
+    from: [MessageStatus.PENDING, MessageStatus.FAILED],
+    to: MessageStatus.CANCELLED,
+    byOperator: true,
+  },
+} as const satisfies Record<string, Transition>;
 
 /** The name of one of the {@link TRANSITIONS}. */
 export type TransitionName = keyof typeof TRANSITIONS;
 
-/** Statuses no transition leaves. */
+/**
+ * Statuses nothing but an operator leaves: the message has no work left and expires by TTL. CANCELLED is one of
+ * them although an operator's replay may bring it back, and a late delivery is recorded without leaving it.
+ */
 export const TERMINAL_STATUSES: readonly MessageStatus[] = Object.values(MessageStatus).filter(
-  (status) => !Object.values(TRANSITIONS).some((t) => (t.from as readonly MessageStatus[]).includes(status)),
+  (status) =>
+    !Object.values(TRANSITIONS).some(
+      (t: Transition) => t.byOperator !== true && t.to !== status && t.from.includes(status),
+    ),
 );
 
 /** The status a transition leads to from `current`, or `undefined` when the transition is not allowed. */
 export function applyTransition(current: MessageStatus, name: TransitionName): MessageStatus | undefined {
-  const transition = TRANSITIONS[name];
-  return (transition.from as readonly MessageStatus[]).includes(current) ? transition.to : undefined;
+  const transition: Transition = TRANSITIONS[name];
+  return transition.from.includes(current) ? transition.to : undefined;
 }
 
 /** Whether some transition leads from `from` to `to`. */
 export function isAllowedChange(from: MessageStatus, to: MessageStatus): boolean {
-  return Object.values(TRANSITIONS).some(
-    (t) => t.to === to && (t.from as readonly MessageStatus[]).includes(from),
-  );
+  return Object.values(TRANSITIONS).some((t: Transition) => t.to === to && t.from.includes(from));
 }

@@ -1,6 +1,7 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { MessageStatus } from '../message/message-status.ts';
-import { OUTBOX_KEYS } from './outbox-item.ts';
+import { MessageStatus } from '../message/message-status.ts';
+import { appendHistory, HistoryEvent } from './history.ts';
+import { attentionKeyOf, OUTBOX_KEYS } from './outbox-item.ts';
 import { TRANSITIONS } from './state-machine.ts';
 
 /** An UpdateItem on the outbox, without the table name. */
@@ -11,8 +12,16 @@ const DAY_SECONDS = 86_400;
 /** How long terminal messages stay before TTL archives them. */
 export const DEFAULT_RETENTION_DAYS = 30;
 
+/** Who makes a change, and how messages are spread over the index shards. */
+export interface ChangeContext {
+  /** Recorded as the history entry's `by`: `relay`, `sweeper`, `consumer`, or the operator. */
+  readonly by?: string;
+  /** Partitions of the due index, which the attention index shares. @default 8 */
+  readonly dueShards?: number;
+}
+
 /** Builds a condition "status is one of `statuses`" from named parts, so it reads as a sentence. */
-function statusIsOneOf(statuses: readonly MessageStatus[]): {
+export function statusIsOneOf(statuses: readonly MessageStatus[]): {
   expression: string;
   values: Record<string, string>;
 } {
@@ -22,16 +31,35 @@ function statusIsOneOf(statuses: readonly MessageStatus[]): {
 
 const messageExists = 'attribute_exists(#messageId)';
 
+/** The epoch second at which TTL removes a message finished at `now`. */
+export function expiresAfter(now: Date, retentionDays: number = DEFAULT_RETENTION_DAYS): number {
+  return Math.floor(now.getTime() / 1000) + retentionDays * DAY_SECONDS;
+}
+
+/** A message handed to SQS. */
+export interface MarkSent extends ChangeContext {
+  readonly messageId: string;
+  readonly now: Date;
+  /** How long the message may wait for its confirmation before the sweeper reconciles it. */
+  readonly confirmDeadlineMs: number;
+}
+
 /**
  * PENDING → SENT after SQS accepted the message. The message stays in the due index with
  * `nextAttemptAt` = the confirmation deadline, so the sweeper reconciles it if no confirmation comes.
  */
-export function markSentUpdate(messageId: string, now: Date, confirmDeadlineMs: number): OutboxUpdate {
+export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSent): OutboxUpdate {
   const from = statusIsOneOf(TRANSITIONS.markSent.from);
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.SENT,
+    from: MessageStatus.PENDING,
+    to: TRANSITIONS.markSent.to,
+    ...(by === undefined ? {} : { by }),
+  });
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression:
-      'SET #status = :to, #attempts = if_not_exists(#attempts, :zero) + :one, #sentAt = :now, #updatedAt = :now, #nextAttemptAt = :deadline REMOVE #leaseOwner, #leaseUntil',
+    UpdateExpression: `SET #status = :to, #attempts = if_not_exists(#attempts, :zero) + :one, #sentAt = :now, #updatedAt = :now, #nextAttemptAt = :deadline, ${history.set} REMOVE #leaseOwner, #leaseUntil`,
     ConditionExpression: `${messageExists} AND ${from.expression}`,
     ExpressionAttributeNames: {
       '#messageId': OUTBOX_KEYS.partitionKey,
@@ -42,6 +70,7 @@ export function markSentUpdate(messageId: string, now: Date, confirmDeadlineMs: 
       '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
       '#leaseOwner': 'leaseOwner',
       '#leaseUntil': 'leaseUntil',
+      ...history.names,
     },
     ExpressionAttributeValues: {
       ...from.values,
@@ -50,6 +79,7 @@ export function markSentUpdate(messageId: string, now: Date, confirmDeadlineMs: 
       ':one': 1,
       ':now': now.toISOString(),
       ':deadline': new Date(now.getTime() + confirmDeadlineMs).toISOString(),
+      ...history.values,
     },
   };
 }
@@ -72,15 +102,13 @@ export interface SendFailure {
 
 /**
  * Records a failed send made when the message had `seenAttempts` attempts. Conditional on the status still
- * being PENDING and nobody else having recorded an attempt since, so two writers never double-count.
+ * being PENDING and nobody else having recorded an attempt since, so two writers never double-count. A retry
+ * keeps the status and writes no history; giving up moves the message to FAILED, into the attention index.
  */
-export function sendFailureUpdate({
-  messageId,
-  seenAttempts,
-  decision,
-  error,
-  now,
-}: SendFailure): OutboxUpdate {
+export function sendFailureUpdate(
+  { messageId, seenAttempts, decision, error, now }: SendFailure,
+  context: ChangeContext = {},
+): OutboxUpdate {
   const transition = decision.kind === 'retry' ? TRANSITIONS.recordAttempt : TRANSITIONS.fail;
   const from = statusIsOneOf(transition.from);
   const names = {
@@ -112,19 +140,32 @@ export function sendFailureUpdate({
       ExpressionAttributeValues: { ...values, ':next': decision.nextAttemptAt.toISOString() },
     };
   }
-  // FAILED leaves the due index (nothing more to do) but keeps payload, attempts and lastError; it is
-  // never archived by TTL, because an operator must see it and may replay it.
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.FAILED,
+    from: MessageStatus.PENDING,
+    to: TRANSITIONS.fail.to,
+    reason: error,
+    ...(context.by === undefined ? {} : { by: context.by }),
+  });
+  // FAILED leaves the due index (nothing more to do) for the attention index, but keeps payload, attempts and
+  // lastError; it is never archived by TTL, because an operator must see it and may replay it.
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression:
-      'SET #status = :to, #attempts = :attempts, #lastError = :error, #updatedAt = :now, #failedAt = :now REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil',
+    UpdateExpression: `SET #status = :to, #attempts = :attempts, #lastError = :error, #updatedAt = :now, #failedAt = :now, #attentionKey = :attentionKey, ${history.set} REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
     ConditionExpression: condition,
     ExpressionAttributeNames: {
       ...names,
       '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
       '#failedAt': 'failedAt',
+      '#attentionKey': OUTBOX_KEYS.attentionIndex.partitionKey,
+      ...history.names,
     },
-    ExpressionAttributeValues: values,
+    ExpressionAttributeValues: {
+      ...values,
+      ':attentionKey': attentionKeyOf(MessageStatus.FAILED, messageId, context.dueShards),
+      ...history.values,
+    },
   };
 }
 
@@ -136,19 +177,28 @@ export interface Confirmation {
   readonly outcome?: string;
   /** Days until TTL removes the message. @default 30 */
   readonly retentionDays?: number;
+  /** Who confirms: `consumer` or `sweeper` (reconciliation). */
+  readonly by?: string;
 }
 
 /**
  * → CONFIRMED once the downstream applied the message, with the consumer's outcome when it is known. Leaves the
- * due index and sets the TTL, so the table does not grow forever.
+ * due and attention indexes and sets the TTL, so the table does not grow forever.
  */
-export function confirmUpdate({ messageId, now, outcome, retentionDays }: Confirmation): OutboxUpdate {
+export function confirmUpdate({ messageId, now, outcome, retentionDays, by }: Confirmation): OutboxUpdate {
   const from = statusIsOneOf(TRANSITIONS.confirm.from);
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.CONFIRMED,
+    to: TRANSITIONS.confirm.to,
+    ...(by === undefined ? {} : { by }),
+    ...(outcome === undefined ? {} : { outcome }),
+  });
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression: `SET #status = :to, #confirmedAt = :now, #updatedAt = :now, #expiresAt = :expiresAt${
+    UpdateExpression: `SET #status = :to, #confirmedAt = :now, #updatedAt = :now, #expiresAt = :expiresAt, ${history.set}${
       outcome === undefined ? '' : ', #outcome = :outcome'
-    } REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
+    } REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil, #attentionKey`,
     ConditionExpression: `${messageExists} AND ${from.expression}`,
     ExpressionAttributeNames: {
       '#messageId': OUTBOX_KEYS.partitionKey,
@@ -160,14 +210,54 @@ export function confirmUpdate({ messageId, now, outcome, retentionDays }: Confir
       '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
       '#leaseOwner': 'leaseOwner',
       '#leaseUntil': 'leaseUntil',
+      '#attentionKey': OUTBOX_KEYS.attentionIndex.partitionKey,
+      ...history.names,
       ...(outcome === undefined ? {} : { '#outcome': 'outcome' }),
     },
     ExpressionAttributeValues: {
       ...from.values,
       ':to': TRANSITIONS.confirm.to,
       ':now': now.toISOString(),
-      ':expiresAt':
-        Math.floor(now.getTime() / 1000) + (retentionDays ?? DEFAULT_RETENTION_DAYS) * DAY_SECONDS,
+      ':expiresAt': expiresAfter(now, retentionDays),
+      ...history.values,
+      ...(outcome === undefined ? {} : { ':outcome': outcome.slice(0, 200) }),
+    },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  };
+}
+
+/**
+ * Records on a CANCELLED message that a copy already in flight at the cancel was applied downstream: the
+ * outcome, `confirmedAt` and an APPLIED_AFTER_CANCEL history entry; the status stays CANCELLED. Conditional on
+ * no such record yet, so a redelivered copy's confirmation does not record it twice.
+ */
+export function appliedAfterCancelUpdate({ messageId, now, outcome, by }: Confirmation): OutboxUpdate {
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.APPLIED_AFTER_CANCEL,
+    from: MessageStatus.CANCELLED,
+    to: TRANSITIONS.applyAfterCancel.to,
+    ...(by === undefined ? {} : { by }),
+    ...(outcome === undefined ? {} : { outcome }),
+  });
+  return {
+    Key: { [OUTBOX_KEYS.partitionKey]: messageId },
+    UpdateExpression: `SET #confirmedAt = :now, #updatedAt = :now, ${history.set}${
+      outcome === undefined ? '' : ', #outcome = :outcome'
+    }`,
+    ConditionExpression: `${messageExists} AND #status = :cancelled AND attribute_not_exists(#confirmedAt)`,
+    ExpressionAttributeNames: {
+      '#messageId': OUTBOX_KEYS.partitionKey,
+      '#status': 'status',
+      '#confirmedAt': 'confirmedAt',
+      '#updatedAt': 'updatedAt',
+      ...history.names,
+      ...(outcome === undefined ? {} : { '#outcome': 'outcome' }),
+    },
+    ExpressionAttributeValues: {
+      ':cancelled': MessageStatus.CANCELLED,
+      ':now': now.toISOString(),
+      ...history.values,
       ...(outcome === undefined ? {} : { ':outcome': outcome.slice(0, 200) }),
     },
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

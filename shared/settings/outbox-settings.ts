@@ -65,6 +65,18 @@ export const OutboxSettings = {
     max: 3_650,
     defaultValue: DEFAULT_RETENTION_DAYS,
   }),
+  auditTable: textSetting(
+    { name: 'AUDIT_TABLE', description: "the audit trail of operators' actions and the DLQ redrive journal" },
+    tableName,
+  ),
+  deadLetterQueues: jsonSetting(
+    {
+      name: 'DEAD_LETTER_QUEUES',
+      description: "JSON object: topic → URL of the dead-letter queue of the topic's queue",
+      defaultValue: {},
+    },
+    z.record(topicSchema, queueUrl),
+  ),
   deliveryInboxes: jsonSetting(
     {
       name: 'DELIVERY_INBOXES',
@@ -111,21 +123,21 @@ export const OutboxSettings = {
   }),
 } as const;
 
-/** The variables the shipped stream relay reads. */
+/**
+ * The variables the shipped stream relay reads. DUE_SHARDS because a message the relay fails is filed in the
+ * attention index under its due shard, which the admin must find.
+ */
 export const RELAY_SETTINGS = [
   OutboxSettings.outboxTable,
   OutboxSettings.topicQueues,
   OutboxSettings.retryPolicies,
   OutboxSettings.confirmDeadlineMs,
   OutboxSettings.retentionDays,
+  OutboxSettings.dueShards,
 ] as const;
 
 /** The variables the shipped sweeper reads. */
-export const SWEEPER_SETTINGS = [
-  ...RELAY_SETTINGS,
-  OutboxSettings.dueShards,
-  OutboxSettings.deliveryInboxes,
-] as const;
+export const SWEEPER_SETTINGS = [...RELAY_SETTINGS, OutboxSettings.deliveryInboxes] as const;
 
 /** The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm). */
 export const CONSUMER_SETTINGS = [
@@ -138,6 +150,20 @@ export const CONSUMER_SETTINGS = [
   OutboxSettings.maxReceiveCount,
   OutboxSettings.visibilityBackoffBaseSeconds,
   OutboxSettings.visibilityBackoffMaxSeconds,
+] as const;
+
+/**
+ * The variables the admin core reads (`adminDeps`): the outbox and its indexes, the audit trail, each topic's
+ * queue, dead-letter queue and delivery inbox (for erase), and the retention a cancel sets.
+ */
+export const ADMIN_SETTINGS = [
+  OutboxSettings.outboxTable,
+  OutboxSettings.auditTable,
+  OutboxSettings.topicQueues,
+  OutboxSettings.deadLetterQueues,
+  OutboxSettings.deliveryInboxes,
+  OutboxSettings.dueShards,
+  OutboxSettings.retentionDays,
 ] as const;
 
 /** The variables a writer reads with `outboxWriterFromEnv`. */

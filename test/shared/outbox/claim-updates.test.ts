@@ -96,11 +96,11 @@ describe('requeueUpdate', () => {
     pending({ status: MessageStatus.SENT, ...(owner === undefined ? {} : { leaseOwner: owner }) });
 
   it('is well formed', () => {
-    expectWellFormed(requeueUpdate(messageId, 'sweeper-a', FIXED_NOW));
+    expectWellFormed(requeueUpdate({ messageId, owner: 'sweeper-a', now: FIXED_NOW }));
   });
 
   it('requires the message to be SENT and claimed by the caller', () => {
-    const requeue = requeueUpdate(messageId, 'sweeper-a', FIXED_NOW);
+    const requeue = requeueUpdate({ messageId, owner: 'sweeper-a', now: FIXED_NOW });
 
     expect(accepts(requeue, sentClaimedBy('sweeper-a'))).toBe(true);
     expect(accepts(requeue, sentClaimedBy('sweeper-b'))).toBe(false);
@@ -113,7 +113,7 @@ describe('requeueUpdate', () => {
 
   it('moves SENT back to PENDING with the reason, keeping the claim and the due time', () => {
     const claimed = sentClaimedBy('sweeper-a');
-    const requeued = updated(requeueUpdate(messageId, 'sweeper-a', FIXED_NOW), claimed);
+    const requeued = updated(requeueUpdate({ messageId, owner: 'sweeper-a', now: FIXED_NOW }), claimed);
 
     expect(requeued).toMatchObject({
       status: MessageStatus.PENDING,

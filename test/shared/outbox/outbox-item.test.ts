@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import {
+  attentionKeyOf,
+  attentionPartitions,
+  DEFAULT_DUE_SHARDS,
+  dueShardKeys,
+  dueShardOf,
+  newOutboxItem,
+} from '../../../shared/outbox/outbox-item.ts';
 import { envelope, FIXED_NOW, testMessageId } from '../../support/factories.ts';
 
 describe('dueShardOf', () => {
@@ -36,5 +43,29 @@ describe('newOutboxItem', () => {
       dueShard: dueShardOf(message.messageId, 4),
       updatedAt: FIXED_NOW.toISOString(),
     });
+  });
+});
+
+describe('the attention index keys', () => {
+  it('file a message under its status and its due shard', () => {
+    const id = testMessageId(9);
+
+    expect(attentionKeyOf('FAILED', id, 4)).toBe(`FAILED#${dueShardOf(id, 4)}`);
+    expect(attentionKeyOf('CANCELLED', id)).toBe(`CANCELLED#${dueShardOf(id)}`);
+  });
+
+  it('list one partition per due shard, so every filed message is in one of them', () => {
+    expect(attentionPartitions('FAILED', 3)).toEqual(['FAILED#0', 'FAILED#1', 'FAILED#2']);
+    expect(dueShardKeys(3)).toEqual(['0', '1', '2']);
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 64 }), (id, shards) => {
+        expect(attentionPartitions('CANCELLED', shards)).toContain(attentionKeyOf('CANCELLED', id, shards));
+      }),
+    );
+  });
+
+  it('refuse a shard count no sweeper could query', () => {
+    expect(() => dueShardKeys(0)).toThrow(RangeError);
+    expect(() => attentionPartitions('FAILED', 65)).toThrow(RangeError);
   });
 });

@@ -4,6 +4,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
 import {
   confirmDeadlineAfter,
   DynamoOutboxStore,
@@ -98,6 +99,19 @@ describe('DynamoOutboxStore.markSent', () => {
     expect(remove).not.toContain('dueShard');
   });
 
+  it('appends a SENT entry by its actor to the history', async () => {
+    const sweeper = new DynamoOutboxStore({ client, tableName: 'outbox', actor: 'sweeper' });
+
+    await sweeper.markSent(messageId, FIXED_NOW);
+
+    const input = sentUpdate();
+    expect(input.ExpressionAttributeValues?.[':historyEntry']).toEqual([
+      { at: FIXED_NOW.toISOString(), event: 'SENT', from: 'PENDING', to: 'SENT', by: 'sweeper' },
+    ]);
+    expect(input.ExpressionAttributeValues?.[':noHistory']).toEqual([]);
+    expectWellFormed(input);
+  });
+
   it('uses the configured confirmation deadline', async () => {
     const custom = new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: 1_000 });
 
@@ -188,6 +202,48 @@ describe('DynamoOutboxStore.recordSendFailure', () => {
     expectWellFormed(input);
   });
 
+  it('files a FAILED message in the attention index under its due shard, with a FAILED history entry by its actor', async () => {
+    const relay = new DynamoOutboxStore({ client, tableName: 'outbox', dueShards: 4, actor: 'relay' });
+
+    await relay.recordSendFailure({
+      messageId,
+      seenAttempts: 9,
+      decision: fail,
+      error: 'Gone',
+      now: FIXED_NOW,
+    });
+
+    const input = sentUpdate();
+    const { set } = clausesOf(input);
+    const values = input.ExpressionAttributeValues ?? {};
+    expect(values[set.attentionKey ?? '']).toBe(`FAILED#${dueShardOf(messageId, 4)}`);
+    expect(set.history).toBe('list_append(if_not_exists(#history, :noHistory), :historyEntry)');
+    expect(values[':historyEntry']).toEqual([
+      {
+        at: FIXED_NOW.toISOString(),
+        event: 'FAILED',
+        from: 'PENDING',
+        to: 'FAILED',
+        by: 'relay',
+        reason: 'Gone',
+      },
+    ]);
+  });
+
+  it('writes no history for a retry that keeps the message PENDING', async () => {
+    await store.recordSendFailure({
+      messageId,
+      seenAttempts: 1,
+      decision: retry,
+      error: 'e',
+      now: FIXED_NOW,
+    });
+
+    const { set } = clausesOf(sentUpdate());
+    expect(set).not.toHaveProperty('history');
+    expect(set).not.toHaveProperty('attentionKey');
+  });
+
   it('truncates a long error to 1 000 characters', async () => {
     await store.recordSendFailure({
       messageId,
@@ -246,10 +302,69 @@ describe('DynamoOutboxStore.confirm', () => {
     await expect(store.confirm(messageId, FIXED_NOW)).resolves.toBe('ALREADY_CONFIRMED');
   });
 
-  it('returns NOT_CONFIRMABLE when the old item is CANCELLED', async () => {
+  it('records the confirmation of a CANCELLED message as APPLIED_AFTER_CANCEL, keeping the status (issue 8: a copy in flight may land after a cancel)', async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed(outboxItem({ messageId, status: 'CANCELLED' })))
+      .resolves({});
+    const consumer = new DynamoOutboxStore({ client, tableName: 'outbox', actor: 'consumer' });
+
+    await expect(consumer.confirm(messageId, FIXED_NOW, 'APPLIED')).resolves.toBe('APPLIED_AFTER_CANCEL');
+
+    const late = ddb.commandCalls(UpdateCommand)[1]?.args[0].input;
+    if (late === undefined) throw new Error('no second UpdateCommand');
+    expect(late.ConditionExpression).toBe(
+      'attribute_exists(#messageId) AND #status = :cancelled AND attribute_not_exists(#confirmedAt)',
+    );
+    const { set } = clausesOf(late);
+    expect(set).not.toHaveProperty('status');
+    expect(late.ExpressionAttributeValues?.[set.outcome ?? '']).toBe('APPLIED');
+    expect(late.ExpressionAttributeValues?.[':historyEntry']).toEqual([
+      {
+        at: FIXED_NOW.toISOString(),
+        event: 'APPLIED_AFTER_CANCEL',
+        from: 'CANCELLED',
+        to: 'CANCELLED',
+        by: 'consumer',
+        outcome: 'APPLIED',
+      },
+    ]);
+    expectWellFormed(late);
+  });
+
+  it('answers APPLIED_AFTER_CANCEL again for a redelivered copy without recording it twice', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'CANCELLED' })));
 
+    await expect(store.confirm(messageId, FIXED_NOW, 'APPLIED')).resolves.toBe('APPLIED_AFTER_CANCEL');
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(2);
+  });
+
+  it('confirms a cancelled message that an operator replayed between its two updates', async () => {
+    ddb
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed(outboxItem({ messageId, status: 'CANCELLED' })))
+      .rejectsOnce(conditionFailed(outboxItem({ messageId, status: 'PENDING' })))
+      .resolves({});
+
+    await expect(store.confirm(messageId, FIXED_NOW, 'APPLIED')).resolves.toBe('CONFIRMED');
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(3);
+  });
+
+  it('returns NOT_CONFIRMABLE for a status no confirmation leaves', async () => {
+    ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'ARCHIVED' as 'SENT' })));
+
     await expect(store.confirm(messageId, FIXED_NOW)).resolves.toBe('NOT_CONFIRMABLE');
+  });
+
+  it('leaves the attention index and appends a CONFIRMED entry with the outcome', async () => {
+    await store.confirm(messageId, FIXED_NOW, 'REJECTED_OUT_OF_STOCK');
+
+    const input = sentUpdate();
+    expect(clausesOf(input).remove).toContain('attentionKey');
+    expect(input.ExpressionAttributeValues?.[':historyEntry']).toEqual([
+      { at: FIXED_NOW.toISOString(), event: 'CONFIRMED', to: 'CONFIRMED', outcome: 'REJECTED_OUT_OF_STOCK' },
+    ]);
+    expectWellFormed(input);
   });
 
   it('returns NOT_FOUND when there is no such message (no old item)', async () => {
@@ -318,6 +433,43 @@ describe('DynamoOutboxStore.claim and release', () => {
       ':reason': 'unreadable outbox item: topic',
       ':owner': 'sweeper-a',
     });
+    expectWellFormed(input);
+  });
+
+  it('files an unreadable message it fails in the attention index', async () => {
+    const sweeper = new DynamoOutboxStore({ client, tableName: 'outbox', dueShards: 2, actor: 'sweeper' });
+
+    await sweeper.failUnreadable({
+      messageId,
+      owner: 'sweeper-a',
+      now: FIXED_NOW,
+      reason: 'topic: Required',
+    });
+
+    const input = sentUpdate();
+    expect(input.ExpressionAttributeValues).toMatchObject({
+      ':attentionKey': `FAILED#${dueShardOf(messageId, 2)}`,
+      ':historyEntry': [
+        {
+          at: FIXED_NOW.toISOString(),
+          event: 'FAILED',
+          to: 'FAILED',
+          by: 'sweeper',
+          reason: 'topic: Required',
+        },
+      ],
+    });
+  });
+
+  it('requeues with a REQUEUED entry by its actor', async () => {
+    const sweeper = new DynamoOutboxStore({ client, tableName: 'outbox', actor: 'sweeper' });
+
+    await expect(sweeper.requeue(messageId, 'sweeper-a', FIXED_NOW)).resolves.toBe(true);
+
+    const input = sentUpdate();
+    expect(input.ExpressionAttributeValues?.[':historyEntry']).toEqual([
+      expect.objectContaining({ event: 'REQUEUED', from: 'SENT', to: 'PENDING', by: 'sweeper' }),
+    ]);
     expectWellFormed(input);
   });
 

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/outbox/claim-updates.ts';
-import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
+import type { HistoryEntry } from '../../../shared/outbox/history.ts';
+import { cancelUpdate, replayUpdate } from '../../../shared/outbox/operator-updates.ts';
+import { attentionKeyOf } from '../../../shared/outbox/outbox-item.ts';
 import {
   applyTransition,
   isAllowedChange,
@@ -14,6 +16,7 @@ import {
   type TransitionName,
 } from '../../../shared/outbox/state-machine.ts';
 import {
+  appliedAfterCancelUpdate,
   confirmUpdate,
   markSentUpdate,
   type OutboxUpdate,
@@ -28,8 +31,10 @@ import { FIXED_NOW, MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../.
  */
 
 const { PENDING, SENT, FAILED, CONFIRMED, CANCELLED } = MessageStatus;
-/** CONFIRMED and CANCELLED are terminal: no actor may move a message out of them. */
+/** CONFIRMED and CANCELLED are terminal: only an operator's replay moves a message out of CANCELLED. */
 const TERMINAL: readonly MessageStatus[] = [CONFIRMED, CANCELLED];
+/** The statuses the attention index holds. */
+const ATTENTION: readonly MessageStatus[] = [FAILED, CANCELLED];
 const messageId = testMessageId(42);
 const CONFIRM_DEADLINE_MS = 300_000;
 const LEASE_MS = 60_000;
@@ -43,7 +48,8 @@ type Action =
   | { readonly actor: 'relay.recordAttempt' | 'relay.fail'; readonly attempts: Seen<number> }
   | { readonly actor: 'sweeper.claim'; readonly owner: Owner; readonly status: Seen<MessageStatus> }
   | { readonly actor: 'sweeper.requeue' | 'sweeper.release'; readonly owner: Owner }
-  | { readonly actor: 'consumer.confirm' | 'operator.replay' | 'operator.cancel' };
+  | { readonly actor: 'consumer.confirm' }
+  | { readonly actor: 'operator.replay' | 'operator.cancel'; readonly status: Seen<MessageStatus> };
 
 /** The transition an actor's write carries out, or undefined for lease bookkeeping. */
 const TRANSITION_OF: Record<Action['actor'], TransitionName | undefined> = {
@@ -88,11 +94,14 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({ actor: fc.constantFrom('sweeper.requeue', 'sweeper.release'), owner }),
   },
+  { weight: 1, arbitrary: fc.constant({ actor: 'consumer.confirm' }) },
   {
-    weight: 1,
-    arbitrary: fc.constantFrom('consumer.confirm', 'operator.cancel').map((actor) => ({ actor })),
+    weight: 2,
+    arbitrary: fc.record({
+      actor: fc.constantFrom('operator.replay', 'operator.cancel'),
+      status: seen(fc.constantFrom<MessageStatus>(PENDING, SENT, FAILED, CANCELLED)),
+    }),
   },
-  { weight: 1, arbitrary: fc.constant({ actor: 'operator.replay' }) },
 ) as fc.Arbitrary<Action>;
 
 const steps = fc.array(
@@ -105,17 +114,20 @@ describe('the state machine under interleaved actors (pure model)', () => {
     expect([...TERMINAL_STATUSES].sort()).toEqual([...TERMINAL].sort());
   });
 
-  it('only ever makes allowed changes, never leaves CONFIRMED or CANCELLED, and leaves FAILED only by replay or confirm', () => {
+  it('only ever makes allowed changes, never leaves CONFIRMED, leaves CANCELLED only by replay, and FAILED only by replay, cancel or confirm (issue 8: operators cancel FAILED and replay CANCELLED)', () => {
     fc.assert(
       fc.property(steps, (interleaving) => {
         let status: MessageStatus = PENDING;
         for (const { action: step } of interleaving) {
-          const name = TRANSITION_OF[step.actor];
+          let name = TRANSITION_OF[step.actor];
+          // A consumer's confirmation of a cancelled message is recorded, not applied.
+          if (name === 'confirm' && status === CANCELLED) name = 'applyAfterCancel';
           // Applied only if the transition allows it, as the conditional update on the status would be.
           const next: MessageStatus = name === undefined ? status : (applyTransition(status, name) ?? status);
           if (next !== status) expect(isAllowedChange(status, next)).toBe(true);
-          if (TERMINAL.includes(status)) expect(next).toBe(status);
-          if (status === FAILED && next !== FAILED) expect(['replay', 'confirm']).toContain(name);
+          if (status === CONFIRMED) expect(next).toBe(status);
+          if (status === CANCELLED && next !== CANCELLED) expect(name).toBe('replay');
+          if (status === FAILED && next !== FAILED) expect(['replay', 'cancel', 'confirm']).toContain(name);
           status = next;
         }
       }),
@@ -124,58 +136,26 @@ describe('the state machine under interleaved actors (pure model)', () => {
   });
 });
 
-/** The operator's audited moves, built like the library's updates: conditional on TRANSITIONS[name].from. */
-function operatorUpdate(name: 'replay' | 'cancel', now: Date): OutboxUpdate {
-  const transition = TRANSITIONS[name];
-  const from = Object.fromEntries(transition.from.map((status, index) => [`:from${index}`, status]));
-  const condition = `#status IN (${Object.keys(from).join(', ')})`;
-  if (name === 'replay') {
-    return {
-      Key: { messageId },
-      UpdateExpression:
-        'SET #status = :to, #attempts = :zero, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now',
-      ConditionExpression: condition,
-      ExpressionAttributeNames: {
-        '#status': 'status',
-        '#attempts': 'attempts',
-        '#nextAttemptAt': 'nextAttemptAt',
-        '#dueShard': 'dueShard',
-        '#updatedAt': 'updatedAt',
-      },
-      ExpressionAttributeValues: {
-        ...from,
-        ':to': transition.to,
-        ':zero': 0,
-        ':now': now.toISOString(),
-        ':shard': dueShardOf(messageId),
-      },
-    };
-  }
-  return {
-    Key: { messageId },
-    UpdateExpression:
-      'SET #status = :to, #updatedAt = :now REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil',
-    ConditionExpression: condition,
-    ExpressionAttributeNames: {
-      '#status': 'status',
-      '#updatedAt': 'updatedAt',
-      '#dueShard': 'dueShard',
-      '#nextAttemptAt': 'nextAttemptAt',
-      '#leaseOwner': 'leaseOwner',
-      '#leaseUntil': 'leaseUntil',
-    },
-    ExpressionAttributeValues: { ...from, ':to': transition.to, ':now': now.toISOString() },
-  };
-}
+type Stored = Record<string, unknown> & {
+  status: MessageStatus;
+  attempts: number;
+  history?: HistoryEntry[];
+};
 
-type Stored = Record<string, unknown> & { status: MessageStatus; attempts: number };
-
-/** The conditional write an actor makes, from its view of the message (`current` when fresh). */
-function writeOf(step: Action, current: Stored, now: Date): OutboxUpdate {
+/**
+ * The conditional write an actor makes, from its view of the message (`current` when fresh); undefined when the
+ * actor refuses before writing (an operator whose view of the status does not allow the move).
+ */
+function writeOf(step: Action, current: Stored, now: Date): OutboxUpdate | undefined {
   switch (step.actor) {
     case 'relay.markSent':
     case 'sweeper.markSent':
-      return markSentUpdate(messageId, now, CONFIRM_DEADLINE_MS);
+      return markSentUpdate({
+        messageId,
+        now,
+        confirmDeadlineMs: CONFIRM_DEADLINE_MS,
+        by: step.actor.split('.')[0] ?? '',
+      });
     case 'relay.recordAttempt':
     case 'relay.fail': {
       const seenAttempts = step.attempts.fresh ? current.attempts : step.attempts.value;
@@ -187,7 +167,10 @@ function writeOf(step: Action, current: Stored, now: Date): OutboxUpdate {
               attempts: seenAttempts + 1,
               nextAttemptAt: new Date(now.getTime() + 2_000),
             } as const);
-      return sendFailureUpdate({ messageId, seenAttempts, decision, error: 'SQS rejected the entry', now });
+      return sendFailureUpdate(
+        { messageId, seenAttempts, decision, error: 'SQS rejected the entry', now },
+        { by: 'relay' },
+      );
     }
     case 'sweeper.claim':
       return claimUpdate({
@@ -198,7 +181,7 @@ function writeOf(step: Action, current: Stored, now: Date): OutboxUpdate {
         leaseMs: LEASE_MS,
       });
     case 'sweeper.requeue':
-      return requeueUpdate(messageId, step.owner, now);
+      return requeueUpdate({ messageId, owner: step.owner, now, by: 'sweeper' });
     case 'sweeper.release':
       return releaseUpdate({
         messageId,
@@ -207,16 +190,24 @@ function writeOf(step: Action, current: Stored, now: Date): OutboxUpdate {
         nextAttemptAt: new Date(now.getTime() + 120_000),
       });
     case 'consumer.confirm':
-      return confirmUpdate({ messageId, now, outcome: 'APPLIED' });
+      // The store confirms, and records the delivery instead when the message turns out to be CANCELLED.
+      return current.status === CANCELLED
+        ? appliedAfterCancelUpdate({ messageId, now, outcome: 'APPLIED', by: 'consumer' })
+        : confirmUpdate({ messageId, now, outcome: 'APPLIED', by: 'consumer' });
     case 'operator.replay':
-      return operatorUpdate('replay', now);
-    case 'operator.cancel':
-      return operatorUpdate('cancel', now);
+    case 'operator.cancel': {
+      const name = step.actor === 'operator.replay' ? 'replay' : 'cancel';
+      const from = step.status.fresh ? current.status : step.status.value;
+      if (!(TRANSITIONS[name].from as readonly MessageStatus[]).includes(from)) return undefined;
+      const move = { messageId, from, now, by: 'local:ana', reason: 'downstream fixed' };
+      return name === 'replay' ? replayUpdate(move) : cancelUpdate(move);
+    }
   }
 }
 
 describe('the state machine under interleaved actors (real updates on the in-memory table)', () => {
   it('keeps every invariant after every conditional write, whatever the order and staleness of the actors', async () => {
+    const changes = new Set<string>();
     await fc.assert(
       fc.asyncProperty(steps, async (interleaving) => {
         const db = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS);
@@ -231,6 +222,7 @@ describe('the state machine under interleaved actors (real updates on the in-mem
         for (const { elapseMs, action: step } of interleaving) {
           now += elapseMs;
           const update = writeOf(step, before, new Date(now));
+          if (update === undefined) continue;
           let applied = true;
           try {
             await db.send(new UpdateCommand({ TableName: 'outbox', ...update }));
@@ -239,8 +231,10 @@ describe('the state machine under interleaved actors (real updates on the in-mem
             applied = false;
           }
           const afterWrite = await read();
-          const name = TRANSITION_OF[step.actor];
+          let name = TRANSITION_OF[step.actor];
+          if (name === 'confirm' && before.status === CANCELLED) name = 'applyAfterCancel';
           const label = `${step.actor} on ${before.status}`;
+          const added = (afterWrite.history ?? []).slice((before.history ?? []).length);
 
           // A refused write changes nothing.
           if (!applied) expect(afterWrite, label).toEqual(before);
@@ -252,31 +246,71 @@ describe('the state machine under interleaved actors (real updates on the in-mem
           if (afterWrite.status !== before.status) {
             expect(isAllowedChange(before.status, afterWrite.status), label).toBe(true);
           }
-          // Terminal statuses are never left; a terminal message is not touched at all.
-          if (TERMINAL.includes(before.status)) expect(afterWrite, label).toEqual(before);
-          // FAILED is left only by an operator's replay or a late confirmation.
-          if (before.status === FAILED && afterWrite.status !== FAILED) {
-            expect(['operator.replay', 'consumer.confirm'], label).toContain(step.actor);
+          // CONFIRMED is never touched; CANCELLED is left only by an operator's replay.
+          if (before.status === CONFIRMED) expect(afterWrite, label).toEqual(before);
+          if (before.status === CANCELLED && afterWrite.status !== CANCELLED) {
+            expect(step.actor, label).toBe('operator.replay');
           }
-          // A message with work left is always in the due index (never silently lost); a finished one never is.
+          // FAILED is left only by an operator (replay, cancel) or a late confirmation.
+          if (before.status === FAILED && afterWrite.status !== FAILED) {
+            expect(['operator.replay', 'operator.cancel', 'consumer.confirm'], label).toContain(step.actor);
+          }
+          // No message is ever lost from sight: one with work left is in the due index, one waiting for an
+          // operator in the attention index under its own status and shard, and a finished one in neither.
           const hasWork = afterWrite.status === PENDING || afterWrite.status === SENT;
           expect(afterWrite.dueShard !== undefined && afterWrite.nextAttemptAt !== undefined, label).toBe(
             hasWork,
           );
           if (!hasWork) expect(afterWrite, label).not.toHaveProperty('leaseOwner');
+          if (ATTENTION.includes(afterWrite.status)) {
+            expect(afterWrite.attentionKey, label).toBe(
+              attentionKeyOf(afterWrite.status as typeof FAILED, messageId),
+            );
+          } else {
+            expect(afterWrite, label).not.toHaveProperty('attentionKey');
+          }
+          // Every status change appends exactly one history entry naming it; nothing else does, but an
+          // operator's move and the first delivery recorded after a cancel.
+          if (afterWrite.status !== before.status) {
+            expect(added, label).toHaveLength(1);
+            expect(added[0]?.to, label).toBe(afterWrite.status);
+            if (added[0]?.from !== undefined) expect(added[0].from, label).toBe(before.status);
+          } else if (applied && name === 'applyAfterCancel') {
+            expect(
+              added.map((entry) => entry.event),
+              label,
+            ).toEqual(['APPLIED_AFTER_CANCEL']);
+          } else {
+            expect(added, label).toEqual([]);
+          }
           // Attempts only grow within a delivery round; a replay or a reconciliation requeue starts a new one,
-          // and a requeue counts it in `resends`.
+          // and a requeue counts it in `resends`, a replay resets it.
           if (step.actor === 'sweeper.requeue' && afterWrite.status !== before.status) {
             expect(afterWrite.resends ?? 0, label).toBe(((before as { resends?: number }).resends ?? 0) + 1);
-          } else if (step.actor !== 'operator.replay' && step.actor !== 'sweeper.requeue') {
+          } else if (step.actor === 'operator.replay' && afterWrite.status !== before.status) {
+            expect([afterWrite.attempts, afterWrite.resends], label).toEqual([0, 0]);
+          } else if (step.actor !== 'sweeper.requeue') {
             expect(afterWrite.attempts, label).toBeGreaterThanOrEqual(before.attempts);
           }
-          if (afterWrite.status === CONFIRMED) expect(afterWrite.expiresAt, label).toBeTypeOf('number');
+          // Terminal messages expire by TTL; nothing else does (a FAILED message waits for an operator).
+          expect(afterWrite.expiresAt !== undefined, label).toBe(TERMINAL.includes(afterWrite.status));
           if (afterWrite.status === FAILED) expect(afterWrite.lastError, label).toBeTypeOf('string');
+          if (applied) changes.add(`${step.actor}: ${before.status} → ${afterWrite.status}`);
           before = afterWrite;
         }
       }),
       { numRuns: 150 },
+    );
+    // The runs reached the operator's moves and the late delivery, not only the happy path.
+    expect([...changes]).toEqual(
+      expect.arrayContaining([
+        'operator.cancel: PENDING → CANCELLED',
+        'operator.cancel: FAILED → CANCELLED',
+        'operator.replay: FAILED → PENDING',
+        'operator.replay: CANCELLED → PENDING',
+        'consumer.confirm: CANCELLED → CANCELLED',
+        'consumer.confirm: FAILED → CONFIRMED',
+      ]),
     );
   });
 });

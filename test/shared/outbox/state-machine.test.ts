@@ -6,6 +6,7 @@ import {
   isAllowedChange,
   TERMINAL_STATUSES,
   TRANSITIONS,
+  type Transition,
   type TransitionName,
 } from '../../../shared/outbox/state-machine.ts';
 
@@ -20,8 +21,9 @@ describe('state machine', () => {
     ['recordAttempt', [PENDING], PENDING],
     ['fail', [PENDING], FAILED],
     ['requeue', [SENT], PENDING],
-    ['replay', [FAILED], PENDING],
-    ['cancel', [PENDING], CANCELLED],
+    ['replay', [FAILED, CANCELLED], PENDING],
+    ['cancel', [PENDING, FAILED], CANCELLED],
+    ['applyAfterCancel', [CANCELLED], CANCELLED],
   ] as const)('%s leads from %j to %s and from nowhere else', (name, from, to) => {
     for (const status of ALL_STATUSES) {
       const expected = (from as readonly string[]).includes(status) ? to : undefined;
@@ -32,6 +34,7 @@ describe('state machine', () => {
   it('defines exactly the documented transitions', () => {
     expect(TRANSITION_NAMES.sort()).toEqual(
       [
+        'applyAfterCancel',
         'cancel',
         'confirm',
         'fail',
@@ -67,15 +70,27 @@ describe('state machine', () => {
     [CONFIRMED, SENT],
     [CONFIRMED, FAILED],
     [CONFIRMED, CANCELLED],
-    [CANCELLED, PENDING],
     [CANCELLED, SENT],
     [CANCELLED, CONFIRMED],
     [CANCELLED, FAILED],
     [SENT, CANCELLED],
     [FAILED, SENT],
-    [FAILED, CANCELLED],
   ] as const)('rejects the change %s → %s', (from, to) => {
     expect(isAllowedChange(from, to)).toBe(false);
+  });
+
+  it('lets an operator cancel a FAILED message and replay a CANCELLED one (issue 8: cancel and replay are operator moves)', () => {
+    expect(applyTransition(FAILED, 'cancel')).toBe(CANCELLED);
+    expect(applyTransition(CANCELLED, 'replay')).toBe(PENDING);
+    expect(TRANSITIONS.replay.byOperator).toBe(true);
+    expect(TRANSITIONS.cancel.byOperator).toBe(true);
+    const automatic = TRANSITION_NAMES.filter((name) => name !== 'replay' && name !== 'cancel');
+    for (const name of automatic) expect(TRANSITIONS[name] as Transition).not.toHaveProperty('byOperator');
+  });
+
+  it('records a delivery that lands after a cancel without leaving CANCELLED', () => {
+    expect(applyTransition(CANCELLED, 'applyAfterCancel')).toBe(CANCELLED);
+    expect(applyTransition(CANCELLED, 'confirm')).toBeUndefined();
   });
 
   it('fails a PENDING or SENT message whose stored item cannot be read, and only those', () => {
@@ -93,6 +108,9 @@ describe('state machine', () => {
       [SENT, PENDING],
       [FAILED, PENDING],
       [PENDING, CANCELLED],
+      [FAILED, CANCELLED],
+      [CANCELLED, PENDING],
+      [CANCELLED, CANCELLED],
       [PENDING, CONFIRMED],
       [FAILED, CONFIRMED],
       [PENDING, PENDING],
@@ -101,27 +119,31 @@ describe('state machine', () => {
     for (const [from, to] of allowed) expect(isAllowedChange(from, to), `${from} → ${to}`).toBe(true);
   });
 
-  it('allows nothing out of a terminal status', () => {
-    for (const terminal of [CONFIRMED, CANCELLED]) {
-      for (const name of TRANSITION_NAMES) expect(applyTransition(terminal, name)).toBeUndefined();
-      for (const to of ALL_STATUSES) expect(isAllowedChange(terminal, to)).toBe(false);
-    }
+  it("allows nothing out of CONFIRMED, and out of CANCELLED only an operator's replay (issue 8: a cancel can be undone)", () => {
+    for (const name of TRANSITION_NAMES) expect(applyTransition(CONFIRMED, name)).toBeUndefined();
+    for (const to of ALL_STATUSES) expect(isAllowedChange(CONFIRMED, to)).toBe(false);
+    const leavingCancelled = TRANSITION_NAMES.filter((name) => {
+      const next = applyTransition(CANCELLED, name);
+      return next !== undefined && next !== CANCELLED;
+    });
+    expect(leavingCancelled).toEqual(['replay']);
   });
 
-  it('only ever produces allowed changes, and never leaves a terminal status, whatever is attempted', () => {
+  it("only ever produces allowed changes, and leaves a terminal status only by an operator's replay, whatever is attempted", () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...TRANSITION_NAMES), { maxLength: 40 }), (names) => {
         let status: MessageStatus = PENDING;
-        let reachedTerminal = false;
         for (const name of names) {
           const next = applyTransition(status, name);
           if (next === undefined) continue;
           expect(isAllowedChange(status, next)).toBe(true);
-          expect(reachedTerminal).toBe(false);
+          if (TERMINAL_STATUSES.includes(status) && next !== status) {
+            expect(name).toBe('replay');
+            expect((TRANSITIONS[name] as Transition).byOperator).toBe(true);
+          }
+          if (status === CONFIRMED) expect(next).toBe(CONFIRMED);
           status = next;
-          reachedTerminal ||= TERMINAL_STATUSES.includes(status);
         }
-        if (reachedTerminal) expect(TERMINAL_STATUSES).toContain(status);
       }),
       { numRuns: 500 },
     );

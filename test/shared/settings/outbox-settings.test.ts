@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../shared/errors.ts';
 import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
 import {
+  ADMIN_SETTINGS,
   CONSUMER_SETTINGS,
   OutboxSettings,
   RELAY_SETTINGS,
@@ -30,6 +31,11 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
   dueShards: { valid: ['16', 16], malformed: ['0', '65', '-1', '8.0', 'eight'] },
   streamGraceMs: { valid: ['0', 0], malformed: ['-1', '1.5', ' ', '43200001'] },
   retentionDays: { valid: ['7', 7], malformed: ['0', '3651', '0x10', '7d'] },
+  auditTable: { valid: ['outbox-audit', 'outbox-audit'], malformed: ['', 'au', 'audit table'] },
+  deadLetterQueues: {
+    valid: [JSON.stringify({ 'order.created': QUEUE }), { 'order.created': QUEUE }],
+    malformed: ['', '{"order.created":"order-created-dlq"}', `["${QUEUE}"]`, '{"Order":"x"}'],
+  },
   deliveryInboxes: {
     valid: [JSON.stringify({ 'order.created': 'inventory-inbox' }), { 'order.created': 'inventory-inbox' }],
     malformed: ['inventory-inbox', '{"order.created":"x"}', '{"order.created":42}', '{"Order":"inbox"}'],
@@ -100,6 +106,7 @@ describe('OutboxSettings', () => {
       DUE_SHARDS: 8,
       STREAM_GRACE_MS: 60_000,
       RETENTION_DAYS: 30,
+      DEAD_LETTER_QUEUES: {},
       DELIVERY_INBOXES: {},
       INBOX_RETENTION_DAYS: 30,
       VISIBILITY_BACKOFF_BASE_SECONDS: 10,
@@ -122,6 +129,7 @@ describe('OutboxSettings', () => {
     ).toEqual([
       'OUTBOX_TABLE',
       'TOPIC_QUEUES',
+      'AUDIT_TABLE',
       'INBOX_TABLE',
       'SOURCE_QUEUE_URL',
       'DEAD_LETTER_QUEUE_URL',
@@ -237,18 +245,36 @@ describe('RETRY_POLICIES', () => {
 describe('what each shipped function reads', () => {
   const names = (list: readonly Setting<unknown>[]) => list.map((setting) => setting.name);
 
-  it('the relay: its table, routes, policies, deadline and retention', () => {
+  it('the relay: its table, routes, policies, deadline, retention, and the due shards (issue 8: a FAILED message is filed in the attention index under its shard)', () => {
     expect(names(RELAY_SETTINGS)).toEqual([
       'OUTBOX_TABLE',
       'TOPIC_QUEUES',
       'RETRY_POLICIES',
       'CONFIRM_DEADLINE_MS',
       'RETENTION_DAYS',
+      'DUE_SHARDS',
     ]);
   });
 
-  it("the sweeper: the relay's, plus the due shards and the delivery inboxes", () => {
-    expect(names(SWEEPER_SETTINGS)).toEqual([...names(RELAY_SETTINGS), 'DUE_SHARDS', 'DELIVERY_INBOXES']);
+  it("the sweeper: the relay's, plus the delivery inboxes", () => {
+    expect(names(SWEEPER_SETTINGS)).toEqual([...names(RELAY_SETTINGS), 'DELIVERY_INBOXES']);
+  });
+
+  it('the admin: the outbox, the audit trail, the routes with their DLQs and inboxes, the shards and retention', () => {
+    expect(names(ADMIN_SETTINGS)).toEqual([
+      'OUTBOX_TABLE',
+      'AUDIT_TABLE',
+      'TOPIC_QUEUES',
+      'DEAD_LETTER_QUEUES',
+      'DELIVERY_INBOXES',
+      'DUE_SHARDS',
+      'RETENTION_DAYS',
+    ]);
+  });
+
+  it('the admin reads an environment without DEAD_LETTER_QUEUES as no DLQs, and refuses one without AUDIT_TABLE', () => {
+    expect(readSetting({}, OutboxSettings.deadLetterQueues)).toEqual({});
+    expect(() => readSetting({}, OutboxSettings.auditTable)).toThrow(/AUDIT_TABLE is not set/);
   });
 
   it('a consumer: its inbox, the outbox to confirm, its queues and backoff', () => {

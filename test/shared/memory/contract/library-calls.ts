@@ -198,12 +198,22 @@ export function describeLibraryCalls(backend: ContractBackend): void {
       expect(await message(1)).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
     });
 
-    it('answers NOT_FOUND for an unknown message and NOT_CONFIRMABLE for a cancelled one', async () => {
+    it('answers NOT_FOUND for an unknown message, and records a delivery that lands on a cancelled one without leaving CANCELLED (issue 8)', async () => {
       await putMessage({ messageId: testMessageId(2), status: MessageStatus.CANCELLED });
 
       expect(await store.confirm(testMessageId(1), FIXED_NOW)).toBe('NOT_FOUND');
-      expect(await store.confirm(testMessageId(2), FIXED_NOW)).toBe('NOT_CONFIRMABLE');
+      expect(await store.confirm(testMessageId(2), FIXED_NOW, 'APPLIED')).toBe('APPLIED_AFTER_CANCEL');
+      expect(await store.confirm(testMessageId(2), LATER, 'APPLIED')).toBe('APPLIED_AFTER_CANCEL');
       expect(await message(1)).toBeUndefined();
+      const cancelled = await message(2);
+      expect(cancelled).toMatchObject({ status: MessageStatus.CANCELLED, outcome: 'APPLIED' });
+      expect(cancelled?.history).toEqual([
+        expect.objectContaining({
+          event: 'APPLIED_AFTER_CANCEL',
+          outcome: 'APPLIED',
+          at: FIXED_NOW.toISOString(),
+        }),
+      ]);
     });
 
     it('never creates a message by marking an unknown one SENT', async () => {

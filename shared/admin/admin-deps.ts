@@ -1,0 +1,30 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AdminQueues } from './admin-queues.ts';
+
+/**
+ * What the admin core works on: the outbox and audit tables, each topic's queue, dead-letter queue and delivery
+ * inbox, and the clock, ids and pauses it runs with. Built from the environment by `adminDeps(env)`; tests
+ * build it over the in-memory adapters.
+ */
+export interface AdminDeps {
+  readonly client: DynamoDBDocumentClient;
+  readonly queues: AdminQueues;
+  readonly outboxTable: string;
+  /** Audit trail of operators' actions, and the redrive journal. */
+  readonly auditTable: string;
+  /** Topic → URL of the queue it is sent to. */
+  readonly topicQueues: Readonly<Record<string, string>>;
+  /** Topic → URL of the dead-letter queue of its queue. */
+  readonly deadLetterQueues: Readonly<Record<string, string>>;
+  /** Topic → the consumer's inbox table (erase deletes the inbox rows there). */
+  readonly deliveryInboxes: Readonly<Record<string, string>>;
+  /** Partitions of the due index, which the attention index shares; must equal the writers' and the relay's. */
+  readonly dueShards: number;
+  /** Days a CANCELLED message is kept before TTL removes it. */
+  readonly retentionDays: number;
+  readonly clock: () => Date;
+  /** A new time-ordered id (a ULID) for each audit row. */
+  readonly newId: () => string;
+  /** Waits between paced steps (bulk replay, redrive). */
+  readonly sleep: (ms: number) => Promise<void>;
+}

@@ -1,0 +1,141 @@
+import { OutboxError, OutboxErrorCode } from '../errors.ts';
+import type { MessageStatus } from '../message/message-status.ts';
+
+/** Machine-readable codes of the admin core's refusals (part of {@link OutboxErrorCode}). */
+export const AdminErrorCode = {
+  INVALID_REQUEST: OutboxErrorCode.INVALID_REQUEST,
+  REASON_REQUIRED: OutboxErrorCode.REASON_REQUIRED,
+  LIST_FILTER_REQUIRED: OutboxErrorCode.LIST_FILTER_REQUIRED,
+  MESSAGE_NOT_FOUND: OutboxErrorCode.MESSAGE_NOT_FOUND,
+  WRONG_STATUS: OutboxErrorCode.WRONG_STATUS,
+  AGGREGATE_IN_FLIGHT: OutboxErrorCode.AGGREGATE_IN_FLIGHT,
+  MOVE_TASK_UNAVAILABLE: OutboxErrorCode.MOVE_TASK_UNAVAILABLE,
+} as const;
+
+/** One of the {@link AdminErrorCode} values. */
+export type AdminErrorCode = (typeof AdminErrorCode)[keyof typeof AdminErrorCode];
+
+/** The HTTP status an admin refusal maps to: the front ends answer with it (the CLI turns it into an exit code). */
+export type AdminHttpStatus = 400 | 404 | 409 | 501;
+
+/**
+ * Base class of the admin core's refusals: a request it will not carry out, with what the caller must change.
+ * `code` says which, `httpStatus` how the admin API answers it. Nothing was changed when one is thrown.
+ */
+export class AdminError extends OutboxError {
+  /** What was refused, for programs. */
+  declare readonly code: AdminErrorCode;
+  /** The admin API's answer. */
+  readonly httpStatus: AdminHttpStatus;
+
+  constructor(
+    refusal: {
+      readonly code: AdminErrorCode;
+      readonly httpStatus: AdminHttpStatus;
+      readonly message: string;
+    },
+    options?: { cause?: unknown },
+  ) {
+    super(refusal.code, refusal.message, options);
+    this.httpStatus = refusal.httpStatus;
+  }
+}
+
+/** A malformed request: a bad limit, cursor, instant, rate, or a queue or topic the outbox does not have. */
+export class InvalidAdminRequestError extends AdminError {
+  /** The request field at fault. */
+  readonly field: string;
+
+  constructor(field: string, problem: string) {
+    super({ code: AdminErrorCode.INVALID_REQUEST, httpStatus: 400, message: `${field} ${problem}` });
+    this.field = field;
+  }
+}
+
+/** An operator action without a reason: every change to a message must say why, for the audit trail. */
+export class ReasonRequiredError extends AdminError {
+  constructor(action: string) {
+    super({
+      code: AdminErrorCode.REASON_REQUIRED,
+      httpStatus: 400,
+      message: `${action} needs a reason: say why, it is kept in the audit trail and the message's history`,
+    });
+  }
+}
+
+/** A listing the indexes cannot answer without reading every message. */
+export class ListFilterRequiredError extends AdminError {
+  constructor(message: string) {
+    super({ code: AdminErrorCode.LIST_FILTER_REQUIRED, httpStatus: 400, message });
+  }
+}
+
+/** No message has this id (never written, or expired by TTL, or erased). */
+export class MessageNotFoundError extends AdminError {
+  readonly messageId: string;
+
+  constructor(messageId: string) {
+    super({
+      code: AdminErrorCode.MESSAGE_NOT_FOUND,
+      httpStatus: 404,
+      message: `no message ${messageId} in the outbox`,
+    });
+    this.messageId = messageId;
+  }
+}
+
+/** The message is not in a status the action starts from. */
+export class WrongStatusError extends AdminError {
+  readonly messageId: string;
+  /** The status the message is in. */
+  readonly status: string;
+  /** The statuses the action starts from. */
+  readonly allowed: readonly MessageStatus[];
+
+  constructor(refusal: {
+    readonly action: string;
+    readonly messageId: string;
+    readonly status: string;
+    readonly allowed: readonly MessageStatus[];
+  }) {
+    super({
+      code: AdminErrorCode.WRONG_STATUS,
+      httpStatus: 409,
+      message: `message ${refusal.messageId} is ${refusal.status}; ${refusal.action} needs ${refusal.allowed.join(' or ')}`,
+    });
+    this.messageId = refusal.messageId;
+    this.status = refusal.status;
+    this.allowed = refusal.allowed;
+  }
+}
+
+/** An erase refused because some of the aggregate's messages still have deliveries ahead of them. */
+export class AggregateInFlightError extends AdminError {
+  readonly aggregateId: string;
+  /** The messages still PENDING or SENT. */
+  readonly inFlight: readonly { readonly messageId: string; readonly status: string }[];
+
+  constructor(aggregateId: string, inFlight: readonly { messageId: string; status: string }[]) {
+    super({
+      code: AdminErrorCode.AGGREGATE_IN_FLIGHT,
+      httpStatus: 409,
+      message:
+        `aggregate ${aggregateId} has ${inFlight.length} message(s) still PENDING or SENT ` +
+        `(${inFlight.map((m) => `${m.messageId} ${m.status}`).join(', ')}); cancel them or wait until they are confirmed`,
+    });
+    this.aggregateId = aggregateId;
+    this.inFlight = inFlight;
+  }
+}
+
+/** The queue backend has no StartMessageMoveTask (an emulator): use the receive/send/delete redrive. */
+export class MoveTaskUnavailableError extends AdminError {
+  constructor() {
+    super({
+      code: AdminErrorCode.MOVE_TASK_UNAVAILABLE,
+      httpStatus: 501,
+      message:
+        'this queue backend cannot start a message move task; redrive with receive/send/delete instead',
+    });
+  }
+}

@@ -1,0 +1,212 @@
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+
+/** A message attribute as received and sent again: a String, Number or Binary value. */
+export interface QueueMessageAttribute {
+  readonly dataType: string;
+  readonly stringValue?: string;
+  readonly binaryValue?: Uint8Array;
+}
+
+/** A message received from a queue. */
+export interface ReceivedQueueMessage {
+  /** SQS's id of the message in this queue: stable across receives. */
+  readonly sqsMessageId: string;
+  readonly receiptHandle: string;
+  readonly body: string;
+  readonly attributes: Readonly<Record<string, QueueMessageAttribute>>;
+  /** FIFO: the message group. */
+  readonly groupId?: string;
+}
+
+/** A message to send. */
+export interface OutgoingQueueMessage {
+  readonly body: string;
+  readonly attributes: Readonly<Record<string, QueueMessageAttribute>>;
+  /** FIFO only. */
+  readonly groupId?: string;
+  /** FIFO only: SQS drops a second send with this id within 5 minutes. */
+  readonly deduplicationId?: string;
+}
+
+/** How many messages a queue holds, as GetQueueAttributes estimates them. */
+export interface QueueDepth {
+  /** ApproximateNumberOfMessages: waiting to be received. */
+  readonly visible: number;
+  /** ApproximateNumberOfMessagesNotVisible: received, not yet deleted. */
+  readonly inFlight: number;
+}
+
+/** An SQS message move task: every message of a dead-letter queue back to its source queue, inside SQS. */
+export interface MoveTask {
+  readonly deadLetterQueueUrl: string;
+  readonly destinationQueueUrl: string;
+  /** @default SQS's own pace (up to 500 messages per second) */
+  readonly maxPerSecond?: number;
+}
+
+/** The queue operations the admin core uses. Adapters: SQS ({@link SqsAdminQueues}), in-memory in tests. */
+export interface AdminQueues {
+  /** Up to `maxMessages` (≤ 10) messages, each hidden for `visibilityTimeoutSeconds`; [] when none is visible. */
+  receive(
+    queueUrl: string,
+    options: { readonly maxMessages: number; readonly visibilityTimeoutSeconds: number },
+  ): Promise<ReceivedQueueMessage[]>;
+  send(queueUrl: string, message: OutgoingQueueMessage): Promise<void>;
+  delete(queueUrl: string, receiptHandle: string): Promise<void>;
+  changeVisibility(queueUrl: string, receiptHandle: string, seconds: number): Promise<void>;
+  depth(queueUrl: string): Promise<QueueDepth>;
+  /** Starts an SQS message move task and returns its handle; absent where the backend has none (emulators). */
+  startMoveTask?(task: MoveTask): Promise<string>;
+}
+
+/**
+ * Long polling for a second asks every SQS server, so an empty answer means the queue has nothing visible;
+ * a short poll samples only some servers and may answer empty while messages wait.
+ */
+const RECEIVE_WAIT_SECONDS = 1;
+
+/** {@link AdminQueues} on SQS. */
+export class SqsAdminQueues implements AdminQueues {
+  readonly #client: SQSClient;
+
+  constructor(client: SQSClient) {
+    this.#client = client;
+  }
+
+  /** @inheritdoc */
+  async receive(
+    queueUrl: string,
+    options: { readonly maxMessages: number; readonly visibilityTimeoutSeconds: number },
+  ): Promise<ReceivedQueueMessage[]> {
+    const response = await this.#client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: options.maxMessages,
+        VisibilityTimeout: options.visibilityTimeoutSeconds,
+        WaitTimeSeconds: RECEIVE_WAIT_SECONDS,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['MessageGroupId'],
+      }),
+    );
+    return (response.Messages ?? []).flatMap((message) => {
+      if (message.MessageId === undefined || message.ReceiptHandle === undefined) return [];
+      const groupId = message.Attributes?.MessageGroupId;
+      return [
+        {
+          sqsMessageId: message.MessageId,
+          receiptHandle: message.ReceiptHandle,
+          body: message.Body ?? '',
+          attributes: Object.fromEntries(
+            Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, fromSqs(value)]),
+          ),
+          ...(groupId === undefined ? {} : { groupId }),
+        },
+      ];
+    });
+  }
+
+  /** @inheritdoc */
+  async send(queueUrl: string, message: OutgoingQueueMessage): Promise<void> {
+    await this.#client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: message.body,
+        MessageAttributes: Object.fromEntries(
+          Object.entries(message.attributes).map(([name, value]) => [name, toSqs(value)]),
+        ),
+        ...(message.groupId === undefined ? {} : { MessageGroupId: message.groupId }),
+        ...(message.deduplicationId === undefined ? {} : { MessageDeduplicationId: message.deduplicationId }),
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async delete(queueUrl: string, receiptHandle: string): Promise<void> {
+    await this.#client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle }));
+  }
+
+  /** @inheritdoc */
+  async changeVisibility(queueUrl: string, receiptHandle: string, seconds: number): Promise<void> {
+    await this.#client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: queueUrl,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
+  }
+
+  /** @inheritdoc */
+  async depth(queueUrl: string): Promise<QueueDepth> {
+    const response = await this.#client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return {
+      visible: Number(response.Attributes?.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(response.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+    };
+  }
+
+  /** @inheritdoc */
+  async startMoveTask(task: MoveTask): Promise<string> {
+    const [sourceArn, destinationArn] = await Promise.all([
+      this.#queueArn(task.deadLetterQueueUrl),
+      this.#queueArn(task.destinationQueueUrl),
+    ]);
+    const response = await this.#client.send(
+      new StartMessageMoveTaskCommand({
+        SourceArn: sourceArn,
+        DestinationArn: destinationArn,
+        ...(task.maxPerSecond === undefined ? {} : { MaxNumberOfMessagesPerSecond: task.maxPerSecond }),
+      }),
+    );
+    return response.TaskHandle ?? '';
+  }
+
+  async #queueArn(queueUrl: string): Promise<string> {
+    const response = await this.#client.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    const arn = response.Attributes?.QueueArn;
+    if (arn === undefined) throw new Error(`SQS returned no QueueArn for ${queueUrl}`);
+    return arn;
+  }
+}
+
+function fromSqs(value: MessageAttributeValue): QueueMessageAttribute {
+  return {
+    dataType: value.DataType ?? 'String',
+    ...(value.StringValue === undefined ? {} : { stringValue: value.StringValue }),
+    ...(value.BinaryValue === undefined ? {} : { binaryValue: value.BinaryValue }),
+  };
+}
+
+function toSqs(value: QueueMessageAttribute): MessageAttributeValue {
+  return {
+    DataType: value.dataType,
+    ...(value.stringValue === undefined ? {} : { StringValue: value.stringValue }),
+    ...(value.binaryValue === undefined ? {} : { BinaryValue: value.binaryValue }),
+  };
+}
+
+/** The name of a queue: the last segment of its URL. */
+export function queueNameOf(queueUrl: string): string {
+  return (
+    queueUrl
+      .split('/')
+      .filter((part) => part !== '')
+      .at(-1) ?? queueUrl
+  );
+}

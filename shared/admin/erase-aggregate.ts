@@ -1,0 +1,133 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { INBOX_KEYS } from '../consumer/inbox.ts';
+import { MessageStatus } from '../message/message-status.ts';
+import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import type { AdminDeps } from './admin-deps.ts';
+import { AggregateInFlightError } from './admin-errors.ts';
+import { requireActor, requireReason, requireText } from './admin-input.ts';
+import { AuditAction, auditSubject, putAuditRow } from './audit-trail.ts';
+import { projectionOf } from './message-summary.ts';
+
+/** A data-protection erase of one aggregate. */
+export interface EraseInput {
+  readonly aggregateId: string;
+  readonly reason: string;
+  readonly actor: string;
+}
+
+/** What an erase removed. */
+export interface EraseResult {
+  readonly aggregateId: string;
+  readonly messagesDeleted: number;
+  readonly inboxRowsDeleted: number;
+  /** Messages that started a delivery while the erase ran: kept, erase again once they are confirmed. */
+  readonly skippedInFlight: readonly string[];
+  /** The ERASE audit row's id. */
+  readonly actionId: string;
+}
+
+/** Statuses with a delivery still ahead: their messages must not be erased. */
+const IN_FLIGHT: readonly string[] = [MessageStatus.PENDING, MessageStatus.SENT];
+
+type Deps = Pick<AdminDeps, 'client' | 'outboxTable' | 'auditTable' | 'deliveryInboxes' | 'clock' | 'newId'>;
+
+/**
+ * Erases one aggregate's messages for a data-protection request: refused with {@link AggregateInFlightError}
+ * (409) while any of them is PENDING or SENT; otherwise deletes each message's inbox row from every delivery
+ * inbox, then the message itself (so an interrupted erase, run again, still finds what is left), and files an
+ * ERASE audit row with counts only. The delete is conditional on the message not being PENDING or SENT, so a
+ * message replayed meanwhile is kept and reported.
+ *
+ * Erasing inbox rows erases the consumers' record that they applied the messages: a copy still waiting in a
+ * queue or a dead-letter queue would be applied again. Purge those first (or erase once they are gone). The
+ * aggregate's messages are found through the byAggregate index, which lags writes by a moment: a message written
+ * for the aggregate while it is being erased may be missed; erase after the aggregate stops changing. Only the
+ * inboxes of DELIVERY_INBOXES are cleared.
+ * @example
+ * await eraseAggregate(deps, { aggregateId: 'order-17', reason: 'GDPR request #881', actor });
+ */
+export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<EraseResult> {
+  const aggregateId = requireText('aggregateId', input.aggregateId);
+  const reason = requireReason('erase', input.reason);
+  const actor = requireActor(input.actor);
+  const messages = await messagesOf(deps, aggregateId);
+  const inFlight = messages.filter((message) => IN_FLIGHT.includes(message.status));
+  if (inFlight.length > 0) throw new AggregateInFlightError(aggregateId, inFlight);
+
+  const inboxes = [...new Set(Object.values(deps.deliveryInboxes))];
+  let messagesDeleted = 0;
+  let inboxRowsDeleted = 0;
+  const skippedInFlight: string[] = [];
+  for (const { messageId } of messages) {
+    for (const inboxTable of inboxes) {
+      const deleted = await deps.client.send(
+        new DeleteCommand({
+          TableName: inboxTable,
+          Key: { [INBOX_KEYS.partitionKey]: messageId },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      if (deleted.Attributes !== undefined) inboxRowsDeleted += 1;
+    }
+    try {
+      const deleted = await deps.client.send(
+        new DeleteCommand({
+          TableName: deps.outboxTable,
+          Key: { [OUTBOX_KEYS.partitionKey]: messageId },
+          ConditionExpression: 'NOT (#status IN (:pending, :sent))',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':pending': MessageStatus.PENDING, ':sent': MessageStatus.SENT },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      if (deleted.Attributes !== undefined) messagesDeleted += 1;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      skippedInFlight.push(messageId);
+    }
+  }
+  const actionId = deps.newId();
+  await putAuditRow(deps.client, deps.auditTable, {
+    subject: auditSubject.aggregate(aggregateId),
+    actionId,
+    at: deps.clock().toISOString(),
+    action: AuditAction.ERASE,
+    actor,
+    reason,
+    details: { messagesDeleted, inboxRowsDeleted, skippedInFlight: skippedInFlight.length },
+  });
+  return { aggregateId, messagesDeleted, inboxRowsDeleted, skippedInFlight, actionId };
+}
+
+/** Every message of the aggregate, through the byAggregate index, with its status. */
+async function messagesOf(
+  deps: Pick<AdminDeps, 'client' | 'outboxTable'>,
+  aggregateId: string,
+): Promise<{ messageId: string; status: string }[]> {
+  const { aggregateIndex } = OUTBOX_KEYS;
+  const projection = projectionOf(['messageId', 'status']);
+  const found: { messageId: string; status: string }[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.client.send(
+      new QueryCommand({
+        TableName: deps.outboxTable,
+        IndexName: aggregateIndex.name,
+        KeyConditionExpression: '#aggregateId = :aggregateId',
+        ProjectionExpression: projection.ProjectionExpression,
+        ExpressionAttributeNames: {
+          '#aggregateId': aggregateIndex.partitionKey,
+          ...projection.ExpressionAttributeNames,
+        },
+        ExpressionAttributeValues: { ':aggregateId': aggregateId },
+        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      found.push({ messageId: String(item.messageId), status: String(item.status) });
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return found;
+}

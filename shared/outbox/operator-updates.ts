@@ -1,0 +1,127 @@
+import type { MessageStatus } from '../message/message-status.ts';
+import { appendHistory, HistoryEvent } from './history.ts';
+import { attentionKeyOf, dueShardOf, OUTBOX_KEYS } from './outbox-item.ts';
+import { TRANSITIONS } from './state-machine.ts';
+import { type ChangeContext, expiresAfter, type OutboxUpdate } from './transition-updates.ts';
+
+/** An operator's move of one message, made from the status the operator saw. */
+export interface OperatorMove extends ChangeContext {
+  readonly messageId: string;
+  /** The status the message was read in; the update holds only if it still is. */
+  readonly from: MessageStatus;
+  readonly now: Date;
+  /** The operator (IAM caller ARN, or `local:<user>`): the history entry's `by`. */
+  readonly by: string;
+  /** Why, in the operator's words. */
+  readonly reason: string;
+}
+
+/** A cancel, which also sets when the cancelled message expires. */
+export interface CancelMove extends OperatorMove {
+  /** Days until TTL removes the cancelled message. @default 30 */
+  readonly retentionDays?: number;
+}
+
+function assertMoveFrom(name: 'replay' | 'cancel', from: MessageStatus): void {
+  if (!(TRANSITIONS[name].from as readonly MessageStatus[]).includes(from)) {
+    throw new RangeError(`${name} does not start from ${from}`);
+  }
+}
+
+/**
+ * FAILED or CANCELLED → PENDING: a fresh start (attempts and delivery rounds 0), due at once in the due index,
+ * out of the attention index, no longer expiring. The outcome of a delivery recorded after a cancel is dropped:
+ * the history keeps it, and the replay's own confirmation brings the current one. Conditional on `from`.
+ */
+export function replayUpdate({ messageId, from, now, by, reason, dueShards }: OperatorMove): OutboxUpdate {
+  assertMoveFrom('replay', from);
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.REPLAYED,
+    from,
+    to: TRANSITIONS.replay.to,
+    by,
+    reason,
+  });
+  return {
+    Key: { [OUTBOX_KEYS.partitionKey]: messageId },
+    UpdateExpression: `SET #status = :to, #attempts = :zero, #resends = :zero, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now, ${history.set} REMOVE #attentionKey, #expiresAt, #leaseOwner, #leaseUntil, #lastError, #confirmedAt, #outcome`,
+    ConditionExpression: '#status = :from',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#attempts': 'attempts',
+      '#resends': 'resends',
+      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+      '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
+      '#updatedAt': 'updatedAt',
+      '#attentionKey': OUTBOX_KEYS.attentionIndex.partitionKey,
+      '#expiresAt': OUTBOX_KEYS.ttlAttribute,
+      '#leaseOwner': 'leaseOwner',
+      '#leaseUntil': 'leaseUntil',
+      '#lastError': 'lastError',
+      '#confirmedAt': 'confirmedAt',
+      '#outcome': 'outcome',
+      ...history.names,
+    },
+    ExpressionAttributeValues: {
+      ':from': from,
+      ':to': TRANSITIONS.replay.to,
+      ':zero': 0,
+      ':now': now.toISOString(),
+      ':shard': dueShardOf(messageId, dueShards),
+      ...history.values,
+    },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  };
+}
+
+/**
+ * PENDING or FAILED → CANCELLED: out of the due index (the sweeper never sends it again), its lease dropped,
+ * into the attention index, and expiring after the retention like a CONFIRMED message. A copy already handed
+ * to SQS may still be applied; its confirmation is then recorded as APPLIED_AFTER_CANCEL. Conditional on `from`.
+ */
+export function cancelUpdate({
+  messageId,
+  from,
+  now,
+  by,
+  reason,
+  dueShards,
+  retentionDays,
+}: CancelMove): OutboxUpdate {
+  assertMoveFrom('cancel', from);
+  const history = appendHistory({
+    at: now.toISOString(),
+    event: HistoryEvent.CANCELLED,
+    from,
+    to: TRANSITIONS.cancel.to,
+    by,
+    reason,
+  });
+  return {
+    Key: { [OUTBOX_KEYS.partitionKey]: messageId },
+    UpdateExpression: `SET #status = :to, #updatedAt = :now, #cancelledAt = :now, #attentionKey = :attentionKey, #expiresAt = :expiresAt, ${history.set} REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
+    ConditionExpression: '#status = :from',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#updatedAt': 'updatedAt',
+      '#cancelledAt': 'cancelledAt',
+      '#attentionKey': OUTBOX_KEYS.attentionIndex.partitionKey,
+      '#expiresAt': OUTBOX_KEYS.ttlAttribute,
+      '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
+      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+      '#leaseOwner': 'leaseOwner',
+      '#leaseUntil': 'leaseUntil',
+      ...history.names,
+    },
+    ExpressionAttributeValues: {
+      ':from': from,
+      ':to': TRANSITIONS.cancel.to,
+      ':now': now.toISOString(),
+      ':attentionKey': attentionKeyOf(TRANSITIONS.cancel.to, messageId, dueShards),
+      ':expiresAt': expiresAfter(now, retentionDays),
+      ...history.values,
+    },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  };
+}

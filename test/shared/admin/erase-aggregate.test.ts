@@ -1,0 +1,136 @@
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { AggregateInFlightError, ReasonRequiredError } from '../../../shared/admin/admin-errors.ts';
+import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { testMessageId } from '../../support/factories.ts';
+import {
+  type AdminFixture,
+  adminFixture,
+  auditRows,
+  interceptedClient,
+  storedMessage,
+  storeMessage,
+} from './admin-fixture.ts';
+
+const { PENDING, SENT, FAILED, CONFIRMED, CANCELLED } = MessageStatus;
+const id = testMessageId;
+const input = { aggregateId: 'order-7', reason: 'GDPR request #881', actor: 'local:ana' };
+
+let fixture: AdminFixture;
+
+beforeEach(() => {
+  fixture = adminFixture();
+});
+
+async function inboxRow(table: string, messageId: string) {
+  return (await fixture.db.send(new GetCommand({ TableName: table, Key: { messageId } }))).Item;
+}
+
+async function putInboxRow(table: string, messageId: string) {
+  await fixture.db.send(
+    new PutCommand({ TableName: table, Item: { messageId, topic: 't', outcome: 'APPLIED' } }),
+  );
+}
+
+describe('eraseAggregate', () => {
+  it.each([PENDING, SENT])(
+    'refuses with a 409 while a message of the aggregate is %s, and deletes nothing',
+    async (status) => {
+      await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CONFIRMED });
+      await storeMessage(fixture, { messageId: id(2), aggregateId: 'order-7', status });
+      await putInboxRow('inbox', id(1));
+
+      const error = await eraseAggregate(fixture.deps, input).catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(AggregateInFlightError);
+      expect(error).toMatchObject({ httpStatus: 409, inFlight: [{ messageId: id(2), status }] });
+      expect(fixture.db.itemCount('outbox')).toBe(2);
+      expect(await inboxRow('inbox', id(1))).toBeDefined();
+      expect(fixture.db.itemCount('audit')).toBe(0);
+    },
+  );
+
+  it("deletes every finished message of the aggregate and its inbox rows in every delivery inbox, and nobody else's", async () => {
+    await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CONFIRMED });
+    await storeMessage(fixture, { messageId: id(2), aggregateId: 'order-7', status: FAILED });
+    await storeMessage(fixture, {
+      messageId: id(3),
+      aggregateId: 'order-7',
+      status: CANCELLED,
+      topic: 'payment.captured',
+    });
+    await storeMessage(fixture, { messageId: id(4), aggregateId: 'order-8', status: CONFIRMED });
+    await putInboxRow('inbox', id(1));
+    await putInboxRow('paymentsInbox', id(3));
+    await putInboxRow('inbox', id(4));
+
+    const result = await eraseAggregate(fixture.deps, input);
+
+    expect(result).toEqual({
+      aggregateId: 'order-7',
+      messagesDeleted: 3,
+      inboxRowsDeleted: 2,
+      skippedInFlight: [],
+      actionId: expect.any(String),
+    });
+    for (const n of [1, 2, 3]) expect(await storedMessage(fixture, id(n))).toBeUndefined();
+    expect(await inboxRow('inbox', id(1))).toBeUndefined();
+    expect(await inboxRow('paymentsInbox', id(3))).toBeUndefined();
+    expect(await storedMessage(fixture, id(4))).toBeDefined();
+    expect(await inboxRow('inbox', id(4))).toBeDefined();
+  });
+
+  it('files an ERASE audit row with counts only, no payload and no message data', async () => {
+    await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CONFIRMED });
+
+    const { actionId } = await eraseAggregate(fixture.deps, input);
+
+    const rows = await auditRows(fixture, 'aggregate:order-7');
+    expect(rows).toEqual([
+      {
+        subject: 'aggregate:order-7',
+        actionId,
+        at: expect.any(String),
+        action: 'ERASE',
+        actor: 'local:ana',
+        reason: 'GDPR request #881',
+        details: { messagesDeleted: 1, inboxRowsDeleted: 0, skippedInFlight: 0 },
+      },
+    ]);
+    expect(JSON.stringify(rows)).not.toContain('customer-1');
+  });
+
+  it('keeps and reports a message replayed while the erase runs', async () => {
+    await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: FAILED });
+    await storeMessage(fixture, { messageId: id(2), aggregateId: 'order-7', status: CONFIRMED });
+    let replayed = false;
+    const racing = interceptedClient(fixture, async (command) => {
+      // An operator replays message 1 just after the erase checked the aggregate.
+      if (!replayed && command instanceof DeleteCommand && command.input.TableName === 'inbox') {
+        replayed = true;
+        const stored = await storedMessage(fixture, id(1));
+        await fixture.db.send(new PutCommand({ TableName: 'outbox', Item: { ...stored, status: PENDING } }));
+      }
+    });
+
+    const result = await eraseAggregate({ ...fixture.deps, client: racing }, input);
+
+    expect(result).toMatchObject({ messagesDeleted: 1, skippedInFlight: [id(1)] });
+    expect((await storedMessage(fixture, id(1)))?.status).toBe(PENDING);
+  });
+
+  it('erases nothing, and says so, for an aggregate without messages', async () => {
+    await expect(eraseAggregate(fixture.deps, input)).resolves.toMatchObject({
+      messagesDeleted: 0,
+      inboxRowsDeleted: 0,
+    });
+  });
+
+  it('refuses an erase without a reason', async () => {
+    await expect(eraseAggregate(fixture.deps, { ...input, reason: ' ' })).rejects.toBeInstanceOf(
+      ReasonRequiredError,
+    );
+    expect(fixture.commands).toEqual([]);
+  });
+});
