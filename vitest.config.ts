@@ -22,6 +22,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/shared/**/*.test.ts', 'test/functions/**/*.test.ts'],
+          // Property tests run hundreds of cases; on a busy two-core machine that can pass vitest's 5 s default.
+          testTimeout: 30_000,
         },
       },
       {
