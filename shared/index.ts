@@ -129,6 +129,17 @@ export {
   topicSchema,
 } from './message/envelope.ts';
 export { MessageStatus } from './message/message-status.ts';
+export {
+  DEFAULT_METRICS_NAMESPACE,
+  OUTBOX_METRIC_DIMENSIONS,
+  OutboxMetricName,
+} from './observability/metric-names.ts';
+export {
+  OUTBOX_ROLE_METADATA,
+  OUTBOX_SOURCE_METADATA,
+  OUTBOX_TOPICS_METADATA,
+  OutboxResourceRole,
+} from './observability/resource-roles.ts';
 export { type HistoryEntry, HistoryEvent, historyOf } from './outbox/history.ts';
 export {
   ATTENTION_STATUSES,
@@ -174,6 +185,7 @@ export { SqsPublisher } from './relay/sqs-publisher.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry/retry-policy.ts';
 export {
   ADMIN_SETTINGS,
+  ARCHIVER_SETTINGS,
   CONSUMER_SETTINGS,
   OutboxSettings,
   RELAY_SETTINGS,

@@ -9,7 +9,9 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { DEFAULT_METRICS_NAMESPACE } from '../../shared/observability/metric-names.ts';
 
 /** Settings of every DynamoDB table the outbox creates. */
 export const TABLE_DEFAULTS = {
@@ -44,6 +46,9 @@ export const FUNCTION_DEFAULTS = {
   memorySize: 256,
   logRetention: logs.RetentionDays.ONE_MONTH,
   logLevel: 'INFO',
+  // X-Ray: the `traceparent` written with a message links the request, the relay, the consumer and the
+  // confirmation in one trace, so every hop must be traced.
+  tracing: lambda.Tracing.ACTIVE,
 } as const;
 
 /**
@@ -122,4 +127,61 @@ export const OUTBOX_STREAM_DEFAULTS = {
 export const FAILURE_QUEUE_DEFAULTS = {
   // The longest SQS keeps a message: an operator has two weeks to see which records the relay skipped.
   retentionPeriod: Duration.days(14),
+} as const;
+
+/** Settings of the metrics the shipped functions publish (Powertools Metrics, embedded metric format). */
+export const METRICS_DEFAULTS = {
+  /** CloudWatch namespace of every outbox metric, unless the `metricsNamespace` prop names another. */
+  namespace: DEFAULT_METRICS_NAMESPACE,
+} as const;
+
+/** Thresholds and evaluation of the outbox's alarms (each alarms above its threshold). */
+export const ALARM_DEFAULTS = {
+  /** One datapoint of this period breaching raises the alarm. */
+  period: Duration.minutes(5),
+  evaluationPeriods: 1,
+  /** Any dead letter needs an operator: the consumer could not apply the message. */
+  deadLetterMessages: 0,
+  /** Any record there is a stream batch the relay gave up on (the sweeper still delivers its messages). */
+  failureQueueMessages: 0,
+  /** Any FAILED message waits for an operator: nothing retries it. */
+  failedMessages: 0,
+  /**
+   * Delivery takes seconds; a message PENDING for 15 minutes has failed about eight sends in a row (2 s
+   * doubling), or neither the relay nor the sweeper is running.
+   */
+  oldestPendingAge: Duration.minutes(15),
+  /** The relay is this far behind the stream; records expire after 24 h and the mapping gives up after 1 h. */
+  relayIteratorAge: Duration.minutes(5),
+  errors: 0,
+  throttles: 0,
+} as const;
+
+/** Settings of the optional S3 archive of expired messages. */
+export const ARCHIVE_DEFAULTS = {
+  /** Archived messages are rarely read after a quarter: Glacier Instant Retrieval keeps them readable in ms. */
+  transitionAfter: Duration.days(90),
+  storageClass: s3.StorageClass.GLACIER_INSTANT_RETRIEVAL,
+  encryption: s3.BucketEncryption.S3_MANAGED,
+  enforceSSL: true,
+  blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+  versioned: false,
+} as const;
+
+/** Settings of the archiver function and its stream mapping. */
+export const ARCHIVER_DEFAULTS = {
+  timeout: Duration.seconds(60),
+  memorySize: 512,
+  // Larger batches make fewer, larger objects, which are cheaper to store and to query; Lambda caps a
+  // batch's payload at 6 MB whatever the count.
+  batchSize: 1_000,
+  maxBatchingWindow: Duration.seconds(60),
+  // Only TTL deletions: DynamoDB's own service principal deletes expired items, and an operator's or an
+  // erase's DeleteItem carries the caller's identity instead.
+  filters: [
+    {
+      eventName: ['REMOVE'],
+      userIdentity: { type: ['Service'], principalId: ['dynamodb.amazonaws.com'] },
+    },
+  ] as readonly Record<string, unknown>[],
 } as const;

@@ -1,13 +1,17 @@
 /**
  * `serverless-outbox/cdk`: the CDK side of the outbox — the `TransactionalOutbox` construct (outbox table,
- * topic queues with dead-letter queues, stream relay, scheduled sweeper, consumers with inboxes) and the
- * function and queue constructs it is built from.
+ * topic queues with dead-letter queues, stream relay, scheduled sweeper, consumers with inboxes, audit table,
+ * alarms, dashboard and the optional archive) and the function and queue constructs it is built from.
  */
 export {
+  ALARM_DEFAULTS,
+  ARCHIVE_DEFAULTS,
+  ARCHIVER_DEFAULTS,
   CONSUMER_DEFAULTS,
   defaultBundling,
   FAILURE_QUEUE_DEFAULTS,
   FUNCTION_DEFAULTS,
+  METRICS_DEFAULTS,
   OUTBOX_STREAM_DEFAULTS,
   QUEUE_DEFAULTS,
   RELAY_DEFAULTS,
@@ -16,9 +20,25 @@ export {
   TABLE_DEFAULTS,
 } from './defaults.ts';
 export { LOCAL_ENTRY_METADATA } from './local-metadata.ts';
+export type { OutboxArchiveProps } from './outbox-archive.ts';
 export { OutboxFunction, type OutboxFunctionProps } from './outbox-function.ts';
+export {
+  OUTBOX_METRIC_DIMENSIONS,
+  OutboxMetricName,
+  type OutboxMetricOptions,
+  outboxMetric,
+} from './outbox-metrics.ts';
+export type { OutboxAlarmThresholds } from './outbox-monitoring.ts';
 export { QueueWithDlq, type QueueWithDlqProps, type QueueWithDlqSettings } from './queue-with-dlq.ts';
 export { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+export {
+  markOutboxRole,
+  OUTBOX_ROLE_METADATA,
+  OUTBOX_SOURCE_METADATA,
+  OUTBOX_TOPICS_METADATA,
+  OutboxResourceRole,
+  type OutboxRoleDetails,
+} from './template-metadata.ts';
 export {
   type OutboxConsumer,
   type OutboxConsumerProps,

@@ -16,6 +16,11 @@ export interface OutboxFunctionProps extends nodejs.NodejsFunctionProps {
    */
   readonly serviceName?: string;
   /**
+   * CloudWatch namespace of the function's Powertools metrics (`POWERTOOLS_METRICS_NAMESPACE`).
+   * @default - not set (Powertools' own default)
+   */
+  readonly metricsNamespace?: string;
+  /**
    * How long the function's log group keeps its events (when no `logGroup` is given).
    * @default logs.RetentionDays.ONE_MONTH
    */
@@ -29,7 +34,7 @@ export interface OutboxFunctionProps extends nodejs.NodejsFunctionProps {
 
 /**
  * A Node.js Lambda function with the outbox's defaults — Node 22 on ARM64, an esbuild bundle with the SDK
- * inside, its own log group, Powertools service name and log level — that also records its handler module
+ * inside, X-Ray active tracing, its own log group, Powertools service name and log level — that also records its handler module
  * in the template, so the local runtime can run it in-process from the synthesized template alone.
  * @example
  * const createOrder = new OutboxFunction(this, 'CreateOrder', {
@@ -38,8 +43,12 @@ export interface OutboxFunctionProps extends nodejs.NodejsFunctionProps {
  * });
  */
 export class OutboxFunction extends nodejs.NodejsFunction {
+  /** The name the function logs and publishes metrics under (its `POWERTOOLS_SERVICE_NAME`). */
+  public readonly serviceName: string;
+
   constructor(scope: Construct, id: string, props: OutboxFunctionProps) {
-    const { serviceName, logGroupRetention, logGroupRemovalPolicy, ...functionProps } = props;
+    const { serviceName, metricsNamespace, logGroupRetention, logGroupRemovalPolicy, ...functionProps } =
+      props;
     // An explicit log group rather than the `logRetention` prop: that prop adds a custom-resource Lambda to set
     // the retention, which emulators cannot run.
     const logGroup =
@@ -53,6 +62,7 @@ export class OutboxFunction extends nodejs.NodejsFunction {
       architecture: FUNCTION_DEFAULTS.architecture,
       timeout: FUNCTION_DEFAULTS.timeout,
       memorySize: FUNCTION_DEFAULTS.memorySize,
+      tracing: FUNCTION_DEFAULTS.tracing,
       ...functionProps,
       logGroup,
       bundling: { ...defaultBundling(), ...functionProps.bundling },
@@ -62,15 +72,17 @@ export class OutboxFunction extends nodejs.NodejsFunction {
         // Stack traces point into the TypeScript sources through the bundle's source map.
         NODE_OPTIONS: '--enable-source-maps',
         ...functionProps.environment,
+        ...(metricsNamespace === undefined ? {} : { POWERTOOLS_METRICS_NAMESPACE: metricsNamespace }),
       },
     });
+    this.serviceName = functionProps.environment?.POWERTOOLS_SERVICE_NAME ?? serviceName ?? kebabCase(id);
     // Relative to the project root (where `cdk synth` runs), so the template holds no machine's paths.
     const entry = relative(process.cwd(), props.entry).split('\\').join('/');
     (this.node.defaultChild as CfnResource).addMetadata(LOCAL_ENTRY_METADATA, entry);
   }
 }
 
-/** `InventoryConsumer` → `inventory-consumer`. */
-function kebabCase(id: string): string {
+/** `InventoryConsumer` → `inventory-consumer`: the default service name of a function. */
+export function kebabCase(id: string): string {
   return id.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 }

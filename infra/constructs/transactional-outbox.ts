@@ -1,14 +1,18 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Duration, Lazy, type RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Aws, type Duration, Lazy, type RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { AUDIT_KEYS } from '../../shared/admin/audit-trail.ts';
 import {
   DEFAULT_RETRY_POLICY,
   INBOX_KEYS,
@@ -22,6 +26,7 @@ import {
 import {
   CONSUMER_DEFAULTS,
   FAILURE_QUEUE_DEFAULTS,
+  METRICS_DEFAULTS,
   OUTBOX_STREAM_DEFAULTS,
   QUEUE_DEFAULTS,
   RELAY_DEFAULTS,
@@ -29,9 +34,18 @@ import {
   SWEEPER_DEFAULTS,
   TABLE_DEFAULTS,
 } from './defaults.ts';
-import { OutboxFunction } from './outbox-function.ts';
+import { addOutboxArchive, type OutboxArchiveProps } from './outbox-archive.ts';
+import { kebabCase, OutboxFunction } from './outbox-function.ts';
+import { type OutboxAlarmThresholds, OutboxMonitoring } from './outbox-monitoring.ts';
 import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
 import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
+
+/** CloudWatch namespaces: letters, digits and `. - _ / # :`, at most 255, never `AWS/`. */
+const METRICS_NAMESPACE = /^(?!AWS\/)[A-Za-z0-9.\-_/#:]{1,255}$/;
+
+/** CloudWatch dashboard names: letters, digits, `-` and `_`, at most 255. */
+const DASHBOARD_NAME = /^[A-Za-z0-9_-]{1,255}$/;
 
 /** A queue the relay forwards messages to, with the topics routed to it. */
 export interface OutboxQueueProps extends QueueWithDlqProps {
@@ -76,8 +90,9 @@ export interface TransactionalOutboxProps {
   /** The topic queues, by name: each with the topics routed to it and its queue settings. */
   readonly queues: Readonly<Record<string, OutboxQueueProps>>;
   /**
-   * An outbox table you created: keyed `messageId` (string), with a stream of new images and the `due`
-   * (`dueShard`/`nextAttemptAt`) and `byAggregate` (`aggregateId`/`messageId`) indexes, TTL on `expiresAt`.
+   * An outbox table you created: keyed `messageId` (string), with a stream of new and old images and the `due`
+   * (`dueShard`/`nextAttemptAt`), `byAggregate` (`aggregateId`/`messageId`) and `attention`
+   * (`attentionKey`/`createdAt`) indexes, TTL on `expiresAt`.
    * @default - a new table, see `outboxTableProps`
    */
   readonly existingOutboxTable?: dynamodb.ITable;
@@ -108,10 +123,46 @@ export interface TransactionalOutboxProps {
    */
   readonly streamGracePeriod?: Duration;
   /**
-   * How long a CONFIRMED message is kept before TTL removes it (FAILED messages are never removed).
+   * How long a CONFIRMED or CANCELLED message is kept before TTL removes it (FAILED messages are never
+   * removed).
    * @default Duration.days(30)
    */
   readonly retention?: Duration;
+  /**
+   * Keep expired messages in S3: `true` for a new bucket, or the bucket to use and when a new bucket's objects
+   * move to Glacier Instant Retrieval. The archiver reads the stream's TTL deletions and writes gzip JSON Lines
+   * partitioned by day.
+   * @default - no archive: expired messages are gone
+   */
+  readonly archive?: boolean | OutboxArchiveProps;
+  /**
+   * Props merged over the defaults of the audit table (operator actions: on demand, PITR, no TTL). The key
+   * cannot be changed.
+   * @default - the defaults
+   */
+  readonly auditTableProps?: Partial<dynamodb.TableProps>;
+  /**
+   * CloudWatch namespace of the metrics the outbox's functions publish (`POWERTOOLS_METRICS_NAMESPACE`), which
+   * the alarms and the dashboard read. Give each outbox of an account its own.
+   * @default 'ServerlessOutbox'
+   */
+  readonly metricsNamespace?: string;
+  /**
+   * The SNS topic every alarm notifies (on alarm and back to OK).
+   * @default - a new topic, encrypted with a new KMS key that CloudWatch may use
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * When the alarms go off.
+   * @default - ALARM_DEFAULTS: any dead letter, failure-queue record, FAILED message, error or throttle;
+   * a message PENDING for 15 minutes; the relay 5 minutes behind the stream
+   */
+  readonly alarmThresholds?: OutboxAlarmThresholds;
+  /**
+   * The CloudWatch dashboard's name.
+   * @default - `<deployed stack name>-<construct id in kebab case>`, e.g. `Shop-outbox`
+   */
+  readonly dashboardName?: string;
   /**
    * Props merged over the relay function's defaults (Node 22, ARM64, 30 s, 512 MB, the shipped handler).
    * @default - the defaults
@@ -204,12 +255,17 @@ const SHIPPED_RELAY_ENTRY = shippedEntry('../../shared/lambda/entries/relay');
 /** The sweeper handler this package ships. */
 const SHIPPED_SWEEPER_ENTRY = shippedEntry('../../shared/lambda/entries/sweeper');
 
+/** The archiver handler this package ships. */
+const SHIPPED_ARCHIVER_ENTRY = shippedEntry('../../shared/lambda/entries/archiver');
+
 /**
  * The outbox side of a service on AWS: the outbox table with its stream and indexes, one queue (with a
  * dead-letter queue) per group of topics, the stream relay, the scheduled sweeper, and — added with
- * {@link TransactionalOutbox.addConsumer} — consumers with their inboxes. Every function gets its settings from
+ * {@link TransactionalOutbox.addConsumer} — consumers with their inboxes; for operators, the audit table,
+ * alarms sent to one SNS topic, a CloudWatch dashboard and, with `archive`, an S3 archive of expired messages.
+ * Every function is traced with X-Ray and publishes its metrics to `metricsNamespace`, gets its settings from
  * the library's settings contract, and every setting is checked at `cdk synth` with the rule the function
- * applies at start.
+ * applies at start. Each resource an operator tool needs carries its role in the template metadata.
  * @example
  * const outbox = new TransactionalOutbox(this, 'Outbox', { queues: { orderEvents: { topics: ['order.created'] } } });
  * outbox.bindWriter(createOrder);
@@ -234,6 +290,22 @@ export class TransactionalOutbox extends Construct {
   public readonly sweeper: OutboxFunction;
   /** The EventBridge rule that runs the sweeper. */
   public readonly sweeperSchedule: events.Rule;
+  /** The audit trail of operator actions (replay, cancel, redrive, erase), keyed `subject`/`actionId`. */
+  public readonly auditTable: dynamodb.Table;
+  /** The topic every alarm of the outbox notifies. */
+  public readonly alarmTopic: sns.ITopic;
+  /**
+   * The alarms by name: `deadLetters/<queue>`, `relayFailures`, `failedMessages/<topic>`,
+   * `oldestPendingAge/<topic>`, `relayIteratorAge`, and `errors/<function id>` and `throttles/<function id>`
+   * for the relay, the sweeper, the archiver and each consumer.
+   */
+  public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
+  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's metrics. */
+  public readonly dashboard: cloudwatch.Dashboard;
+  /** The archive of expired messages, when `archive` is set. */
+  public readonly archiveBucket: s3.IBucket | undefined;
+  /** The archiver, when `archive` is set. */
+  public readonly archiver: OutboxFunction | undefined;
 
   readonly #props: TransactionalOutboxProps;
   readonly #removalPolicy: RemovalPolicy | undefined;
@@ -241,6 +313,7 @@ export class TransactionalOutbox extends Construct {
   readonly #deliveryInboxes = new Map<string, string>();
   readonly #consumersByQueue = new Map<string, OutboxConsumer>();
   readonly #problems: string[] = [];
+  readonly #monitoring: OutboxMonitoring;
 
   constructor(scope: Construct, id: string, props: TransactionalOutboxProps) {
     super(scope, id);
@@ -262,6 +335,8 @@ export class TransactionalOutbox extends Construct {
     for (const [name, queueProps] of Object.entries(props.queues)) {
       const { topics, ...settings } = queueProps;
       const queue = new QueueWithDlq(this, `${name}Queue`, settings);
+      markOutboxRole(queue.queue, OutboxResourceRole.TOPIC_QUEUE, { topics });
+      markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.DEAD_LETTER_QUEUE, { source: queue.queue });
       queues[name] = queue;
       for (const topic of topics) {
         if (!topicSchema.safeParse(topic).success) {
@@ -283,6 +358,13 @@ export class TransactionalOutbox extends Construct {
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,
       retentionPeriod: FAILURE_QUEUE_DEFAULTS.retentionPeriod,
     });
+    markOutboxRole(this.failureQueue, OutboxResourceRole.FAILURE_QUEUE);
+    if (!METRICS_NAMESPACE.test(this.metricsNamespace)) {
+      this.#problem(
+        `metricsNamespace must be 1–255 letters, digits or . - _ / # : and not start with AWS/, got ` +
+          `'${this.metricsNamespace}'`,
+      );
+    }
 
     const routeUrls = Object.fromEntries([...routes].map(([topic, queue]) => [topic, queue.queueUrl]));
     // What the relay and the sweeper share: both send, mark SENT and schedule retries.
@@ -304,6 +386,8 @@ export class TransactionalOutbox extends Construct {
         this.#retentionDays(),
         'retention',
       ),
+      // A message that becomes FAILED is filed in the attention index under its due shard.
+      [OutboxSettings.dueShards.name]: this.#setting(OutboxSettings.dueShards, this.dueShards, 'dueShards'),
     };
 
     this.relay = new OutboxFunction(this, 'Relay', {
@@ -315,8 +399,10 @@ export class TransactionalOutbox extends Construct {
       entry: SHIPPED_RELAY_ENTRY,
       handler: 'handler',
       serviceName: 'outbox-relay',
+      metricsNamespace: this.metricsNamespace,
       environment: { ...props.relayFunctionProps?.environment, ...sendSettings },
     });
+    markOutboxRole(this.relay, OutboxResourceRole.RELAY);
     // Marks messages SENT or records a failed attempt: UpdateItem on the table, nothing else.
     grantOnTable(this.table, this.relay, ['dynamodb:UpdateItem']);
     for (const queue of routes.values()) queue.grantSendMessages(this.relay);
@@ -348,16 +434,17 @@ export class TransactionalOutbox extends Construct {
       entry: SHIPPED_SWEEPER_ENTRY,
       handler: 'handler',
       serviceName: 'outbox-sweeper',
+      metricsNamespace: this.metricsNamespace,
       environment: {
         ...props.sweeperFunctionProps?.environment,
         ...sendSettings,
-        [OutboxSettings.dueShards.name]: this.#setting(OutboxSettings.dueShards, this.dueShards, 'dueShards'),
         // Consumers added later register their inboxes, so this is resolved at synth.
         [OutboxSettings.deliveryInboxes.name]: Lazy.string({
           produce: () => Stack.of(this).toJsonString(Object.fromEntries(this.#deliveryInboxes)),
         }),
       },
     });
+    markOutboxRole(this.sweeper, OutboxResourceRole.SWEEPER);
     const sweeperTimeout = props.sweeperFunctionProps?.timeout ?? SWEEPER_DEFAULTS.timeout;
     if (sweeperTimeout.toSeconds() < SWEEPER_DEFAULTS.minimumTimeout.toSeconds()) {
       this.#problem(
@@ -365,9 +452,12 @@ export class TransactionalOutbox extends Construct {
           `(a run stops 5 s before it), got ${sweeperTimeout.toSeconds()} s`,
       );
     }
-    // Reads the due index and claims, marks, requeues and releases with conditional updates: no Scan,
-    // GetItem, PutItem or DeleteItem on the outbox.
-    grantQueryOnIndexes(this.table, this.sweeper, [OUTBOX_KEYS.dueIndex.name]);
+    // Reads the due index and claims, marks, requeues and releases with conditional updates; counts FAILED
+    // messages in the attention index for its gauge. No Scan, GetItem, PutItem or DeleteItem on the outbox.
+    grantQueryOnIndexes(this.table, this.sweeper, [
+      OUTBOX_KEYS.dueIndex.name,
+      OUTBOX_KEYS.attentionIndex.name,
+    ]);
     grantOnTable(this.table, this.sweeper, ['dynamodb:UpdateItem']);
     for (const queue of routes.values()) queue.grantSendMessages(this.sweeper);
     this.sweeperSchedule = new events.Rule(this, 'SweeperSchedule', {
@@ -375,6 +465,33 @@ export class TransactionalOutbox extends Construct {
       schedule: props.sweeperSchedule ?? events.Schedule.rate(SWEEPER_DEFAULTS.scheduleRate),
       targets: [new targets.LambdaFunction(this.sweeper, SCHEDULE_DEFAULTS)],
     });
+
+    // No function is granted the audit table here: only the admin API writes it.
+    this.auditTable = this.#newAuditTable(props.auditTableProps ?? {});
+
+    this.#monitoring = this.#newMonitoring(props);
+    this.alarmTopic = this.#monitoring.alarmTopic;
+    this.alarms = this.#monitoring.alarms;
+    this.dashboard = this.#monitoring.dashboard;
+
+    const archive =
+      props.archive === undefined || props.archive === false
+        ? undefined
+        : addOutboxArchive(this, {
+            ...(props.archive === true ? {} : props.archive),
+            table: this.table,
+            entry: SHIPPED_ARCHIVER_ENTRY,
+            metricsNamespace: this.metricsNamespace,
+            removalPolicy: this.#removalPolicy,
+          });
+    this.archiveBucket = archive?.bucket;
+    this.archiver = archive?.archiver;
+    if (archive !== undefined) this.#monitoring.watchFunction(archive.archiver);
+  }
+
+  /** The CloudWatch namespace of the metrics every function of the outbox publishes. */
+  get metricsNamespace(): string {
+    return this.#props.metricsNamespace ?? METRICS_DEFAULTS.namespace;
   }
 
   /** The number of due-index partitions writers and the sweeper use. */
@@ -450,6 +567,7 @@ export class TransactionalOutbox extends Construct {
       logGroupRemovalPolicy: this.#removalPolicy,
       ...props.functionProps,
       entry: props.entry,
+      metricsNamespace: this.metricsNamespace,
       environment: {
         ...props.functionProps?.environment,
         [OutboxSettings.inboxTable.name]: inboxTable.tableName,
@@ -477,6 +595,14 @@ export class TransactionalOutbox extends Construct {
             }),
       },
     });
+    const topics = [...this.topicRoutes]
+      .filter(([, routed]) => routed === queue.queue)
+      .map(([topic]) => topic);
+    markOutboxRole(fn, OutboxResourceRole.CONSUMER);
+    if (props.existingInboxTable === undefined) {
+      markOutboxRole(inboxTable, OutboxResourceRole.INBOX_TABLE, { topics });
+    }
+    this.#monitoring.watchConsumer(fn, { service: fn.serviceName, topics });
     if (timeout.toSeconds() > settings.visibilityTimeout.toSeconds()) {
       this.#problem(
         `queue '${props.queue}': its visibility timeout (${settings.visibilityTimeout.toSeconds()} s) must be at ` +
@@ -499,9 +625,7 @@ export class TransactionalOutbox extends Construct {
     queue.deadLetterQueue.grantSendMessages(fn);
     if (props.confirm !== false) grantOnTable(this.table, fn, ['dynamodb:UpdateItem']);
     if (props.reconcile !== false) {
-      for (const [topic, routed] of this.topicRoutes) {
-        if (routed === queue.queue) this.#deliveryInboxes.set(topic, inboxTable.tableName);
-      }
+      for (const topic of topics) this.#deliveryInboxes.set(topic, inboxTable.tableName);
       // Reconciliation only asks whether the inbox has the message.
       grantOnTable(inboxTable, this.sweeper, ['dynamodb:GetItem']);
     }
@@ -528,16 +652,65 @@ export class TransactionalOutbox extends Construct {
       // The relay filters on INSERT; the old image lets an operator's tooling see what a transition changed.
       stream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
     });
-    for (const index of [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex]) {
+    for (const index of [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex, OUTBOX_KEYS.attentionIndex]) {
       table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
         sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
-        // Whole items: the sweeper resends from the index and an order page shows statuses without a read per item.
+        // Whole items: the sweeper resends from the index, an order page shows statuses and an operator lists
+        // FAILED messages without a read per item.
         projectionType: dynamodb.ProjectionType.ALL,
       });
     }
+    markOutboxRole(table, OutboxResourceRole.OUTBOX_TABLE);
     return table;
+  }
+
+  #newAuditTable(overrides: Partial<dynamodb.TableProps>): dynamodb.Table {
+    if (overrides.partitionKey !== undefined || overrides.sortKey !== undefined) {
+      this.#problem('auditTableProps may not change the key of the audit table');
+    }
+    const table = new dynamodb.Table(this, 'AuditTable', {
+      billingMode: TABLE_DEFAULTS.billingMode,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
+      removalPolicy: this.#removalPolicy ?? TABLE_DEFAULTS.removalPolicy,
+      ...overrides,
+      partitionKey: { name: AUDIT_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: AUDIT_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
+    });
+    markOutboxRole(table, OutboxResourceRole.AUDIT_TABLE);
+    return table;
+  }
+
+  /** The alarms and the dashboard of what the constructor built; consumers add theirs in `addConsumer`. */
+  #newMonitoring(props: TransactionalOutboxProps): OutboxMonitoring {
+    const scopes = this.node.scopes;
+    const path = scopes.slice(scopes.indexOf(Stack.of(this)) + 1).map((scope) => scope.node.id);
+    // Named after the deployed stack (not the stack construct), so two deployments of one template never
+    // share a dashboard or an alarm.
+    const dashboardName =
+      props.dashboardName ?? `${Aws.STACK_NAME}-${kebabCase(path.join('-')).replace(/[^a-z0-9_-]/g, '-')}`;
+    if (!Token.isUnresolved(dashboardName) && !DASHBOARD_NAME.test(dashboardName)) {
+      this.#problem(`dashboardName must be 1–255 letters, digits, - or _, got '${dashboardName}'`);
+    }
+    const monitoring = new OutboxMonitoring(this, 'Monitoring', {
+      namespace: this.metricsNamespace,
+      ...(props.alarmTopic === undefined ? {} : { alarmTopic: props.alarmTopic }),
+      ...(props.alarmThresholds === undefined ? {} : { thresholds: props.alarmThresholds }),
+      dashboardName,
+      alarmNamePrefix: [Aws.STACK_NAME, ...path].join('-'),
+      ...(this.#removalPolicy === undefined ? {} : { removalPolicy: this.#removalPolicy }),
+    });
+    for (const [name, queue] of Object.entries(this.queues)) {
+      monitoring.watchDeadLetters(name, queue.deadLetterQueue);
+    }
+    monitoring.watchFailureQueue(this.failureQueue);
+    monitoring.watchRelay(this.relay);
+    monitoring.watchFunction(this.sweeper);
+    for (const topic of this.topicRoutes.keys()) {
+      monitoring.watchTopic(topic, { relay: this.relay.serviceName, sweeper: this.sweeper.serviceName });
+    }
+    return monitoring;
   }
 
   #newInboxTable(id: string, overrides: Partial<dynamodb.TableProps>): dynamodb.Table {

@@ -4,6 +4,7 @@
  */
 export { consumeSqsBatch, type SqsConsumer } from '../consumer/sqs-consumer.ts';
 export { relayStreamBatch } from '../relay/relay-stream-batch.ts';
+export { archiverStore, createArchiverHandler } from './archiver-handler.ts';
 export { type ConsumerHandlerOptions, consumerParts, createConsumerHandler } from './consumer-handler.ts';
 export { createLogger } from './create-logger.ts';
 export { type EnvHandler, handlerFromEnv, isEnvHandler, type LambdaHandler } from './handler-from-env.ts';

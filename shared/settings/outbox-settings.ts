@@ -121,7 +121,14 @@ export const OutboxSettings = {
     max: MAX_VISIBILITY_SECONDS,
     defaultValue: DEFAULT_VISIBILITY_BACKOFF.maxSeconds,
   }),
+  archiveBucket: textSetting(
+    { name: 'ARCHIVE_BUCKET', description: 'the S3 bucket the archiver writes expired messages to' },
+    z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name'),
+  ),
 } as const;
+
+/** The variables the shipped archiver reads. */
+export const ARCHIVER_SETTINGS = [OutboxSettings.archiveBucket] as const;
 
 /**
  * The variables the shipped stream relay reads. DUE_SHARDS because a message the relay fails is filed in the

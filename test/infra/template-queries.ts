@@ -5,6 +5,7 @@
 import { App, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { LOCAL_ENTRY_METADATA } from '../../infra/constructs/local-metadata.ts';
+import { OUTBOX_ROLE_METADATA } from '../../infra/constructs/template-metadata.ts';
 
 /** A resource of a CloudFormation template. */
 export interface CfnResource {
@@ -153,6 +154,20 @@ export function functionIdByService(template: CfnTemplate, serviceName: string):
   return onlyId(ids, `function with service name ${serviceName}`);
 }
 
+/** The logical ids of the resources whose `serverless-outbox:role` metadata is `role`, as a tool finds them. */
+export function idsByRole(template: CfnTemplate, role: string): string[] {
+  return Object.entries(template.Resources)
+    .filter(([, candidate]) => candidate.Metadata?.[OUTBOX_ROLE_METADATA] === role)
+    .map(([id]) => id);
+}
+
+/** The X-Ray statement active tracing adds to a function's role (X-Ray has no resource-level permissions). */
+export const XRAY_STATEMENT = {
+  Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+  Effect: 'Allow',
+  Resource: '*',
+} as const;
+
 /** The handler module a function's metadata names (relative to the project root), if any. */
 export function entryOf(template: CfnTemplate, functionLogicalId: string): string | undefined {
   const entry = resource(template, functionLogicalId).Metadata?.[LOCAL_ENTRY_METADATA];
@@ -180,6 +195,17 @@ export function mappingFrom(
   return propertiesOf(template, onlyId(ids, `event source mapping from ${sourceLogicalId}`));
 }
 
+/** The one event source mapping that feeds the function `functionLogicalId`. */
+export function mappingTo(
+  template: CfnTemplate,
+  functionLogicalId: string,
+): Readonly<Record<string, unknown>> {
+  const ids = idsOfType(template, 'AWS::Lambda::EventSourceMapping').filter((id) =>
+    references(propertiesOf(template, id).FunctionName, functionLogicalId),
+  );
+  return propertiesOf(template, onlyId(ids, `event source mapping to ${functionLogicalId}`));
+}
+
 /** The one EventBridge rule that targets `functionLogicalId`. */
 export function ruleTargeting(template: CfnTemplate, functionLogicalId: string): string {
   const ids = idsOfType(template, 'AWS::Events::Rule').filter((id) =>
@@ -199,7 +225,14 @@ export function roleStatements(template: CfnTemplate, functionLogicalId: string)
     const policy = propertiesOf(template, policyId);
     if (references(policy.Roles, roleId)) documents.push(policy.PolicyDocument);
   }
-  return documents.flatMap((document) => (document as { Statement: PolicyStatement[] }).Statement);
+  // CDK orders the actions of a statement as it merges them; sorted, a statement compares as a set of actions.
+  return documents
+    .flatMap((document) => (document as { Statement: PolicyStatement[] }).Statement)
+    .map((statement) =>
+      typeof statement.Action === 'string'
+        ? statement
+        : { ...statement, Action: [...statement.Action].sort() },
+    );
 }
 
 /** The managed policies of a function's execution role (the basic execution role, for logs). */
@@ -304,6 +337,8 @@ export function deployedEnvironment(
     if (attribute !== undefined) return `arn:aws:test:eu-west-1:123456789012:${logicalId}/${attribute}`;
     if (type === 'AWS::SQS::Queue') return `https://sqs.eu-west-1.amazonaws.com/123456789012/${logicalId}`;
     if (type === 'AWS::DynamoDB::Table') return `deployed-${logicalId}`;
+    // S3 bucket names are lower case.
+    if (type === 'AWS::S3::Bucket') return `deployed-${logicalId.toLowerCase()}`;
     return `physical-${logicalId}`;
   };
   return Object.fromEntries(

@@ -1,4 +1,5 @@
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { OutboxFunction, type OutboxFunctionProps } from 'serverless-outbox/cdk';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +42,7 @@ beforeAll(() => {
 }, SYNTH_TIMEOUT_MS);
 
 describe('OutboxFunction', () => {
-  it('runs on Node 22 / ARM64 with 10 s and 256 MB, logging as its id in kebab case at INFO', () => {
+  it('runs on Node 22 / ARM64 with 10 s and 256 MB, logging as its id in kebab case at INFO, with no namespace', () => {
     const { json, id } = functionStack();
     expect(propertiesOf(json, id)).toMatchObject({
       Runtime: 'nodejs22.x',
@@ -55,6 +56,41 @@ describe('OutboxFunction', () => {
       POWERTOOLS_LOG_LEVEL: 'INFO',
       NODE_OPTIONS: '--enable-source-maps',
     });
+  });
+
+  it('traces with X-Ray by default, and lets its props turn tracing off', () => {
+    const { json, id } = functionStack();
+    expect(propertiesOf(json, id).TracingConfig).toEqual({ Mode: 'Active' });
+    const quiet = functionStack({ tracing: lambda.Tracing.DISABLED });
+    expect(propertiesOf(quiet.json, quiet.id).TracingConfig).toBeUndefined();
+  });
+
+  it('sets POWERTOOLS_METRICS_NAMESPACE only when given a namespace, which its environment cannot override', () => {
+    const { json, id } = functionStack({
+      metricsNamespace: 'Shop/Orders',
+      environment: { POWERTOOLS_METRICS_NAMESPACE: 'Elsewhere' },
+    });
+    expect(environmentOf(json, id).POWERTOOLS_METRICS_NAMESPACE).toBe('Shop/Orders');
+  });
+
+  it('tells the service name it logs and publishes metrics under', () => {
+    const stack = new Stack(testApp(), 'Service');
+    const byId = new OutboxFunction(stack, 'CreateOrder', { entry: WRITER_ENTRY });
+    const named = new OutboxFunction(stack, 'Named', { entry: WRITER_ENTRY, serviceName: 'orders-api' });
+    const overridden = new OutboxFunction(stack, 'Overridden', {
+      entry: WRITER_ENTRY,
+      serviceName: 'orders-api',
+      environment: { POWERTOOLS_SERVICE_NAME: 'from-environment' },
+    });
+    expect([byId.serviceName, named.serviceName, overridden.serviceName]).toEqual([
+      'create-order',
+      'orders-api',
+      'from-environment',
+    ]);
+    const json = templateOf(stack);
+    expect(environmentOf(json, functionId(json, 'Overridden')).POWERTOOLS_SERVICE_NAME).toBe(
+      'from-environment',
+    );
   });
 
   it('records its handler module relative to the project root, where `cdk synth` runs', () => {

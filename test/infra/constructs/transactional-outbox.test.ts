@@ -22,6 +22,7 @@ import {
   ruleTargeting,
   SYNTH_TIMEOUT_MS,
   templateOf,
+  XRAY_STATEMENT,
 } from '../template-queries.ts';
 import {
   actionsOnArn,
@@ -60,7 +61,7 @@ beforeAll(() => {
 
 describe('TransactionalOutbox', () => {
   describe('outbox table', () => {
-    it('is keyed by message id, streams new and old images, and has the due and byAggregate indexes', () => {
+    it('is keyed by message id, streams new and old images, and has the due, byAggregate and attention indexes', () => {
       const service = outboxService();
       const json = templateOf(service.stack);
       const table = propertiesOf(json, resolvedTarget(service.stack, service.outbox.table.tableName));
@@ -73,7 +74,7 @@ describe('TransactionalOutbox', () => {
       });
       expect(
         (table.GlobalSecondaryIndexes as { IndexName: string }[]).map((index) => index.IndexName),
-      ).toEqual(['due', 'byAggregate']);
+      ).toEqual(['due', 'byAggregate', 'attention']);
       expect(service.outbox.streamArn).toBe(service.outbox.table.tableStreamArn);
     });
 
@@ -87,12 +88,17 @@ describe('TransactionalOutbox', () => {
         expect(resource(json, id).DeletionPolicy).toBe('Retain');
     });
 
-    it('applies removalPolicy to the tables and log groups it creates', () => {
+    it('applies removalPolicy to the tables, log groups and keys it creates', () => {
       const service = outboxService({ removalPolicy: RemovalPolicy.DESTROY });
       service.outbox.addConsumer('Consumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
       const json = templateOf(service.stack);
-      const owned = [...idsOfType(json, 'AWS::DynamoDB::Table'), ...idsOfType(json, 'AWS::Logs::LogGroup')];
-      expect(owned).toHaveLength(2 + 3);
+      const owned = [
+        ...idsOfType(json, 'AWS::DynamoDB::Table'),
+        ...idsOfType(json, 'AWS::Logs::LogGroup'),
+        ...idsOfType(json, 'AWS::KMS::Key'),
+      ];
+      // The outbox, the inbox and the audit table; three functions' log groups; the alarm topic's key.
+      expect(owned).toHaveLength(3 + 3 + 1);
       for (const id of owned) expect(resource(json, id).DeletionPolicy, id).toBe('Delete');
     });
 
@@ -115,7 +121,7 @@ describe('TransactionalOutbox', () => {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       });
-      expect(table.GlobalSecondaryIndexes).toHaveLength(2);
+      expect(table.GlobalSecondaryIndexes).toHaveLength(3);
     });
 
     describe('existingOutboxTable', () => {
@@ -134,11 +140,13 @@ describe('TransactionalOutbox', () => {
         return { ...service, existing };
       };
 
-      it('uses the table it is given and creates none', () => {
+      it('uses the table it is given and creates no outbox table', () => {
         const { stack, outbox, existing } = withExisting();
         const json = templateOf(stack);
         expect(outbox.table).toBe(existing);
-        expect(idsOfType(json, 'AWS::DynamoDB::Table')).toEqual([]);
+        expect(idsOfType(json, 'AWS::DynamoDB::Table')).toEqual([
+          resolvedTarget(stack, outbox.auditTable.tableName),
+        ]);
       });
 
       it('relays from its stream and configures the relay and the sweeper with its name', () => {
@@ -469,13 +477,14 @@ describe('TransactionalOutbox', () => {
       expect(JSON.parse(renderString(inboxes))).toEqual({});
     });
 
-    it('may query the due index, update messages and send to the topic queues — nothing else', () => {
+    it('may query the due and attention indexes, update messages and send to the topic queues — nothing else', () => {
       const service = outboxService();
       const json = templateOf(service.stack);
       const statements = roleStatements(json, functionId(json, 'Outbox/Sweeper'));
       const { queue, deadLetters, failure } = queueIds(service);
       const table = resolvedTarget(service.stack, service.outbox.table.tableName);
       expect(grantsOn(statements, table)).toEqual([
+        'dynamodb:Query on index/attention',
         'dynamodb:Query on index/due',
         'dynamodb:UpdateItem on Arn',
       ]);
@@ -625,9 +634,12 @@ describe('TransactionalOutbox', () => {
         existingInboxTable: inbox,
       });
       const json = templateOf(service.stack);
-      expect(idsOfType(json, 'AWS::DynamoDB::Table')).toEqual([
-        resolvedTarget(service.stack, service.outbox.table.tableName),
-      ]);
+      expect(idsOfType(json, 'AWS::DynamoDB::Table').sort()).toEqual(
+        [
+          resolvedTarget(service.stack, service.outbox.table.tableName),
+          resolvedTarget(service.stack, service.outbox.auditTable.tableName),
+        ].sort(),
+      );
       const consumer = functionId(json, 'Outbox/Consumer');
       const sweeper = functionId(json, 'Outbox/Sweeper');
       expect(environmentOf(json, consumer).INBOX_TABLE).toBe('payments-inbox');
@@ -711,7 +723,7 @@ describe('TransactionalOutbox', () => {
       const statements = roleStatements(json, functionId(json, 'Writer'));
       const table = resolvedTarget(service.stack, service.outbox.table.tableName);
       expect(grantsOn(statements, table)).toEqual(['dynamodb:PutItem on Arn']);
-      expect(statements).toHaveLength(1);
+      expect(statements).toEqual([XRAY_STATEMENT, expect.objectContaining({ Action: 'dynamodb:PutItem' })]);
     });
   });
 

@@ -5,8 +5,10 @@ import {
   type CfnTemplate,
   functionId,
   grantsOn,
+  idsByRole,
   idsOfType,
   managedPoliciesOf,
+  onlyId,
   outputTarget,
   type PolicyStatement,
   propertiesOf,
@@ -16,6 +18,7 @@ import {
   roleStatements,
   SYNTH_TIMEOUT_MS,
   templateOf,
+  XRAY_STATEMENT,
 } from '../template-queries.ts';
 
 let json: CfnTemplate;
@@ -66,9 +69,14 @@ const EXPECTED: Readonly<Record<string, Partial<Record<ResourceOutput, readonly 
     relayFailureQueueUrl: SEND,
   },
   // Finds due messages in the `due` index, claims and marks them with conditional updates, asks the inbox
-  // whether a message arrived, and resends to the topic queues — never to a dead-letter or failure queue.
+  // whether a message arrived, and resends to the topic queues — never to a dead-letter or failure queue; and
+  // counts FAILED messages in the `attention` index.
   'Outbox/Sweeper': {
-    outboxTableName: ['dynamodb:Query on index/due', 'dynamodb:UpdateItem on Arn'],
+    outboxTableName: [
+      'dynamodb:Query on index/attention',
+      'dynamodb:Query on index/due',
+      'dynamodb:UpdateItem on Arn',
+    ],
     inboxTableName: ['dynamodb:GetItem on Arn'],
     orderEventsQueueUrl: SEND,
   },
@@ -119,14 +127,22 @@ describe('least privilege', () => {
       expect(granted).toEqual([...(EXPECTED[name]?.[output] ?? [])].sort());
     });
 
-    it('is allowed nothing on any other resource (but listing streams, which has no resource-level permission)', () => {
+    it('is allowed nothing on any other resource (but tracing and listing streams, which have no resource-level permission)', () => {
       const known = RESOURCE_OUTPUTS.map((output) => outputTarget(json, output));
       const elsewhere = statementsOf(name).filter((statement) =>
         resourcesOf(statement).some((target) => !known.some((id) => references(target, id))),
       );
-      const expected =
-        name === 'Outbox/Relay' ? [{ Action: 'dynamodb:ListStreams', Effect: 'Allow', Resource: '*' }] : [];
-      expect(elsewhere).toEqual(expected);
+      for (const statement of elsewhere) expect(statement).toMatchObject({ Effect: 'Allow', Resource: '*' });
+      const expected = [
+        ...XRAY_STATEMENT.Action,
+        ...(name === 'Outbox/Relay' ? ['dynamodb:ListStreams'] : []),
+      ];
+      expect([...new Set(elsewhere.flatMap(actionsOf))].sort()).toEqual(expected.sort());
+    });
+
+    it('may do nothing on the audit trail: only the admin API writes it', () => {
+      const audit = onlyId(idsByRole(json, 'audit-table'), 'audit table');
+      expect(grantsOn(statementsOf(name), audit)).toEqual([]);
     });
 
     it('has only the basic execution role as a managed policy', () => {

@@ -26,6 +26,7 @@ import {
   entryOf,
   environmentOf,
   functionId,
+  idsByRole,
   idsOfType,
   mappingFrom,
   onlyId,
@@ -141,8 +142,11 @@ describe('tables', () => {
     },
   );
 
-  it('has exactly the four tables it outputs', () => {
-    expect(idsOfType(json, 'AWS::DynamoDB::Table').sort()).toEqual(TABLE_OUTPUTS.map(target).sort());
+  it('has exactly the four tables it outputs, and the outbox’s audit trail', () => {
+    const audit = onlyId(idsByRole(json, 'audit-table'), 'audit table');
+    expect(idsOfType(json, 'AWS::DynamoDB::Table').sort()).toEqual(
+      [...TABLE_OUTPUTS.map(target), audit].sort(),
+    );
   });
 
   it('streams new and old images of the outbox table only', () => {
@@ -153,23 +157,27 @@ describe('tables', () => {
     }
   });
 
-  it('indexes the outbox by due shard and next attempt, and by aggregate, with whole items', () => {
+  it('indexes the outbox by due shard and next attempt, by aggregate, and by attention, with whole items', () => {
     const outbox = propertiesOf(json, target('outboxTableName'));
-    const indexes = [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex].map((index) => ({
-      IndexName: index.name,
-      KeySchema: [
-        { AttributeName: index.partitionKey, KeyType: 'HASH' },
-        { AttributeName: index.sortKey, KeyType: 'RANGE' },
-      ],
-      Projection: { ProjectionType: 'ALL' },
-    }));
+    const indexes = [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex, OUTBOX_KEYS.attentionIndex].map(
+      (index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      }),
+    );
     expect(outbox.GlobalSecondaryIndexes).toEqual(indexes);
     expect(outbox.AttributeDefinitions).toEqual(
       expect.arrayContaining(
-        ['messageId', 'dueShard', 'nextAttemptAt', 'aggregateId'].map((name) => ({
-          AttributeName: name,
-          AttributeType: 'S',
-        })),
+        ['messageId', 'dueShard', 'nextAttemptAt', 'aggregateId', 'attentionKey', 'createdAt'].map(
+          (name) => ({
+            AttributeName: name,
+            AttributeType: 'S',
+          }),
+        ),
       ),
     );
   });
@@ -340,6 +348,10 @@ describe('functions', () => {
     expect(sharing).toEqual([name]);
   });
 
+  it.each(functionNames)('traces %s with X-Ray', (name) => {
+    expect(propertiesOf(json, fn(name)).TracingConfig).toEqual({ Mode: 'Active' });
+  });
+
   it('sets log retention without the custom-resource Lambda emulators cannot run', () => {
     expect(idsOfType(json, 'Custom::LogRetention')).toEqual([]);
     expect(idsOfType(json, 'AWS::Lambda::Function')).toHaveLength(functionNames.length);
@@ -361,6 +373,8 @@ describe('function environments', () => {
       'RETRY_POLICIES',
       'CONFIRM_DEADLINE_MS',
       'RETENTION_DAYS',
+      'DUE_SHARDS',
+      'POWERTOOLS_METRICS_NAMESPACE',
     ],
     'Outbox/Sweeper': [
       'OUTBOX_TABLE',
@@ -370,6 +384,7 @@ describe('function environments', () => {
       'RETENTION_DAYS',
       'DUE_SHARDS',
       'DELIVERY_INBOXES',
+      'POWERTOOLS_METRICS_NAMESPACE',
     ],
     'Outbox/InventoryConsumer': [
       'INVENTORY_TABLE',
@@ -380,6 +395,7 @@ describe('function environments', () => {
       'MAX_RECEIVE_COUNT',
       'OUTBOX_TABLE',
       'RETENTION_DAYS',
+      'POWERTOOLS_METRICS_NAMESPACE',
     ],
     CreateOrder: ['ORDERS_TABLE', 'OUTBOX_TABLE', 'DUE_SHARDS', 'STREAM_GRACE_MS'],
     GetOrder: ['ORDERS_TABLE', 'OUTBOX_TABLE'],

@@ -32,6 +32,10 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
   streamGraceMs: { valid: ['0', 0], malformed: ['-1', '1.5', ' ', '43200001'] },
   retentionDays: { valid: ['7', 7], malformed: ['0', '3651', '0x10', '7d'] },
   auditTable: { valid: ['outbox-audit', 'outbox-audit'], malformed: ['', 'au', 'audit table'] },
+  archiveBucket: {
+    valid: ['shop-outbox-archive', 'shop-outbox-archive'],
+    malformed: ['', 'ab', 'Upper-Case', 'under_score', '-leading', 'trailing-'],
+  },
   deadLetterQueues: {
     valid: [JSON.stringify({ 'order.created': QUEUE }), { 'order.created': QUEUE }],
     malformed: ['', '{"order.created":"order-created-dlq"}', `["${QUEUE}"]`, '{"Order":"x"}'],
@@ -123,7 +127,7 @@ describe('OutboxSettings', () => {
     },
   );
 
-  it('requires exactly the tables, queues and receive count that have no safe default', () => {
+  it('requires exactly the tables, queues, receive count and bucket that have no safe default', () => {
     expect(
       settings.filter(([, setting]) => setting.defaultValue === undefined).map(([, setting]) => setting.name),
     ).toEqual([
@@ -134,6 +138,7 @@ describe('OutboxSettings', () => {
       'SOURCE_QUEUE_URL',
       'DEAD_LETTER_QUEUE_URL',
       'MAX_RECEIVE_COUNT',
+      'ARCHIVE_BUCKET',
     ]);
   });
 });

@@ -1,0 +1,392 @@
+import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ALARM_DEFAULTS } from './defaults.ts';
+import { OutboxMetricName, outboxMetric } from './outbox-metrics.ts';
+import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
+
+/** When the outbox's alarms go off; each alarms when its metric is above its threshold. */
+export interface OutboxAlarmThresholds {
+  /**
+   * Messages visible in a topic queue's dead-letter queue.
+   * @default 0
+   */
+  readonly deadLetterMessages?: number;
+  /**
+   * Messages visible in the relay's failure queue (stream batches the relay gave up on).
+   * @default 0
+   */
+  readonly failureQueueMessages?: number;
+  /**
+   * FAILED messages of a topic (the sweeper's `FailedMessages` gauge).
+   * @default 0
+   */
+  readonly failedMessages?: number;
+  /**
+   * Age of a topic's oldest PENDING message (the sweeper's `OldestPendingAgeSeconds`).
+   * @default Duration.minutes(15)
+   */
+  readonly oldestPendingAge?: Duration;
+  /**
+   * How far the relay is behind the outbox stream (the mapping's `IteratorAge`).
+   * @default Duration.minutes(5)
+   */
+  readonly relayIteratorAge?: Duration;
+  /**
+   * Failed invocations of a function the outbox built, per period.
+   * @default 0
+   */
+  readonly errors?: number;
+  /**
+   * Throttled invocations of a function the outbox built, per period.
+   * @default 0
+   */
+  readonly throttles?: number;
+  /**
+   * The period of every alarm; one breaching period raises it.
+   * @default Duration.minutes(5)
+   */
+  readonly period?: Duration;
+}
+
+/** Props of {@link OutboxMonitoring}. */
+export interface OutboxMonitoringProps {
+  /** CloudWatch namespace of the outbox metrics. */
+  readonly namespace: string;
+  /** @default - a new topic encrypted with a new KMS key */
+  readonly alarmTopic?: sns.ITopic;
+  /** @default - ALARM_DEFAULTS */
+  readonly thresholds?: OutboxAlarmThresholds;
+  /** The dashboard's name. */
+  readonly dashboardName: string;
+  /**
+   * Every alarm's name starts with this (the deployed stack's name and the outbox's path), so alarm names are
+   * unique in a region.
+   */
+  readonly alarmNamePrefix: string;
+  /** What happens to the topic's key when it leaves the stack. */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/** The publishers of a topic's outbox-side metrics. */
+export interface TopicPublishers {
+  readonly relay: string;
+  readonly sweeper: string;
+}
+
+/** Dashboard widths: CloudWatch's grid is 24 columns. */
+const FULL_WIDTH = 24;
+const GRAPH_HEIGHT = 6;
+
+/**
+ * The outbox's alarms, all sent to one SNS topic (alarm and back to OK), and its CloudWatch dashboard. The
+ * {@link TransactionalOutbox} adds what it builds; consumers add their own when they are added.
+ */
+export class OutboxMonitoring extends Construct {
+  /** The topic every alarm notifies. */
+  public readonly alarmTopic: sns.ITopic;
+  /** The alarms by name: `deadLetters/<queue>`, `failedMessages/<topic>`, `errors/<function id>`, ... */
+  public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
+  /** The outbox's dashboard. */
+  public readonly dashboard: cloudwatch.Dashboard;
+
+  readonly #props: OutboxMonitoringProps;
+  readonly #thresholds: Required<OutboxAlarmThresholds>;
+  readonly #alarms: Record<string, cloudwatch.Alarm> = {};
+  /** Every alarm, for the dashboard's status widget (it reads the list when the dashboard is rendered). */
+  readonly #alarmList: cloudwatch.IAlarm[] = [];
+  readonly #queueGraph: cloudwatch.GraphWidget;
+  readonly #errorsGraph: cloudwatch.GraphWidget;
+  readonly #throttlesGraph: cloudwatch.GraphWidget;
+  readonly #problems: string[] = [];
+
+  constructor(scope: Construct, id: string, props: OutboxMonitoringProps) {
+    super(scope, id);
+    this.#props = props;
+    this.node.addValidation({ validate: () => this.#problems });
+    this.#thresholds = this.#checkedThresholds(props.thresholds ?? {});
+    this.alarms = this.#alarms;
+    this.alarmTopic = props.alarmTopic ?? this.#newAlarmTopic();
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+    this.#queueGraph = this.#graph('Dead letters and relay failures (visible messages)');
+    this.#errorsGraph = this.#graph('Function errors');
+    this.#throttlesGraph = this.#graph('Function throttles');
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({
+        title: 'Outbox alarms',
+        alarms: this.#alarmList,
+        width: FULL_WIDTH,
+        height: 4,
+      }),
+    );
+    this.dashboard.addWidgets(this.#queueGraph, this.#errorsGraph, this.#throttlesGraph);
+  }
+
+  /** Alarms when the dead-letter queue of topic queue `queueName` holds a message. */
+  watchDeadLetters(queueName: string, deadLetterQueue: sqs.IQueue): void {
+    const metric = deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: this.#thresholds.period,
+    });
+    this.#queueGraph.addLeftMetric(metric.with({ label: `${queueName} dead letters` }));
+    this.#alarm(`deadLetters/${queueName}`, {
+      metric,
+      threshold: this.#thresholds.deadLetterMessages,
+      description:
+        `Messages in the dead-letter queue of ${queueName}: its consumer could not apply them. Fix the ` +
+        'consumer, then redrive them (`npx outbox redrive`, or `npx outbox recover --topic <topic>`).',
+    });
+  }
+
+  /** Alarms when the relay's failure queue holds a record. */
+  watchFailureQueue(failureQueue: sqs.IQueue): void {
+    const metric = failureQueue.metricApproximateNumberOfMessagesVisible({
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: this.#thresholds.period,
+    });
+    this.#queueGraph.addLeftMetric(metric.with({ label: 'relay failures' }));
+    this.#alarm('relayFailures', {
+      metric,
+      threshold: this.#thresholds.failureQueueMessages,
+      description:
+        'The relay gave up on stream batches; their metadata is in the failure queue for 14 days. The sweeper ' +
+        "still delivers their messages: look at the relay's errors (`npx outbox stats` shows the backlog).",
+    });
+  }
+
+  /** Alarms when the relay falls behind the outbox stream, fails or is throttled. */
+  watchRelay(relay: lambda.IFunction): void {
+    const metric = relay.metric('IteratorAge', {
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: this.#thresholds.period,
+    });
+    this.dashboard.addWidgets(
+      this.#graph('Relay stream iterator age (ms)', [metric.with({ label: 'relay' })], FULL_WIDTH),
+    );
+    const threshold = this.#thresholds.relayIteratorAge.toMilliseconds();
+    this.#alarm('relayIteratorAge', {
+      metric,
+      threshold,
+      description:
+        `The relay is more than ${threshold} ms behind the outbox stream: new messages wait. Look at the ` +
+        "relay's errors, throttles and duration; the sweeper sends whatever waits past the grace period.",
+    });
+    this.watchFunction(relay);
+  }
+
+  /** Alarms when `fn` fails or is throttled, by its construct id. */
+  watchFunction(fn: lambda.IFunction): void {
+    const name = fn.node.id;
+    const period = this.#thresholds.period;
+    const errors = fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period });
+    const throttles = fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period });
+    this.#errorsGraph.addLeftMetric(errors.with({ label: name }));
+    this.#throttlesGraph.addLeftMetric(throttles.with({ label: name }));
+    this.#alarm(`errors/${name}`, {
+      metric: errors,
+      threshold: this.#thresholds.errors,
+      description: `${name} failed invocations: read its logs (every line names the messageId and topic).`,
+    });
+    this.#alarm(`throttles/${name}`, {
+      metric: throttles,
+      threshold: this.#thresholds.throttles,
+      description: `${name} was throttled: raise the account's or the function's concurrency.`,
+    });
+  }
+
+  /**
+   * Alarms on a topic's FAILED messages and its oldest PENDING age, and draws its sends and backlog, from the
+   * metrics the relay and the sweeper publish.
+   */
+  watchTopic(topic: string, publishers: TopicPublishers): void {
+    const { namespace } = this.#props;
+    const period = this.#thresholds.period;
+    const sweeperMetric = (name: OutboxMetricName, statistic: string = cloudwatch.Stats.MAXIMUM) =>
+      outboxMetric({ namespace, name, service: publishers.sweeper, topic, statistic, period });
+    // Both the relay and the sweeper send, so a topic's counts are the sum of the two.
+    const sent = (name: OutboxMetricName, id: string) =>
+      new cloudwatch.MathExpression({
+        expression: `FILL(${id}Relay, 0) + FILL(${id}Sweeper, 0)`,
+        usingMetrics: {
+          [`${id}Relay`]: outboxMetric({ namespace, name, service: publishers.relay, topic, period }),
+          [`${id}Sweeper`]: outboxMetric({ namespace, name, service: publishers.sweeper, topic, period }),
+        },
+        label: name,
+        period,
+      });
+    const failed = sweeperMetric(OutboxMetricName.FAILED_MESSAGES);
+    const oldestPending = sweeperMetric(OutboxMetricName.OLDEST_PENDING_AGE_SECONDS);
+    const labelled = (metric: cloudwatch.Metric) => metric.with({ label: metric.metricName });
+    this.dashboard.addWidgets(
+      new cloudwatch.TextWidget({ markdown: `## Topic \`${topic}\``, width: FULL_WIDTH, height: 1 }),
+    );
+    this.dashboard.addWidgets(
+      this.#graph(`${topic}: sends`, [
+        sent(OutboxMetricName.MESSAGES_SENT, 'sent'),
+        sent(OutboxMetricName.SEND_FAILURES, 'sendFailures'),
+        sent(OutboxMetricName.RETRIES_SCHEDULED, 'retries'),
+        sent(OutboxMetricName.MESSAGES_FAILED, 'failed'),
+      ]),
+      new cloudwatch.GraphWidget({
+        title: `${topic}: backlog`,
+        left: [
+          sweeperMetric(OutboxMetricName.BACKLOG_PENDING),
+          sweeperMetric(OutboxMetricName.BACKLOG_SENT_UNCONFIRMED),
+          failed,
+        ].map(labelled),
+        right: [labelled(oldestPending)],
+        rightYAxis: { label: 'seconds', showUnits: false },
+        width: FULL_WIDTH / 2,
+        height: GRAPH_HEIGHT,
+      }),
+    );
+    this.#alarm(`failedMessages/${topic}`, {
+      metric: failed,
+      threshold: this.#thresholds.failedMessages,
+      description:
+        `FAILED messages of topic ${topic}: nothing retries them. Fix the downstream, then ` +
+        `\`npx outbox recover --topic ${topic}\` (or \`npx outbox list --status FAILED\`, \`show\`, \`replay\`).`,
+    });
+    const maxAge = this.#thresholds.oldestPendingAge.toSeconds();
+    this.#alarm(`oldestPendingAge/${topic}`, {
+      metric: oldestPending,
+      threshold: maxAge,
+      description:
+        `A message of topic ${topic} has been PENDING for more than ${maxAge} s: its sends keep failing, or ` +
+        'neither the relay nor the sweeper runs. `npx outbox stats` shows the backlog; look at the relay and ' +
+        "the sweeper's errors and at the topic queue.",
+    });
+  }
+
+  /** Alarms when consumer `fn` fails or is throttled, and draws what it applied and how fast, per topic. */
+  watchConsumer(fn: lambda.IFunction, options: { service: string; topics: readonly string[] }): void {
+    this.watchFunction(fn);
+    const { namespace } = this.#props;
+    const period = this.#thresholds.period;
+    for (const topic of options.topics) {
+      const metric = (name: OutboxMetricName, statistic?: string, label?: string) =>
+        outboxMetric({
+          namespace,
+          name,
+          service: options.service,
+          topic,
+          period,
+          ...(statistic === undefined ? {} : { statistic }),
+        }).with({ label: label ?? name });
+      this.dashboard.addWidgets(
+        new cloudwatch.TextWidget({
+          markdown: `## Consumer ${fn.node.id}, topic \`${topic}\``,
+          width: FULL_WIDTH,
+          height: 1,
+        }),
+      );
+      this.dashboard.addWidgets(
+        this.#graph(`${fn.node.id} ${topic}: outcomes`, [
+          metric(OutboxMetricName.MESSAGES_APPLIED),
+          metric(OutboxMetricName.DUPLICATES_SUPPRESSED),
+          metric(OutboxMetricName.BUSINESS_REJECTIONS),
+          metric(OutboxMetricName.DEAD_LETTERED),
+          metric(OutboxMetricName.REQUEUED),
+        ]),
+        this.#graph(`${fn.node.id} ${topic}: created → confirmed (ms)`, [
+          metric(OutboxMetricName.CONFIRM_LATENCY_MS, cloudwatch.Stats.p(50), 'p50'),
+          metric(OutboxMetricName.CONFIRM_LATENCY_MS, cloudwatch.Stats.p(99), 'p99'),
+        ]),
+      );
+    }
+  }
+
+  #alarm(
+    name: string,
+    options: { metric: cloudwatch.IMetric; threshold: number; description: string },
+  ): cloudwatch.Alarm {
+    const alarmName = `${this.#props.alarmNamePrefix}-${name.replaceAll('/', '-')}`;
+    const alarm = new cloudwatch.Alarm(this, name.replaceAll('/', ':'), {
+      alarmName,
+      alarmDescription: options.description,
+      metric: options.metric,
+      threshold: options.threshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: ALARM_DEFAULTS.evaluationPeriods,
+      datapointsToAlarm: ALARM_DEFAULTS.evaluationPeriods,
+      // No datapoint means nothing happened: an empty queue, a function that did not run, a topic with no
+      // traffic.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const action = new actions.SnsAction(this.alarmTopic);
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+    this.#alarms[name] = alarm;
+    // By name rather than by the alarm's Arn attribute: an emulator that does not model alarms (moto) refuses a
+    // template whose dashboard reads an attribute of one.
+    this.#alarmList.push(cloudwatch.Alarm.fromAlarmName(this, `${alarm.node.id}Status`, alarmName));
+    return alarm;
+  }
+
+  #graph(title: string, metrics: cloudwatch.IMetric[] = [], width = FULL_WIDTH / 3): cloudwatch.GraphWidget {
+    return new cloudwatch.GraphWidget({ title, left: metrics, width, height: GRAPH_HEIGHT });
+  }
+
+  #newAlarmTopic(): sns.Topic {
+    const key = new kms.Key(this, 'AlarmTopicKey', {
+      description: 'Encrypts the outbox alarm topic',
+      enableKeyRotation: true,
+      removalPolicy: this.#props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    // CloudWatch publishes to an encrypted topic only when the key lets it encrypt; AWS's managed SNS key
+    // cannot be given that permission.
+    key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: 'Outbox alarms',
+      masterKey: key,
+      enforceSSL: true,
+    });
+    markOutboxRole(topic, OutboxResourceRole.ALARM_TOPIC);
+    return topic;
+  }
+
+  /**
+   * The thresholds, each checked: a bad one is reported (failing the synth with the prop's name) and replaced
+   * by its default, so that CloudWatch's own checks do not throw first with a message naming no prop.
+   */
+  #checkedThresholds(given: OutboxAlarmThresholds): Required<OutboxAlarmThresholds> {
+    const thresholds: Required<OutboxAlarmThresholds> = { ...ALARM_DEFAULTS, ...definedOnly(given) };
+    const problem = (message: string) =>
+      this.#problems.push(`TransactionalOutbox: alarmThresholds.${message}`);
+    for (const name of [
+      'deadLetterMessages',
+      'failureQueueMessages',
+      'failedMessages',
+      'errors',
+      'throttles',
+    ] as const) {
+      const value = thresholds[name];
+      if (!Number.isFinite(value) || value < 0) problem(`${name} must be 0 or more, got ${value}`);
+    }
+    for (const name of ['oldestPendingAge', 'relayIteratorAge', 'period'] as const) {
+      if (thresholds[name].isUnresolved()) {
+        problem(`${name} must be known at synth`);
+        return { ...thresholds, [name]: ALARM_DEFAULTS[name] };
+      }
+    }
+    const periodMs = thresholds.period.toMilliseconds({ integral: false });
+    // Standard-resolution alarms take whole minutes.
+    if (periodMs < 60_000 || periodMs % 60_000 !== 0) {
+      problem(`period must be a whole number of minutes, got ${periodMs / 1000} s`);
+      return { ...thresholds, period: ALARM_DEFAULTS.period };
+    }
+    return thresholds;
+  }
+}
+
+/** `record` without its `undefined` entries, so they do not hide the defaults they are merged over. */
+function definedOnly<T extends object>(record: T): Partial<T> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,46 @@
+/**
+ * The metrics the shipped functions publish with Powertools Metrics (embedded metric format), in the outbox's
+ * namespace, with the publishing function's `service` and the message's `topic` as dimensions. The publishers
+ * and the CDK alarms and dashboard read these names from here, so they cannot disagree.
+ */
+
+/** The namespace the outbox's metrics go to unless the construct is given another. */
+export const DEFAULT_METRICS_NAMESPACE = 'ServerlessOutbox';
+
+/** The names of the outbox metrics, by what they count. */
+export const OutboxMetricName = {
+  /** Relay and sweeper: messages SQS accepted. */
+  MESSAGES_SENT: 'MessagesSent',
+  /** Relay and sweeper: sends SQS refused or that timed out. */
+  SEND_FAILURES: 'SendFailures',
+  /** Relay and sweeper: failed sends given another attempt. */
+  RETRIES_SCHEDULED: 'RetriesScheduled',
+  /** Relay and sweeper: messages that became FAILED. */
+  MESSAGES_FAILED: 'MessagesFailed',
+  /** Consumer: messages applied (the inbox row committed with the effect). */
+  MESSAGES_APPLIED: 'MessagesApplied',
+  /** Consumer: copies of messages already applied, skipped. */
+  DUPLICATES_SUPPRESSED: 'DuplicatesSuppressed',
+  /** Consumer: messages whose business condition failed (recorded as their outcome). */
+  BUSINESS_REJECTIONS: 'BusinessRejections',
+  /** Consumer: messages it sent to the dead-letter queue. */
+  DEAD_LETTERED: 'DeadLettered',
+  /** Consumer: messages it put back on the queue as fresh copies (lost transaction conflicts). */
+  REQUEUED: 'Requeued',
+  /** Consumer: milliseconds from the message's creation to its confirmation. */
+  CONFIRM_LATENCY_MS: 'ConfirmLatencyMs',
+  /** Sweeper, each run: PENDING messages. */
+  BACKLOG_PENDING: 'BacklogPending',
+  /** Sweeper, each run: SENT messages not confirmed yet. */
+  BACKLOG_SENT_UNCONFIRMED: 'BacklogSentUnconfirmed',
+  /** Sweeper, each run: age of the oldest PENDING message. */
+  OLDEST_PENDING_AGE_SECONDS: 'OldestPendingAgeSeconds',
+  /** Sweeper, each run: FAILED messages (a gauge, not a count of new failures). */
+  FAILED_MESSAGES: 'FailedMessages',
+} as const;
+
+/** A value of {@link OutboxMetricName}. */
+export type OutboxMetricName = (typeof OutboxMetricName)[keyof typeof OutboxMetricName];
+
+/** The dimensions of every outbox metric. */
+export const OUTBOX_METRIC_DIMENSIONS = { service: 'service', topic: 'topic' } as const;
