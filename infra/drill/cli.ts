@@ -26,6 +26,12 @@ const program = new Command()
   .option('--orders <n>', 'orders to create (default: 200 on moto, 100000 with --scale)', positiveInteger)
   .option('--fault-rate <r>', 'rate of every injected fault', rate, 0.1)
   .option('--poison-rate <r>', 'fraction of orders whose message SQS rejects forever', rate, 0.01)
+  .option(
+    '--hot-conflict-rate <r>',
+    'with --scale: chance per try that a transaction on the hot SKU is cancelled with TransactionConflict (on moto the conflicts are real)',
+    rate,
+    0.6,
+  )
   .option('--seed <n>', 'random seed (replay a run with the seed it printed)', positiveInteger)
   .option('--skus <n>', 'distinct SKUs', positiveInteger, 50)
   .option('--stock <n>', 'initial stock per SKU (low values make some orders out of stock)', positiveInteger);
@@ -36,6 +42,7 @@ async function main(): Promise<void> {
     orders?: number;
     faultRate: number;
     poisonRate: number;
+    hotConflictRate: number;
     seed?: number;
     skus: number;
     stock?: number;
@@ -45,6 +52,7 @@ async function main(): Promise<void> {
     orders,
     rates: uniformRates(options.faultRate),
     poisonRate: options.poisonRate,
+    hotConflictRate: options.hotConflictRate,
     seed: options.seed ?? Math.floor(Math.random() * 1_000_000) + 1,
     skus: options.skus,
     // Enough for about 90 % of the orders (≈ 6 units each), so out-of-stock rejections happen too.

@@ -1,9 +1,15 @@
-import type { FaultRates } from './faults.ts';
+import type { FaultRates, HopFaultRates } from './faults.ts';
 
 /** What a drill run does. */
 export interface DrillConfig {
   readonly orders: number;
-  readonly rates: FaultRates;
+  /** Rate of each fault injected at a hop. */
+  readonly rates: HopFaultRates;
+  /**
+   * Memory drill: the chance, per try, that a consumer's transaction on the hot SKU is cancelled with
+   * `TransactionConflict` (on moto the conflicts are real: concurrent consumers under optimistic concurrency).
+   */
+  readonly hotConflictRate: number;
   /** Fraction of orders whose message SQS rejects forever (must end FAILED). */
   readonly poisonRate: number;
   readonly seed: number;
@@ -27,6 +33,11 @@ export interface DrillResult {
   /** Simulated time the pipeline ran (memory mode runs a virtual clock). */
   readonly simulatedMs?: number;
   readonly invariants: readonly { name: string; ok: boolean; detail: string }[];
+}
+
+/** The rate of every fault a run injects: the hop faults, and conflicts on the hot SKU. */
+export function drillRates(config: Pick<DrillConfig, 'rates' | 'hotConflictRate'>): FaultRates {
+  return { ...config.rates, hotSkuConflict: config.hotConflictRate };
 }
 
 /** Progress callback: done out of total, plus a short status. */

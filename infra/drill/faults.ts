@@ -1,8 +1,10 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ConsumeDeps, Envelope, MessagePublisher, PublishResult, SweepStore } from 'serverless-outbox';
+import { transactionItemKeys } from './contention.ts';
 
-/** Every fault the drill injects, each at its own rate (0–1). */
-export const FAULT_KINDS = [
+/** The faults injected at every hop of the pipeline, all at the drill's fault rate. */
+export const HOP_FAULT_KINDS = [
   'sqsSendError',
   'sqsTimeout',
   'relayCrashAfterSend',
@@ -13,15 +15,27 @@ export const FAULT_KINDS = [
   'sweeperCrash',
 ] as const;
 
+/**
+ * Every fault the drill injects, each at its own rate (0–1): the hop faults, and TransactionConflict
+ * cancellations of the consumer's transactions on the hot SKU (the memory drill's stand-in for contention).
+ */
+export const FAULT_KINDS = [...HOP_FAULT_KINDS, 'hotSkuConflict'] as const;
+
+/** One kind of fault injected at a hop. */
+export type HopFaultKind = (typeof HOP_FAULT_KINDS)[number];
+
 /** One kind of injected fault. */
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Rate of each hop fault. */
+export type HopFaultRates = Readonly<Record<HopFaultKind, number>>;
 
 /** Rate of each fault. */
 export type FaultRates = Readonly<Record<FaultKind, number>>;
 
-/** The same rate for every fault (the CLI's `--fault-rate`, 10 % unless told otherwise). */
-export function uniformRates(rate: number): FaultRates {
-  return Object.fromEntries(FAULT_KINDS.map((kind) => [kind, rate])) as Record<FaultKind, number>;
+/** The same rate for every hop fault (the CLI's `--fault-rate`, 10 % unless told otherwise). */
+export function uniformRates(rate: number): HopFaultRates {
+  return Object.fromEntries(HOP_FAULT_KINDS.map((kind) => [kind, rate])) as Record<HopFaultKind, number>;
 }
 
 /** A small seeded PRNG (mulberry32), so a failing drill can be replayed with its seed. */
@@ -204,6 +218,40 @@ export function faultyConsumerDeps(deps: ConsumeDeps, faults: FaultInjector): Co
           },
         }),
   };
+}
+
+/**
+ * DynamoDB's answer to contention on a hot item, injected: a transaction that touches one of `hotItems` (keys as
+ * {@link transactionItemKeys} spells them) is cancelled with `TransactionConflict` at the `hotSkuConflict` rate,
+ * per try, before it reaches the table (a cancelled transaction writes nothing).
+ */
+export function conflictingDocumentClient(
+  client: DynamoDBDocumentClient,
+  faults: FaultInjector,
+  hotItems: ReadonlySet<string>,
+): DynamoDBDocumentClient {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return bound(target, property, receiver);
+      return (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
+        if (command instanceof TransactWriteCommand) {
+          const keys = transactionItemKeys(command.input);
+          if (keys.some((key) => hotItems.has(key)) && faults.roll('hotSkuConflict')) {
+            return Promise.reject(
+              new TransactionCanceledException({
+                message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+                $metadata: {},
+                CancellationReasons: keys.map((key) => ({
+                  Code: hotItems.has(key) ? 'TransactionConflict' : 'None',
+                })),
+              }),
+            );
+          }
+        }
+        return target.send(command);
+      };
+    },
+  });
 }
 
 /** DynamoDB throttling on every call of a store, before it reaches the table. */

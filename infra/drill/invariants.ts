@@ -1,5 +1,12 @@
-import { MessageStatus } from 'serverless-outbox';
+import { DEAD_LETTER_ATTRIBUTES, MessageStatus } from 'serverless-outbox';
 import type { DrillResult } from './drill-config.ts';
+import type { RogueMessage } from './rogue-messages.ts';
+
+/** A message in the consumer's dead-letter queue: its body and its string attributes (the reason it is there). */
+export interface DeadLetterCopy {
+  readonly body: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
 
 /** The tables' contents at the end of a drill, plus what the drill did on purpose. */
 export interface DrillSnapshot {
@@ -13,6 +20,15 @@ export interface DrillSnapshot {
   readonly poisonedOrders: ReadonlySet<string>;
   /** Orders the API acknowledged with 201 (or 409 on a retry of an acknowledged write). */
   readonly acknowledgedOrders: ReadonlySet<string>;
+  /** The orders of the burst on the hot SKU. */
+  readonly hotOrders: ReadonlySet<string>;
+  /**
+   * Messages written straight into the outbox behind the writer's back, by id, with what each must fail with.
+   * They belong to no order.
+   */
+  readonly rogueMessages: ReadonlyMap<string, RogueMessage>;
+  /** What the consumer's dead-letter queue holds at the end. */
+  readonly deadLetters: readonly DeadLetterCopy[];
 }
 
 /** One checked invariant. */
@@ -27,9 +43,17 @@ interface OrderLine {
   readonly quantity: number;
 }
 
+/** What a consumer's own dead letter says when every receive failed with a fault the drill injected. */
+const INJECTED_FAULT = /\binjected \w+: /;
+
+/** The longest lastError quoted in a violation. */
+const QUOTED_ERROR_CHARS = 160;
+
 /**
- * Checks, from the tables alone, what the product promises: no message lost, every effect applied exactly
- * once (stock reconciles to the order ledger), and FAILED only for messages that were poisoned on purpose.
+ * Checks, from the tables and the dead-letter queue alone, what the product promises: no message lost, every
+ * effect applied exactly once (stock reconciles to the order ledger), FAILED only for messages that were
+ * poisoned on purpose or can never be delivered as stored (each with its reason), and nothing dead-lettered
+ * for contention.
  */
 export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
   const results: InvariantResult[] = [];
@@ -44,8 +68,12 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
     });
 
   const ordersById = new Map(snapshot.orders.map((order) => [String(order.orderId), order]));
+  const rogue = snapshot.outbox.filter((message) => snapshot.rogueMessages.has(String(message.messageId)));
+  const orderMessages = snapshot.outbox.filter(
+    (message) => !snapshot.rogueMessages.has(String(message.messageId)),
+  );
   const messagesByOrder = new Map<string, Record<string, unknown>[]>();
-  for (const message of snapshot.outbox) {
+  for (const message of orderMessages) {
     const list = messagesByOrder.get(String(message.aggregateId)) ?? [];
     list.push(message);
     messagesByOrder.set(String(message.aggregateId), list);
@@ -59,12 +87,12 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
       const count = messagesByOrder.get(orderId)?.length ?? 0;
       return count === 1 ? [] : [`order ${orderId} has ${count} messages`];
     }),
-    `${snapshot.acknowledgedOrders.size} orders, ${snapshot.outbox.length} messages`,
+    `${snapshot.acknowledgedOrders.size} orders, ${orderMessages.length} messages`,
   );
 
   check(
     'no message lost: each is CONFIRMED, or FAILED with its reason only if poisoned',
-    snapshot.outbox.flatMap((message) => {
+    orderMessages.flatMap((message) => {
       const orderId = String(message.aggregateId);
       const poisoned = snapshot.poisonedOrders.has(orderId);
       if (message.status === MessageStatus.CONFIRMED) {
@@ -110,16 +138,90 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
     }),
     `${snapshot.initialStock.size} SKUs reconcile`,
   );
+
+  const rogueById = new Map(rogue.map((message) => [String(message.messageId), message]));
+  check(
+    "every rogue message (written behind the writer's back) ended FAILED with its reason",
+    [...snapshot.rogueMessages].flatMap(([messageId, expected]) => {
+      const message = rogueById.get(messageId);
+      if (message === undefined) return [`rogue ${expected.kind} message ${messageId} is missing`];
+      const lastError = message.lastError;
+      if (
+        message.status === MessageStatus.FAILED &&
+        typeof lastError === 'string' &&
+        expected.reason.test(lastError)
+      )
+        return [];
+      return [
+        `rogue ${expected.kind} message ${messageId} is ${String(message.status)} (${quoted(lastError)})`,
+      ];
+    }),
+    `${snapshot.rogueMessages.size} FAILED (${[...snapshot.rogueMessages.values()].map(({ kind }) => kind).join(', ')})`,
+  );
+
+  let afterInjectedFaults = 0;
+  let hotAfterInjectedFaults = 0;
+  check(
+    'contention dead-letters nothing: each dead letter is a poisoned order or followed injected faults',
+    snapshot.deadLetters.flatMap((letter) => {
+      const orderId = aggregateIdOf(letter.body);
+      if (orderId !== undefined && snapshot.poisonedOrders.has(orderId)) return [];
+      const hot = orderId !== undefined && snapshot.hotOrders.has(orderId);
+      const reason = letter.attributes[DEAD_LETTER_ATTRIBUTES.reason];
+      const lastError = letter.attributes[DEAD_LETTER_ATTRIBUTES.lastError];
+      // On its last receive the consumer dead-letters with the last error; a conflict is requeued instead, its
+      // receive count starting again, so a message dead-lettered this way failed for a fault on every receive.
+      if (reason === 'MAX_RECEIVES' && INJECTED_FAULT.test(lastError ?? '')) {
+        afterInjectedFaults += 1;
+        if (hot) hotAfterInjectedFaults += 1;
+        return [];
+      }
+      return [
+        `${hot ? 'hot ' : ''}order ${String(orderId)} dead-lettered (${reason ?? 'no reason'}: ${quoted(lastError)})`,
+      ];
+    }),
+    `${snapshot.deadLetters.length} dead letters, ${afterInjectedFaults} after injected faults on every receive ` +
+      `(${hotAfterInjectedFaults} of them hot-SKU orders), none for contention`,
+  );
   return results;
 }
 
-/** Counts of how the messages ended. */
+/** The order a dead letter's envelope belongs to, when its body is one. */
+function aggregateIdOf(body: string): string | undefined {
+  try {
+    const envelope: unknown = JSON.parse(body);
+    const aggregateId = (envelope as { aggregateId?: unknown } | null)?.aggregateId;
+    return typeof aggregateId === 'string' ? aggregateId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function quoted(error: unknown): string {
+  if (typeof error !== 'string') return 'no error';
+  return error.length > QUOTED_ERROR_CHARS ? `${error.slice(0, QUOTED_ERROR_CHARS)}…` : error;
+}
+
+/** Counts of how the messages ended (the rogue ones on their own), and of the hot SKU's orders applied. */
 export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const message of snapshot.outbox)
-    counts[String(message.status)] = (counts[String(message.status)] ?? 0) + 1;
-  for (const row of snapshot.inbox)
-    counts[`inbox ${String(row.outcome)}`] = (counts[`inbox ${String(row.outcome)}`] ?? 0) + 1;
+  const add = (name: string) => {
+    counts[name] = (counts[name] ?? 0) + 1;
+  };
+  const orderOf = new Map<string, string>();
+  for (const message of snapshot.outbox) {
+    const rogue = snapshot.rogueMessages.has(String(message.messageId));
+    add(rogue ? `rogue messages ${String(message.status)}` : String(message.status));
+    orderOf.set(String(message.messageId), String(message.aggregateId));
+  }
+  let hotApplied = 0;
+  for (const row of snapshot.inbox) {
+    add(`inbox ${String(row.outcome)}`);
+    const orderId = orderOf.get(String(row.messageId));
+    if (row.outcome === 'APPLIED' && orderId !== undefined && snapshot.hotOrders.has(orderId))
+      hotApplied += 1;
+  }
+  counts['hot SKU orders APPLIED'] = hotApplied;
   return counts;
 }
 
@@ -143,7 +245,7 @@ export type DrillTable = 'orders' | 'outbox' | 'inbox' | 'inventory';
 /** Reads every table the invariants need and adds what the drill did on purpose. */
 export async function takeSnapshot(
   read: (table: DrillTable) => Promise<Record<string, unknown>[]> | Record<string, unknown>[],
-  facts: Pick<DrillSnapshot, 'initialStock' | 'poisonedOrders' | 'acknowledgedOrders'>,
+  facts: Omit<DrillSnapshot, DrillTable>,
 ): Promise<DrillSnapshot> {
   return {
     orders: await read('orders'),

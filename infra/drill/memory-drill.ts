@@ -4,6 +4,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import {
   type ConsumeResult,
+  DEFAULT_DUE_SHARDS,
   DEFAULT_RETRY_POLICY,
   DEFAULT_SWEEPER_SETTINGS,
   DEFAULT_VISIBILITY_BACKOFF,
@@ -24,8 +25,10 @@ import { createOrder } from '../../functions/orders/create-order/create-order.ts
 import { ORDER_CREATED } from '../../functions/orders/order.ts';
 import { toProxyEvent } from '../local/api-gateway-event.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
-import type { DrillConfig, DrillResult, Progress } from './drill-config.ts';
+import { itemKey } from './contention.ts';
+import { type DrillConfig, type DrillResult, drillRates, type Progress } from './drill-config.ts';
 import {
+  conflictingDocumentClient,
   crashingAfterSend,
   crashingSweeperStore,
   FaultInjector,
@@ -35,7 +38,15 @@ import {
   seededRandom,
 } from './faults.ts';
 import { type DrillTable, drillResult, takeSnapshot } from './invariants.ts';
-import { randomOrderItems, skuName } from './order-factory.ts';
+import {
+  HOT_SKU,
+  hotOrderCount,
+  hotOrderItems,
+  hotStock,
+  randomOrderItems,
+  skuName,
+} from './order-factory.ts';
+import { type RogueMessage, rogueOutboxItems } from './rogue-messages.ts';
 
 /** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
 const TICK_MS = 1_000;
@@ -85,14 +96,16 @@ const TABLES: Readonly<Record<DrillTable, MemoryTableSchema>> = {
 /**
  * The scale drill: the same cores (createOrder, relayStreamBatch, consumeSqsBatch, sweep) and the same
  * DynamoDB update expressions as production, run against in-memory tables and queues with the same fault
- * injection as the moto drill, on a simulated clock so that hours of backoff pass in seconds.
+ * injection as the moto drill, on a simulated clock so that hours of backoff pass in seconds. Halfway through
+ * come the burst on the hot SKU, whose transactions are cancelled with TransactionConflict at the configured
+ * rate, and the rogue messages written behind the writer's back.
  */
 export async function runMemoryDrill(config: DrillConfig, progress: Progress): Promise<DrillResult> {
   let simulatedNow = Date.parse('2030-01-01T00:00:00.000Z');
   const startedAt = simulatedNow;
   const clock = () => new Date(simulatedNow);
   const random = seededRandom(config.seed);
-  const faults = new FaultInjector(config.rates, seededRandom(config.seed + 1));
+  const faults = new FaultInjector(drillRates(config), seededRandom(config.seed + 1));
 
   const memory = new MemoryDocumentClient(TABLES, { clock });
   const client = faultyDocumentClient(memory.asDocumentClient(), faults);
@@ -123,15 +136,12 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     }
   });
 
-  const initialStock = new Map<string, number>();
-  for (let index = 0; index < config.skus; index += 1) {
-    initialStock.set(skuName(index), config.initialStock);
-    await memory.send(
-      new PutCommand({
-        TableName: 'inventory',
-        Item: { sku: skuName(index), available: config.initialStock },
-      }),
-    );
+  const initialStock = new Map<string, number>(
+    Array.from({ length: config.skus }, (_, index) => [skuName(index), config.initialStock]),
+  );
+  initialStock.set(HOT_SKU, hotStock(config.orders));
+  for (const [sku, available] of initialStock) {
+    await memory.send(new PutCommand({ TableName: 'inventory', Item: { sku, available } }));
   }
 
   const store = () =>
@@ -148,17 +158,39 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const writer: OutboxWriterOptions = { client, outboxTable: 'outbox' };
   let deliveries = 0;
   let duplicates = 0;
+  let requeued = 0;
+  // The consumer's transactions on the hot SKU meet contention: TransactionConflict at the configured rate.
+  const consumerClient = faultyDocumentClient(
+    conflictingDocumentClient(
+      memory.asDocumentClient(),
+      faults,
+      new Set([itemKey('inventory', { sku: HOT_SKU })]),
+    ),
+    faults,
+  );
   const consumer: SqsConsumer = {
     plan: planStockReservation('inventory', clock),
-    deps: faultyConsumerDeps({ client, inboxTable: 'inbox', confirmer: store(), clock }, faults),
-    // Counts what the consumer saw: every delivery, and the duplicates its inbox suppressed.
+    deps: faultyConsumerDeps(
+      {
+        client: consumerClient,
+        inboxTable: 'inbox',
+        confirmer: store(),
+        clock,
+        random,
+        // The clock is simulated: the consumer's few milliseconds between conflict retries pass at once.
+        sleep: async () => {},
+      },
+      faults,
+    ),
+    // Counts what the consumer saw: every delivery, the duplicates its inbox suppressed, the contention requeues.
     logger: {
       info: (_message, data) => {
         deliveries += 1;
         if ((data as Partial<ConsumeResult>).kind === 'DUPLICATE') duplicates += 1;
       },
-      warn: () => {
+      warn: (_message, data) => {
         deliveries += 1;
+        if (data.disposition === 'REQUEUED') requeued += 1;
       },
     },
     failures: {
@@ -185,22 +217,41 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const pending: { orderId: string; body: string }[] = [];
   const writeStarted = performance.now();
   let written = 0;
-  const ordersPerTick = Math.max(1, Math.ceil(config.orders / 50));
+  const addOrder = (items: readonly { sku: string; quantity: number }[]): string => {
+    written += 1;
+    const orderId = `order-${String(written).padStart(7, '0')}`;
+    if (random() < config.poisonRate) poisoned.add(orderId);
+    pending.push({
+      orderId,
+      body: JSON.stringify({ orderId, customerId: `customer-${written % 97}`, items }),
+    });
+    return orderId;
+  };
+  const hotOrders = new Set<string>();
+  const rogueMessages = new Map<string, RogueMessage>();
+  const regularOrders = config.orders - hotOrderCount(config.orders);
+  let regularWritten = 0;
+  let burstWritten = false;
+  const ordersPerTick = Math.max(1, Math.ceil(regularOrders / 50));
   let writeMs = 0;
   let streamRetries = 0;
   let sweeperErrors = 0;
 
   while (simulatedNow - startedAt < MAX_SIMULATED_MS) {
     // 1. Clients create orders (retrying what failed, as a client retries a 5xx with the same order id).
-    for (let n = 0; n < ordersPerTick && written < config.orders; n += 1) {
-      written += 1;
-      const orderId = `order-${String(written).padStart(7, '0')}`;
-      if (random() < config.poisonRate) poisoned.add(orderId);
-      const items = randomOrderItems(random, config.skus);
-      pending.push({
-        orderId,
-        body: JSON.stringify({ orderId, customerId: `customer-${written % 97}`, items }),
-      });
+    for (let n = 0; n < ordersPerTick && regularWritten < regularOrders; n += 1) {
+      regularWritten += 1;
+      addOrder(randomOrderItems(random, config.skus));
+    }
+    // Halfway through: the burst on the hot SKU, all in this one tick, and the rogue messages beside it, written
+    // straight into the outbox table (no faults: they are what an older writer left there).
+    if (!burstWritten && regularWritten >= regularOrders / 2) {
+      burstWritten = true;
+      for (let n = regularOrders; n < config.orders; n += 1) hotOrders.add(addOrder(hotOrderItems(random)));
+      for (const rogue of rogueOutboxItems({ now: clock(), dueShards: DEFAULT_DUE_SHARDS })) {
+        rogueMessages.set(rogue.messageId, rogue.expected);
+        await memory.send(new PutCommand({ TableName: 'outbox', Item: rogue.item }));
+      }
     }
     const retry: typeof pending = [];
     for (const request of pending.splice(0)) {
@@ -280,6 +331,9 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     initialStock,
     poisonedOrders: poisoned,
     acknowledgedOrders: acknowledged,
+    hotOrders,
+    rogueMessages,
+    deadLetters: queues.peek(DEAD_LETTER_QUEUE),
   });
   return drillResult(
     {
@@ -296,6 +350,9 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     {
       'stream batch retries': streamRetries,
       'sweeper steps that failed (left to the lease)': sweeperErrors,
+      'hot SKU orders (one burst)': hotOrders.size,
+      'TransactionConflict cancellations (injected)': faults.injected.hotSkuConflict,
+      'requeued after losing every try to contention': requeued,
       'dead-lettered by consumer': queues.depth(DEAD_LETTER_QUEUE),
     },
   );

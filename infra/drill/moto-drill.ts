@@ -1,18 +1,30 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { consumerParts } from '../../functions/inventory/apply-order/handler.ts';
-import { createHandler as createOrderHandler } from '../../functions/orders/create-order/handler.ts';
-import { relayDeps } from '../../functions/outbox/relay/handler.ts';
-import { sweeperDeps } from '../../functions/outbox/sweeper/handler.ts';
-import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
-import { MessageStatus } from '../../shared/message/message-status.ts';
-import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
-import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent, Context, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import {
+  DEFAULT_SWEEPER_SETTINGS,
+  MessageStatus,
+  OutboxSettings,
+  type RelayDeps,
+  readSetting,
+  requireEnv,
+  sweep,
+} from 'serverless-outbox';
+import {
+  consumerParts,
+  consumeSqsBatch,
+  relayDeps,
+  relayStreamBatch,
+  sweeperDeps,
+} from 'serverless-outbox/lambda';
+import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { handler as createOrderHandler } from '../../functions/orders/create-order/handler.ts';
 import { type LocalRuntime, startLocalRuntime } from '../local/runtime.ts';
-import { type TableKey, tableOutputName } from '../topology.ts';
-import type { DrillConfig, DrillResult, Progress } from './drill-config.ts';
+import { seedStock } from '../stacks/local-plugin.ts';
+import { scaleOutConsumer } from './consumer-scale-out.ts';
+import { OptimisticConcurrency } from './contention.ts';
+import { type DrillConfig, type DrillResult, drillRates, type Progress } from './drill-config.ts';
 import {
   crashingAfterSend,
   crashingSweeperStore,
@@ -23,8 +35,16 @@ import {
   seededRandom,
   throttledStore,
 } from './faults.ts';
-import { drillResult, takeSnapshot } from './invariants.ts';
-import { randomOrderItems, skuName } from './order-factory.ts';
+import { type DeadLetterCopy, type DrillTable, drillResult, takeSnapshot } from './invariants.ts';
+import {
+  HOT_SKU,
+  hotOrderCount,
+  hotOrderItems,
+  hotStock,
+  randomOrderItems,
+  skuName,
+} from './order-factory.ts';
+import { type RogueMessage, rogueOutboxItems, rogueUnreadableNumberItem } from './rogue-messages.ts';
 
 /**
  * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,
@@ -43,6 +63,9 @@ const DRILL_ENV = {
 const LEASE_MS = 10_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
 const CLIENT_CONCURRENCY = 8;
+const CONSUMER = 'Outbox/InventoryConsumer';
+/** Consumer invocations beside the runtime's poller, so that orders for one SKU meet in concurrent transactions. */
+const CONSUMER_SCALE_OUT = 4;
 const TERMINAL: ReadonlySet<string> = new Set([
   MessageStatus.CONFIRMED,
   MessageStatus.FAILED,
@@ -51,22 +74,28 @@ const TERMINAL: ReadonlySet<string> = new Set([
 
 /**
  * The fault drill on moto: the real handlers behind the local runtime's API, stream and queue pollers, with
- * every hop's adapter wrapped by the fault injector, two sweepers running side by side, and the invariants
- * checked from the emulator's tables once everything has settled.
+ * every hop's adapter wrapped by the fault injector, two sweepers running side by side, the consumer scaled out
+ * to concurrent invocations under DynamoDB's optimistic concurrency (so the burst on the hot SKU meets real
+ * conflicts), rogue messages written behind the writer's back, and the invariants checked from the emulator's
+ * tables and the consumer's dead-letter queue once everything has settled.
  */
 export async function runMotoDrill(config: DrillConfig, progress: Progress): Promise<DrillResult> {
-  const faults = new FaultInjector(config.rates, seededRandom(config.seed + 1));
+  const faults = new FaultInjector(drillRates(config), seededRandom(config.seed + 1));
   const random = seededRandom(config.seed);
   const poisoned = new Set<string>();
+  // moto never answers TransactionConflict: the consumer's client gets DynamoDB's optimistic concurrency.
+  const concurrency = new OptimisticConcurrency();
   let deliveries = 0;
   let duplicates = 0;
+  let requeued = 0;
   const counting = {
     info: (_message: string, data: Record<string, unknown>) => {
       deliveries += 1;
       if (data.kind === 'DUPLICATE') duplicates += 1;
     },
-    warn: () => {
+    warn: (_message: string, data: Record<string, unknown>) => {
       deliveries += 1;
+      if (data.disposition === 'REQUEUED') requeued += 1;
     },
   };
   const quiet = { info: () => {}, warn: () => {} };
@@ -74,21 +103,22 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   const initialStock = new Map(
     Array.from({ length: config.skus }, (_, i) => [skuName(i), config.initialStock]),
   );
+  initialStock.set(HOT_SKU, hotStock(config.orders));
+  // The example's functions by their names in the template (their construct paths).
   const runtime = await startLocalRuntime({
     port: 0,
     log: () => {},
     pollIntervalMs: 100,
-    seed: [...initialStock].map(([sku, available]) => ({ sku, available })),
     handlers: {
-      createOrder: (_base, env) => {
-        const base = createOrderHandler({ ...env, ...DRILL_ENV });
+      CreateOrder: (_base, env) => {
+        const base = createOrderHandler.withEnv({ ...env, ...DRILL_ENV });
         return async (event, context) => {
           // Throttled before the write: nothing is written and the client retries (see below).
           if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
-          return base(event as never, context);
+          return base(event as APIGatewayProxyEvent, context);
         };
       },
-      relay: (_base, env) => {
+      'Outbox/Relay': (_base, env) => {
         const deps = relayDeps({ ...env, ...DRILL_ENV });
         const relay: RelayDeps = {
           ...deps,
@@ -102,51 +132,78 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
           return relayStreamBatch({ Records: records }, relay, quiet);
         };
       },
-      inventoryConsumer: (_base, env) => {
-        const { plan, deps, failures } = consumerParts({ ...env, ...DRILL_ENV });
+      [CONSUMER]: (_base, env) => {
+        const { plan, deps, failures } = consumerParts({ ...env, ...DRILL_ENV }, (consumerEnv) =>
+          planStockReservation(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
+        );
         const faulty = faultyConsumerDeps(
-          { ...deps, client: faultyDocumentClient(deps.client, faults) },
+          { ...deps, client: faultyDocumentClient(concurrency.wrap(deps.client), faults) },
           faults,
         );
         return (event, context) =>
-          consumeSqsBatch(event as SQSEvent, context, plan, faulty, counting, failures);
+          consumeSqsBatch(event as SQSEvent, context as Context, {
+            plan,
+            deps: faulty,
+            logger: counting,
+            failures,
+          });
       },
       // The drill runs two sweepers of its own, continuously (below).
-      sweeper: () => async () => ({}),
+      'Outbox/Sweeper': () => async () => ({}),
     },
   });
 
   try {
-    const sweepers = startSweepers(runtime, faults, poisoned, random);
-    const writeStarted = performance.now();
-    const acknowledged = await writeOrders(runtime, config, random, poisoned, progress);
-    const writeMs = performance.now() - writeStarted;
-    const settleStarted = performance.now();
-    await waitUntilSettled(runtime, acknowledged.size, progress);
-    const settleMs = performance.now() - settleStarted;
-    trace('settled; stopping the sweepers');
-    await sweepers.stop();
+    await seedStock(
+      runtime.apiUrl,
+      [...initialStock].map(([sku, available]) => ({ sku, available })),
+    );
+    const run: DrillRun = {
+      runtime,
+      config,
+      faults,
+      poisoned,
+      hotOrders: new Set(),
+      rogueMessages: new Map(),
+      random,
+      progress,
+    };
+    const { acknowledged, writeMs, settleMs, sweepers, consumers } = await driveUntilSettled(run);
     trace('pausing the pollers');
     await runtime.pausePollers();
-    trace('reading the tables');
+    trace('reading the tables and the dead-letter queue');
 
     const snapshot = await takeSnapshot((table) => scanAll(runtime, table), {
       initialStock,
       poisonedOrders: poisoned,
       acknowledgedOrders: acknowledged,
+      hotOrders: run.hotOrders,
+      rogueMessages: run.rogueMessages,
+      deadLetters: await readDeadLetters(runtime),
     });
+    // The hot SKU's conflicts are real here, not injected: they are counted below.
+    const injected = Object.fromEntries(
+      Object.entries(faults.injected).filter(([kind]) => kind !== 'hotSkuConflict'),
+    );
     return drillResult(
       {
         mode: 'moto',
         config,
-        injected: { ...faults.injected },
+        injected,
         duplicatesSuppressed: duplicates,
         deliveries,
         writeMs,
         settleMs,
       },
       snapshot,
-      { 'sweeper steps that failed (left to the lease)': sweepers.errors() },
+      {
+        'sweeper steps that failed (left to the lease)': sweepers.errors(),
+        [`consumer invocations by the ${CONSUMER_SCALE_OUT} extra instances`]: consumers.invocations(),
+        'hot SKU orders (one burst)': run.hotOrders.size,
+        'TransactionConflict cancellations (concurrent consumers)': concurrency.conflicts,
+        'requeued after losing every try to contention': requeued,
+        'dead-lettered by consumer': snapshot.deadLetters.length,
+      },
     );
   } finally {
     await runtime.stop();
@@ -157,18 +214,55 @@ function trace(step: string): void {
   if (process.env.DRILL_TRACE) process.stderr.write(`[drill] ${step}\n`);
 }
 
+/** What one drill run shares between its steps. */
+interface DrillRun {
+  readonly runtime: LocalRuntime;
+  readonly config: DrillConfig;
+  readonly faults: FaultInjector;
+  /** Orders whose messages SQS refuses forever; filled while the orders are written. */
+  readonly poisoned: Set<string>;
+  /** The burst's orders on the hot SKU; filled while the orders are written. */
+  readonly hotOrders: Set<string>;
+  /** Messages written straight into the outbox, by id, with what each must fail with. */
+  readonly rogueMessages: Map<string, RogueMessage>;
+  readonly random: () => number;
+  readonly progress: Progress;
+}
+
+/**
+ * Writes the orders and waits until every message has settled, with two sweepers and the extra consumers running
+ * all along; they are stopped however it ends.
+ */
+async function driveUntilSettled(run: DrillRun) {
+  const sweepers = startSweepers(run);
+  const consumers = await scaleOutConsumer(run.runtime, {
+    functionName: CONSUMER,
+    queueUrl: output(run.runtime, 'orderEventsQueueUrl'),
+    instances: CONSUMER_SCALE_OUT,
+  });
+  try {
+    const writeStarted = performance.now();
+    const acknowledged = await writeOrders(run);
+    const writeMs = performance.now() - writeStarted;
+    const settleStarted = performance.now();
+    await waitUntilSettled(run.runtime, acknowledged.size, run.progress);
+    const settleMs = performance.now() - settleStarted;
+    trace('settled');
+    return { acknowledged, writeMs, settleMs, sweepers, consumers };
+  } finally {
+    trace('stopping the sweepers and the extra consumers');
+    await Promise.all([sweepers.stop(), consumers.stop()]);
+  }
+}
+
 /** Two sweepers side by side, each looping in short runs, one of which may crash at any step. */
-function startSweepers(
-  runtime: LocalRuntime,
-  faults: FaultInjector,
-  poisoned: ReadonlySet<string>,
-  random: () => number,
-) {
+function startSweepers(run: DrillRun) {
+  const { runtime, faults, poisoned, random } = run;
   let running = true;
   let errors = 0;
   const loop = async (name: string) => {
     for (let run = 0; running; run += 1) {
-      const deps = sweeperDeps({ ...runtime.env.sweeper, ...DRILL_ENV });
+      const deps = sweeperDeps({ ...runtime.env['Outbox/Sweeper'], ...DRILL_ENV });
       const deadline = Date.now() + 5_000;
       try {
         const report = await sweep({
@@ -199,44 +293,103 @@ function startSweepers(
   };
 }
 
-/** Creates the orders through the API with a few concurrent clients that retry a 5xx with the same id. */
-async function writeOrders(
-  runtime: LocalRuntime,
-  config: DrillConfig,
-  random: () => number,
-  poisoned: Set<string>,
-  progress: Progress,
-): Promise<Set<string>> {
+/** One order to create: its id and the request body. */
+interface OrderRequest {
+  readonly orderId: string;
+  readonly body: string;
+}
+
+/**
+ * Creates the orders through the API with a few concurrent clients that retry a 5xx with the same id. Halfway
+ * through, the burst: every hot-SKU order posted at once, and the rogue messages written beside them.
+ */
+async function writeOrders(run: DrillRun): Promise<Set<string>> {
+  const { config, random, poisoned, progress } = run;
   const acknowledged = new Set<string>();
-  const requests = Array.from({ length: config.orders }, (_, index) => {
+  const regularOrders = config.orders - hotOrderCount(config.orders);
+  const requests = Array.from({ length: config.orders }, (_, index): OrderRequest => {
     const orderId = `drill-${config.seed}-${String(index + 1).padStart(6, '0')}`;
     if (random() < config.poisonRate) poisoned.add(orderId);
+    const hot = index >= regularOrders;
+    if (hot) run.hotOrders.add(orderId);
     return {
       orderId,
       body: JSON.stringify({
         orderId,
         customerId: `customer-${index % 17}`,
-        items: randomOrderItems(random, config.skus),
+        items: hot ? hotOrderItems(random) : randomOrderItems(random, config.skus),
       }),
     };
   });
+  const post = async (request: OrderRequest) => {
+    await postOrder(run.runtime, request);
+    acknowledged.add(request.orderId);
+    progress(acknowledged.size, config.orders * 2, `written ${acknowledged.size}/${config.orders}`);
+  };
+  let burst: Promise<unknown> | undefined;
+  const burstWhenHalfway = () => {
+    if (burst !== undefined || acknowledged.size < regularOrders / 2) return;
+    burst = Promise.all([...requests.slice(regularOrders).map(post), writeRogueMessages(run)]);
+    // Awaited once the clients are done; an early failure must not count as an unhandled rejection meanwhile.
+    burst.catch(() => {});
+  };
+  const regular = requests.slice(0, regularOrders);
   let next = 0;
   const client = async () => {
-    for (let request = requests[next++]; request !== undefined; request = requests[next++]) {
-      for (let attempt = 1; ; attempt += 1) {
-        const response = await fetch(`${runtime.apiUrl}/orders`, { method: 'POST', body: request.body });
-        // 409 on a retry: the earlier attempt was written after all; the write is idempotent by order id.
-        if (response.status === 201 || response.status === 409) break;
-        if (response.status < 500 || attempt >= 20)
-          throw new Error(`POST /orders answered ${response.status}: ${await response.text()}`);
-        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-      }
-      acknowledged.add(request.orderId);
-      progress(acknowledged.size, config.orders * 2, `written ${acknowledged.size}/${config.orders}`);
+    burstWhenHalfway();
+    for (let request = regular[next++]; request !== undefined; request = regular[next++]) {
+      await post(request);
+      burstWhenHalfway();
     }
   };
   await Promise.all(Array.from({ length: CLIENT_CONCURRENCY }, client));
+  burstWhenHalfway();
+  await burst;
   return acknowledged;
+}
+
+/** POSTs one order, retrying a 5xx with the same order id (the write is idempotent by order id). */
+async function postOrder(runtime: LocalRuntime, request: OrderRequest): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const response = await fetch(`${runtime.apiUrl}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: request.body,
+    });
+    // A retry of a request that was written after all is answered with the original 201 (the order id is an
+    // idempotency key); 409 only when it raced a concurrent attempt of itself.
+    if (response.status === 201 || response.status === 409) return;
+    if (response.status < 500 || attempt >= 20)
+      throw new Error(`POST /orders answered ${response.status}: ${await response.text()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+  }
+}
+
+/**
+ * Writes the rogue messages straight into the outbox table, behind the writer's back (as an older version or
+ * another tool could have): a bigint, a Set and an oversized payload through the Document client, and a number
+ * JavaScript cannot read back through the low-level client.
+ */
+async function writeRogueMessages(run: DrillRun): Promise<void> {
+  const { runtime, rogueMessages } = run;
+  const tableName = output(runtime, 'outboxTableName');
+  const options = {
+    now: new Date(),
+    dueShards: readSetting(runtime.env['Outbox/Sweeper'] ?? {}, OutboxSettings.dueShards),
+  };
+  const low = new DynamoDBClient(runtime.clientConfig);
+  const client = DynamoDBDocumentClient.from(low);
+  try {
+    for (const rogue of rogueOutboxItems(options)) {
+      await client.send(new PutCommand({ TableName: tableName, Item: rogue.item }));
+      rogueMessages.set(rogue.messageId, rogue.expected);
+    }
+    const unreadable = rogueUnreadableNumberItem(options);
+    await low.send(new PutItemCommand({ TableName: tableName, Item: unreadable.attributes }));
+    rogueMessages.set(unreadable.messageId, unreadable.expected);
+  } finally {
+    client.destroy();
+  }
 }
 
 /** Waits until every message is CONFIRMED or FAILED, reading the outbox table. */
@@ -251,13 +404,66 @@ async function waitUntilSettled(runtime: LocalRuntime, orders: number, progress:
   }
 }
 
-async function scanAll(runtime: LocalRuntime, table: TableKey): Promise<Record<string, unknown>[]> {
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient(runtime.clientConfig));
+/** Every item of one of the example's tables, found through the stack's `<table>TableName` output. */
+async function scanAll(runtime: LocalRuntime, table: DrillTable): Promise<Record<string, unknown>[]> {
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient(runtime.clientConfig), {
+    // The rogue number (1e20) cannot be read as a JavaScript number: keep its text.
+    unmarshallOptions: { wrapNumbers: (text: string) => (isReadable(text) ? Number(text) : text) },
+  });
   const items: Record<string, unknown>[] = [];
   const pages = paginateScan(
     { client },
-    { TableName: runtime.outputs[tableOutputName(table)], ConsistentRead: true },
+    { TableName: output(runtime, `${table}TableName`), ConsistentRead: true },
   );
   for await (const page of pages) items.push(...(page.Items ?? []));
+  client.destroy();
   return items;
+}
+
+function isReadable(text: string): boolean {
+  const value = Number(text);
+  return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value));
+}
+
+/**
+ * Everything in the consumer's dead-letter queue, with its attributes (the reason it is there). The drill is
+ * over: each receive hides what it returned, so the next one returns the rest.
+ */
+async function readDeadLetters(runtime: LocalRuntime): Promise<DeadLetterCopy[]> {
+  const sqs = new SQSClient(runtime.clientConfig);
+  const letters: DeadLetterCopy[] = [];
+  try {
+    for (;;) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: output(runtime, 'orderEventsDeadLetterQueueUrl'),
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 600,
+          WaitTimeSeconds: 0,
+          MessageAttributeNames: ['All'],
+        }),
+      );
+      if (Messages.length === 0) return letters;
+      for (const message of Messages) {
+        letters.push({
+          body: message.Body ?? '',
+          attributes: Object.fromEntries(
+            Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+              name,
+              value.StringValue ?? '',
+            ]),
+          ),
+        });
+      }
+    }
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/** One of the example stack's named outputs. */
+function output(runtime: LocalRuntime, name: string): string {
+  const value = runtime.outputs[name];
+  if (value === undefined) throw new Error(`the stack has no output ${name}`);
+  return value;
 }

@@ -10,3 +10,24 @@ export function randomOrderItems(random: () => number, skus: number): { sku: str
 export function skuName(index: number): string {
   return `SKU-${String(index).padStart(3, '0')}`;
 }
+
+/** The SKU of the burst: many orders at once on one stock item, so the consumer's transactions contend. */
+export const HOT_SKU = 'SKU-HOT';
+
+/** Units a hot order takes at most. */
+const HOT_ORDER_MAX_UNITS = 3;
+
+/** Orders in the hot burst: 10 % of the run, at least 20 (every order of a smaller run). */
+export function hotOrderCount(orders: number): number {
+  return Math.min(orders, Math.max(20, Math.round(orders * 0.1)));
+}
+
+/** The hot SKU's starting stock: enough for every order of the burst, so none is rejected as out of stock. */
+export function hotStock(orders: number): number {
+  return hotOrderCount(orders) * HOT_ORDER_MAX_UNITS;
+}
+
+/** One order line on the hot SKU: 1–3 units. */
+export function hotOrderItems(random: () => number): { sku: string; quantity: number }[] {
+  return [{ sku: HOT_SKU, quantity: 1 + Math.floor(random() * HOT_ORDER_MAX_UNITS) }];
+}

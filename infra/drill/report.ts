@@ -1,4 +1,4 @@
-import type { DrillResult, Progress } from './drill-config.ts';
+import { type DrillResult, drillRates, type Progress } from './drill-config.ts';
 
 /** A one-line progress bar on a terminal (plain lines every 10 % otherwise), written to stderr. */
 export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progress & { finish(): void } {
@@ -35,19 +35,18 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** The drill's report table: faults injected, how messages ended, duplicates, timings and invariants. */
+/**
+ * The drill's report table: faults injected, how messages ended (the rogue ones apart), the hot SKU's burst
+ * (conflicts, requeues, dead letters), duplicates, timings and invariants.
+ */
 export function formatReport(result: DrillResult): string {
   const { config } = result;
+  const rates: Readonly<Record<string, number>> = drillRates(config);
   const lines = [
     `Fault drill (${result.mode}): ${config.orders} orders, seed ${config.seed}, poison rate ${config.poisonRate}`,
     '',
     'Faults injected',
-    table(
-      Object.entries(result.injected).map(([kind, count]) => [
-        kind,
-        `${count} (rate ${config.rates[kind as keyof typeof config.rates]})`,
-      ]),
-    ),
+    table(Object.entries(result.injected).map(([kind, count]) => [kind, `${count} (rate ${rates[kind]})`])),
     '',
     'Outcome',
     table([

@@ -5,11 +5,12 @@ import { runMotoDrill } from '../../infra/drill/moto-drill.ts';
 import { formatReport } from '../../infra/drill/report.ts';
 
 describe('the fault drill on moto (small)', () => {
-  it('keeps every invariant with 10 % faults at every hop, and says so in its report', async () => {
+  it('keeps every invariant with 10 % faults at every hop, rogue messages and a hot SKU burst, and says so in its report', async () => {
     const config: DrillConfig = {
       orders: 30,
       rates: uniformRates(0.1),
       poisonRate: 0.05,
+      hotConflictRate: 0.6,
       seed: 11,
       skus: 10,
       initialStock: 12,
@@ -21,6 +22,15 @@ describe('the fault drill on moto (small)', () => {
       result.invariants.map(({ name, detail }) => ({ name, ok: true, detail })),
     );
     expect(Object.values(result.injected).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
-    expect(formatReport(result)).toMatch(/PASS stock moved exactly once/);
+    // Conflicts are real on moto (concurrent consumers), not injected.
+    expect(result.injected).not.toHaveProperty('hotSkuConflict');
+    expect(result.counts).toMatchObject({ 'rogue messages FAILED': 4, 'hot SKU orders (one burst)': 20 });
+    expect(result.counts['TransactionConflict cancellations (concurrent consumers)']).toBeGreaterThan(0);
+    const report = formatReport(result);
+    expect(report).toMatch(/PASS stock moved exactly once/);
+    expect(report).toMatch(
+      /PASS every rogue message .* 4 FAILED \(bigint, set, oversized, unreadable-number\)/,
+    );
+    expect(report).toMatch(/PASS contention dead-letters nothing/);
   }, 600_000);
 });

@@ -24,9 +24,12 @@ import {
 
 const QUEUE = 'memory://order-events';
 
+/** Every fault, the hot SKU's conflicts included, at one rate. */
+const everyFault = (rate: number) => ({ ...uniformRates(rate), hotSkuConflict: rate });
+
 /** Faults that always (1) or never (0) happen, whatever the draw. */
-const always = () => new FaultInjector(uniformRates(1), seededRandom(1));
-const never = () => new FaultInjector(uniformRates(0), seededRandom(1));
+const always = () => new FaultInjector(everyFault(1), seededRandom(1));
+const never = () => new FaultInjector(everyFault(0), seededRandom(1));
 
 describe('seededRandom', () => {
   it('replays the same draws for the same seed, in [0, 1)', () => {
@@ -42,16 +45,16 @@ describe('seededRandom', () => {
 
 describe('FaultInjector', () => {
   it('injects each fault at its own rate and counts what it injected', () => {
-    const faults = new FaultInjector({ ...uniformRates(0), sqsTimeout: 1 }, seededRandom(7));
+    const faults = new FaultInjector({ ...everyFault(0), sqsTimeout: 1 }, seededRandom(7));
 
     expect(faults.roll('sqsTimeout')).toBe(true);
     expect(faults.roll('sqsTimeout')).toBe(true);
     expect(faults.roll('dynamoThrottle')).toBe(false);
-    expect(faults.injected).toEqual({ ...uniformRates(0), sqsTimeout: 2 });
+    expect(faults.injected).toEqual({ ...everyFault(0), sqsTimeout: 2 });
   });
 
   it('injects roughly the configured fraction', () => {
-    const faults = new FaultInjector(uniformRates(0.1), seededRandom(3));
+    const faults = new FaultInjector(everyFault(0.1), seededRandom(3));
     for (let i = 0; i < 10_000; i += 1) faults.roll('sqsSendError');
 
     expect(faults.injected.sqsSendError).toBeGreaterThan(850);
@@ -147,7 +150,7 @@ describe('faultyConsumerDeps', () => {
     const confirmer = { confirm: async () => 'CONFIRMED' as const };
     const deps = faultyConsumerDeps(
       { client: memory.asDocumentClient(), inboxTable: 'inbox', confirmer, clock: () => FIXED_NOW },
-      new FaultInjector({ ...uniformRates(0), consumerCrashAfterCommit: 1 }, seededRandom(1)),
+      new FaultInjector({ ...everyFault(0), consumerCrashAfterCommit: 1 }, seededRandom(1)),
     );
 
     await expect(deps.confirmer?.confirm('m-1', FIXED_NOW)).rejects.toThrow(

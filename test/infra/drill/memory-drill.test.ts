@@ -1,61 +1,179 @@
 import { describe, expect, it } from 'vitest';
+import type { DrillConfig } from '../../../infra/drill/drill-config.ts';
 import { uniformRates } from '../../../infra/drill/faults.ts';
-import { checkInvariants } from '../../../infra/drill/invariants.ts';
+import { checkInvariants, type DrillSnapshot } from '../../../infra/drill/invariants.ts';
 import { runMemoryDrill } from '../../../infra/drill/memory-drill.ts';
+import { formatReport } from '../../../infra/drill/report.ts';
+
+const SMALL: DrillConfig = {
+  orders: 500,
+  rates: uniformRates(0.1),
+  poisonRate: 0.02,
+  hotConflictRate: 0.6,
+  seed: 5,
+  skus: 20,
+  initialStock: 120,
+};
 
 describe('the scale drill on in-memory adapters (small size)', () => {
-  it('keeps every invariant with 10 % faults at every hop', async () => {
-    const result = await runMemoryDrill(
-      { orders: 500, rates: uniformRates(0.1), poisonRate: 0.02, seed: 5, skus: 20, initialStock: 120 },
-      () => {},
-    );
+  it('keeps every invariant with 10 % faults at every hop, rogue messages and a hot SKU burst', async () => {
+    const result = await runMemoryDrill(SMALL, () => {});
 
     for (const invariant of result.invariants)
       expect(invariant, invariant.detail).toMatchObject({ ok: true });
     expect(result.injected.sqsSendError).toBeGreaterThan(0);
     expect(result.injected.relayCrashAfterSend).toBeGreaterThan(0);
     expect(result.injected.droppedStreamRecord).toBeGreaterThan(0);
+    expect(result.injected.hotSkuConflict).toBeGreaterThan(0);
     expect(result.duplicatesSuppressed).toBeGreaterThan(0);
+    expect(result.counts).toMatchObject({
+      'rogue messages FAILED': 3,
+      'hot SKU orders (one burst)': 50,
+      'TransactionConflict cancellations (injected)': result.injected.hotSkuConflict,
+    });
+  }, 120_000);
+
+  it('applies every order of the burst despite the conflicts, and lists the new counters in its report', async () => {
+    const result = await runMemoryDrill(
+      { ...SMALL, orders: 200, poisonRate: 0, hotConflictRate: 0.9, seed: 9 },
+      () => {},
+    );
+
+    expect(result.invariants.filter((invariant) => !invariant.ok)).toEqual([]);
+    // 20 hot orders at 0.9 per try: many lose all 8 tries and are requeued; none is lost or dead-lettered for it.
+    expect(result.counts['hot SKU orders APPLIED']).toBe(20);
+    expect(result.counts['requeued after losing every try to contention']).toBeGreaterThan(0);
+    const report = formatReport(result);
+    for (const line of [
+      /hotSkuConflict +\d+ \(rate 0\.9\)/,
+      /rogue messages FAILED +3/,
+      /hot SKU orders \(one burst\) +20/,
+      /hot SKU orders APPLIED +20/,
+      /TransactionConflict cancellations \(injected\) +[1-9]\d*/,
+      /requeued after losing every try to contention +[1-9]\d*/,
+      /dead-lettered by consumer +\d+/,
+      /PASS every rogue message .* 3 FAILED \(bigint, set, oversized\)/,
+      /PASS contention dead-letters nothing/,
+    ]) {
+      expect(report).toMatch(line);
+    }
   }, 120_000);
 });
 
 describe('checkInvariants', () => {
-  const base = {
+  const rogueId = '01JROGUE00000000000000000A';
+  const base: DrillSnapshot = {
     orders: [{ orderId: 'o-1', items: [{ sku: 'A', quantity: 2 }] }],
-    outbox: [{ messageId: 'm-1', aggregateId: 'o-1', status: 'CONFIRMED' }],
+    outbox: [
+      { messageId: 'm-1', aggregateId: 'o-1', status: 'CONFIRMED' },
+      {
+        messageId: rogueId,
+        aggregateId: 'rogue-set',
+        status: 'FAILED',
+        lastError: 'cannot be sent as stored: InvalidMessageError: payload.tags: a Set is not plain JSON',
+      },
+    ],
     inbox: [{ messageId: 'm-1', outcome: 'APPLIED' }],
     inventory: [{ sku: 'A', available: 8 }],
     initialStock: new Map([['A', 10]]),
     poisonedOrders: new Set<string>(),
     acknowledgedOrders: new Set(['o-1']),
+    hotOrders: new Set(['o-1']),
+    rogueMessages: new Map([[rogueId, { kind: 'set', reason: /payload\.tags: a Set is not plain JSON/ }]]),
+    deadLetters: [],
   };
+  const invariant = (snapshot: DrillSnapshot, prefix: string) =>
+    checkInvariants(snapshot).find((result) => result.name.startsWith(prefix));
+  const deadLetter = (orderId: string, attributes: Record<string, string>) => ({
+    body: JSON.stringify({ messageId: 'm-9', aggregateId: orderId }),
+    attributes,
+  });
 
-  it('passes a ledger where the stock moved once', () => {
-    expect(checkInvariants(base).every((result) => result.ok)).toBe(true);
+  it('passes a ledger where the stock moved once and the rogue message failed with its reason', () => {
+    expect(checkInvariants(base).filter((result) => !result.ok)).toEqual([]);
   });
 
   it('catches an effect applied twice', () => {
-    const results = checkInvariants({ ...base, inventory: [{ sku: 'A', available: 6 }] });
-    expect(results.find((result) => result.name.startsWith('stock moved'))?.ok).toBe(false);
+    expect(invariant({ ...base, inventory: [{ sku: 'A', available: 6 }] }, 'stock moved')?.ok).toBe(false);
   });
 
   it('catches a message left PENDING, and a FAILED one that was not poisoned', () => {
-    const pending = checkInvariants({
+    const pending = {
       ...base,
-      outbox: [{ messageId: 'm-1', aggregateId: 'o-1', status: 'PENDING' }],
-    });
-    expect(pending.find((result) => result.name.startsWith('no message lost'))?.ok).toBe(false);
-    const failed = checkInvariants({
+      outbox: [{ messageId: 'm-1', aggregateId: 'o-1', status: 'PENDING' }, ...base.outbox.slice(1)],
+    };
+    expect(invariant(pending, 'no message lost')?.ok).toBe(false);
+    const failed = {
       ...base,
-      outbox: [{ messageId: 'm-1', aggregateId: 'o-1', status: 'FAILED', lastError: 'x' }],
+      outbox: [
+        { messageId: 'm-1', aggregateId: 'o-1', status: 'FAILED', lastError: 'x' },
+        ...base.outbox.slice(1),
+      ],
       inbox: [],
       inventory: [{ sku: 'A', available: 10 }],
-    });
-    expect(failed.find((result) => result.name.startsWith('no message lost'))?.ok).toBe(false);
+    };
+    expect(invariant(failed, 'no message lost')?.ok).toBe(false);
   });
 
   it('catches an acknowledged order that was never written', () => {
-    const results = checkInvariants({ ...base, acknowledgedOrders: new Set(['o-1', 'o-2']) });
-    expect(results[0]?.ok).toBe(false);
+    expect(checkInvariants({ ...base, acknowledgedOrders: new Set(['o-1', 'o-2']) })[0]?.ok).toBe(false);
+  });
+
+  it('counts a rogue message neither as an order message nor as a lost one', () => {
+    expect(invariant(base, 'every acknowledged order')?.detail).toBe('1 orders, 1 messages');
+    expect(invariant(base, 'no message lost')?.ok).toBe(true);
+  });
+
+  it('catches a rogue message left PENDING, FAILED for another reason, or missing', () => {
+    const rogue = (changes: Record<string, unknown>) => ({
+      ...base,
+      outbox: [base.outbox[0] ?? {}, { ...base.outbox[1], ...changes }],
+    });
+
+    const pending = invariant(rogue({ status: 'PENDING', lastError: undefined }), 'every rogue message');
+    expect(pending).toMatchObject({ ok: false, detail: expect.stringContaining('is PENDING (no error)') });
+    const otherReason = invariant(
+      rogue({ lastError: 'InternalError: injected sqsSendError' }),
+      'every rogue',
+    );
+    expect(otherReason?.ok).toBe(false);
+    const missing = invariant({ ...base, outbox: base.outbox.slice(0, 1) }, 'every rogue message');
+    expect(missing).toMatchObject({ ok: false, detail: expect.stringContaining('is missing') });
+  });
+
+  it('catches a dead letter of an order that was not poisoned, such as one that lost to contention', () => {
+    const contention = deadLetter('o-1', {
+      dead_letter_reason: 'MAX_RECEIVES',
+      last_error: 'TransactionConflictError: transaction conflicted with a concurrent write; retry',
+    });
+    const redriven = deadLetter('o-1', {});
+
+    for (const letter of [contention, redriven]) {
+      const result = invariant({ ...base, deadLetters: [letter] }, 'contention dead-letters nothing');
+      expect(result).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining('hot order o-1 dead-lettered'),
+      });
+    }
+  });
+
+  it('accepts a poisoned order in the DLQ, and one dead-lettered after injected faults on every receive', () => {
+    const snapshot = {
+      ...base,
+      poisonedOrders: new Set(['o-2']),
+      deadLetters: [
+        deadLetter('o-2', { dead_letter_reason: 'POISON', last_error: 'PoisonMessageError: unreadable' }),
+        deadLetter('o-1', {
+          dead_letter_reason: 'MAX_RECEIVES',
+          last_error: 'InjectedFault: injected consumerTransientError: downstream unavailable',
+        }),
+      ],
+    };
+
+    expect(invariant(snapshot, 'contention dead-letters nothing')).toMatchObject({
+      ok: true,
+      detail:
+        '2 dead letters, 1 after injected faults on every receive (1 of them hot-SKU orders), none for contention',
+    });
   });
 });

@@ -36,6 +36,7 @@ describe('the scale drill with a seed', () => {
       orders: 150,
       rates: uniformRates(0.1),
       poisonRate: 0.02,
+      hotConflictRate: 0.6,
       seed: 11,
       skus: 10,
       initialStock: 60,

@@ -1,0 +1,77 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+
+/** One item as a transaction names it: `<table>/<key as JSON>`. */
+export function itemKey(tableName: string, key: Readonly<Record<string, unknown>>): string {
+  return `${tableName}/${JSON.stringify(key)}`;
+}
+
+/**
+ * The items a transaction touches, as {@link itemKey} spells them. A Put names its item rather than its key;
+ * the consumer's only Put is its inbox row, keyed by `messageId`.
+ */
+export function transactionItemKeys(input: TransactWriteCommandInput): string[] {
+  return (input.TransactItems ?? []).map((action) => {
+    if (action.Put) return itemKey(action.Put.TableName ?? '', { messageId: action.Put.Item?.messageId });
+    const write = action.Update ?? action.Delete ?? action.ConditionCheck;
+    return itemKey(write?.TableName ?? '', write?.Key ?? {});
+  });
+}
+
+/**
+ * DynamoDB's optimistic concurrency over the items transactions touch, for an emulator that has none (moto
+ * never answers TransactionConflict): a transaction that touches an item another transaction in flight holds is
+ * cancelled with `TransactionConflict`, as DynamoDB cancels it. One instance holds the items for every client it
+ * wraps, so concurrent invocations contend as they would on one table; `conflicts` counts the cancellations.
+ *
+ * The transactions that go through are sent to the emulator one at a time, their items held from the call to
+ * the answer. moto applies a transaction to copies of the tables it touches and puts the copies back when it is
+ * cancelled, so two transactions at once lose each other's writes (an inbox row written beside a cancelled
+ * duplicate disappears, and its message is applied again); DynamoDB isolates them.
+ */
+export class OptimisticConcurrency {
+  /** Transactions cancelled for a conflict so far. */
+  conflicts = 0;
+  readonly #held = new Set<string>();
+  /** The last transaction sent: the next one waits for it. */
+  #sending: Promise<unknown> = Promise.resolve();
+
+  /** `client`, with its transactions subject to the conflicts of every client this instance wraps. */
+  wrap(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
+    const send = async (command: unknown) => {
+      if (!(command instanceof TransactWriteCommand)) return client.send(command as never);
+      const keys = transactionItemKeys(command.input);
+      if (keys.some((key) => this.#held.has(key))) {
+        this.conflicts += 1;
+        const reasons = keys.map((key) => ({ Code: this.#held.has(key) ? 'TransactionConflict' : 'None' }));
+        // DynamoDB answers a conflict after a round trip, not at once.
+        await sleep(2);
+        throw new TransactionCanceledException({
+          message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+          $metadata: {},
+          CancellationReasons: reasons,
+        });
+      }
+      for (const key of keys) this.#held.add(key);
+      const sent = this.#sending.then(() => client.send(command));
+      this.#sending = sent.catch(() => {});
+      try {
+        return await sent;
+      } finally {
+        for (const key of keys) this.#held.delete(key);
+      }
+    };
+    return new Proxy(client, {
+      get: (target, property) => {
+        if (property === 'send') return send;
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+}
