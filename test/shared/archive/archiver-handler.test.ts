@@ -19,7 +19,9 @@ beforeEach(() => {
 describe('createArchiverHandler, built from an environment', () => {
   it.each([undefined, ''])('fails loudly with a ConfigError naming ARCHIVE_BUCKET when it is %j', (value) => {
     expect(() => handler.withEnv({ ...env, ARCHIVE_BUCKET: value })).toThrow(ConfigError);
-    expect(() => handler.withEnv({ ...env, ARCHIVE_BUCKET: value })).toThrow(/ARCHIVE_BUCKET (is not set|must not be empty)/);
+    expect(() => handler.withEnv({ ...env, ARCHIVE_BUCKET: value })).toThrow(
+      /ARCHIVE_BUCKET (is not set|must not be empty)/,
+    );
   });
 
   it('puts one gzip JSON Lines object per day into the bucket', async () => {
