@@ -216,7 +216,7 @@ async function redriveQueue(run: Pass, route: DeadLetterRoute): Promise<RedriveQ
         visibilityTimeoutSeconds: run.visibilityTimeoutSeconds,
       });
       let fresh = 0;
-      for (const message of batch) {
+      for (const [index, message] of batch.entries()) {
         // A message seen before came back after its visibility timeout: hold it again with its new receipt.
         if (seen.has(message.sqsMessageId)) {
           if (held.has(message.sqsMessageId)) held.set(message.sqsMessageId, message.receiptHandle);
@@ -241,8 +241,17 @@ async function redriveQueue(run: Pass, route: DeadLetterRoute): Promise<RedriveQ
             const outcome = await moveOne(run, { route, message, info });
             counts[outcome === 'RESUMED' ? 'resumed' : 'moved'] += 1;
           } catch (error) {
-            // Released with the others; the journal tells the next run whether it was sent.
-            held.set(message.sqsMessageId, message.receiptHandle);
+            // Released with the others, and so is the rest of this batch (received, hidden, not yet looked at),
+            // so a run started at once sees them all; the journal tells it whether this one was sent.
+            for (const unhandled of [message, ...batch.slice(index + 1)]) {
+              if (
+                !seen.has(unhandled.sqsMessageId) ||
+                held.has(unhandled.sqsMessageId) ||
+                unhandled === message
+              ) {
+                held.set(unhandled.sqsMessageId, unhandled.receiptHandle);
+              }
+            }
             throw error;
           }
         }

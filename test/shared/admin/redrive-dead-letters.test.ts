@@ -209,6 +209,24 @@ describe('redriveDeadLetters', () => {
       expect(Object.values(await journal())).toEqual(Array(6).fill('SENT'));
     });
 
+    it.each([
+      { operation: 'delete' as const, k: 2 },
+      { operation: 'send' as const, k: 2 },
+    ])(
+      'releases the whole batch it received when it crashes ($operation $k), so a run started at once finds every message',
+      async ({ operation, k }) => {
+        for (let n = 1; n <= 6; n += 1) await deadLetter(order(n));
+
+        await expect(redriveDeadLetters(crashing(operation, k), base)).rejects.toThrow(/Lambda timed out/);
+        // No clock advance: nothing the crashed run received may stay hidden.
+        const resumed = await redriveDeadLetters(fixture.deps, base);
+
+        expect(sourceQueue().ids.sort()).toEqual([1, 2, 3, 4, 5, 6].map(id).sort());
+        expect(fixture.queues.depth(ORDER_DLQ)).toBe(0);
+        expect(resumed.moved + resumed.resumed).toBe(5);
+      },
+    );
+
     it('sends a message twice only when it crashes between its send and its journal write, and the inbox applies it once', async () => {
       for (let n = 1; n <= 3; n += 1) await deadLetter(order(n));
       let journalWrites = 0;
