@@ -46,6 +46,9 @@ export function functionEnvironment(
     env[name] = resolveString(value, sources.context, `function ${definition.name}, variable ${name}`);
   }
   if (sources.logLevel !== undefined) env.POWERTOOLS_LOG_LEVEL = sources.logLevel;
+  // Metrics go to stdout as embedded-metric-format lines that only CloudWatch reads: locally they would bury the
+  // console. A template that sets the variable keeps its value.
+  env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // What Lambda sets wins over the template, as on AWS (these names are reserved there).
   return {
     ...env,

@@ -1,10 +1,16 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
-import { consumeSqsBatch, type SqsConsumer } from '../consumer/sqs-consumer.ts';
+import { consumeSqsEvent, type SqsConsumer } from '../consumer/sqs-consumer.ts';
 import { SqsQueueOperations } from '../consumer/sqs-queue-operations.ts';
+import { createTracer } from '../observability/create-tracer.ts';
+import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
+import { consumeMetrics } from '../observability/report-metrics.ts';
 import { DynamoOutboxStore } from '../outbox/outbox-store.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
@@ -25,13 +31,25 @@ export interface ConsumerHandlerOptions {
   readonly serviceName?: string;
 }
 
+/** The SDK clients a consumer may be built with instead of new ones (the handler passes traced ones). */
+export interface ConsumerClients {
+  /** @default a Document client from the environment's AWS settings */
+  readonly client?: DynamoDBDocumentClient;
+  /** @default an SQS client from the environment's AWS settings */
+  readonly sqsClient?: SQSClient;
+}
+
 /**
  * A consumer's parts from its environment (see `CONSUMER_SETTINGS`): the inbox, the confirmation of the
  * producer's outbox (when `OUTBOX_TABLE` is set), and failure handling on its queue and dead-letter queue.
  */
-export function consumerParts(env: Env, plan: (env: Env) => PlanEffect): Omit<SqsConsumer, 'logger'> {
+export function consumerParts(
+  env: Env,
+  plan: (env: Env) => PlanEffect,
+  parts: ConsumerClients = {},
+): Omit<SqsConsumer, 'logger'> {
   const clients = awsClientConfig(env);
-  const client = createDocumentClient(clients);
+  const client = parts.client ?? createDocumentClient(clients);
   const outboxTable = readOptionalSetting(env, OutboxSettings.outboxTable);
   return {
     plan: plan(env),
@@ -52,7 +70,7 @@ export function consumerParts(env: Env, plan: (env: Env) => PlanEffect): Omit<Sq
       clock: () => new Date(),
     },
     failures: {
-      queues: new SqsQueueOperations(createSqsClient(clients)),
+      queues: new SqsQueueOperations(parts.sqsClient ?? createSqsClient(clients)),
       sourceQueueUrl: readSetting(env, OutboxSettings.sourceQueueUrl),
       deadLetterQueueUrl: readSetting(env, OutboxSettings.deadLetterQueueUrl),
       maxReceiveCount: readSetting(env, OutboxSettings.maxReceiveCount),
@@ -69,7 +87,10 @@ export function consumerParts(env: Env, plan: (env: Env) => PlanEffect): Omit<Sq
  * An SQS consumer as a Lambda handler: each message is applied exactly once in effect (the inbox row and
  * your plan's actions commit in one transaction), the producer's outbox is told, a transient failure is
  * retried alone with backoff, and a message that can never be processed is dead-lettered with its reason.
- * Deploy it with `TransactionalOutbox.addConsumer`, which sets its environment and grants.
+ * It publishes MessagesApplied, DuplicatesSuppressed, BusinessRejections, DeadLettered, Requeued and
+ * ConfirmLatencyMs per topic, and traces its SDK calls (the invocation joins the producer's trace through the
+ * message's `AWSTraceHeader`). Deploy it with `TransactionalOutbox.addConsumer`, which sets its environment
+ * and grants.
  * @example
  * export const handler = createConsumerHandler({
  *   plan: (env) => planStockReservation(requireEnv(env, 'INVENTORY_TABLE')),
@@ -79,10 +100,22 @@ export function createConsumerHandler(
   options: ConsumerHandlerOptions,
 ): EnvHandler<SQSEvent, SQSBatchResponse> {
   return handlerFromEnv((env) => {
-    const logger = createLogger(options.serviceName ?? 'outbox-consumer', env);
-    const consumer: SqsConsumer = { ...consumerParts(env, options.plan), logger };
-    return middy((event: SQSEvent, context: Context) => consumeSqsBatch(event, context, consumer)).use(
-      injectLambdaContext(logger),
-    );
+    const service = options.serviceName ?? 'outbox-consumer';
+    const logger = createLogger(service, env);
+    const tracer = createTracer(service, env);
+    const metrics = createOutboxMetrics(env, { defaultService: service, logger });
+    const clients = awsClientConfig(env);
+    const parts = consumerParts(env, options.plan, {
+      client: tracer.captureAWSv3Client(createDocumentClient(clients)),
+      sqsClient: tracer.captureAWSv3Client(createSqsClient(clients)),
+    });
+    const consumer: SqsConsumer = { ...parts, logger };
+    return middy(async (event: SQSEvent, context: Context) => {
+      const { response, topics } = await consumeSqsEvent(event, context, consumer);
+      metrics.publish(consumeMetrics(topics));
+      return response;
+    })
+      .use(captureLambdaHandler(tracer, { captureResponse: false }))
+      .use(injectLambdaContext(logger));
   });
 }

@@ -1,11 +1,16 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import { createTracer } from '../observability/create-tracer.ts';
+import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
+import { sendMetrics } from '../observability/report-metrics.ts';
 import { DynamoOutboxStore } from '../outbox/outbox-store.ts';
 import type { RelayDeps } from '../relay/relay-messages.ts';
-import { relayStreamBatch } from '../relay/relay-stream-batch.ts';
+import { relayStreamEvent } from '../relay/relay-stream-batch.ts';
 import { SqsPublisher } from '../relay/sqs-publisher.ts';
 import { retryPolicyLookup } from '../retry/topic-policies.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
@@ -17,6 +22,8 @@ import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
 export interface RelayParts {
   /** @default a Document client from the environment's AWS settings */
   readonly client?: DynamoDBDocumentClient;
+  /** @default an SQS client from the environment's AWS settings */
+  readonly sqsClient?: SQSClient;
   /** Who the message history names for the changes this function makes. @default 'relay' */
   readonly actor?: string;
 }
@@ -31,7 +38,7 @@ export function relayDeps(
 ): RelayDeps & { readonly store: DynamoOutboxStore } {
   const routes = new Map(Object.entries(readSetting(env, OutboxSettings.topicQueues)));
   return {
-    publisher: new SqsPublisher(createSqsClient(awsClientConfig(env))),
+    publisher: new SqsPublisher(parts.sqsClient ?? createSqsClient(awsClientConfig(env))),
     store: new DynamoOutboxStore({
       client: parts.client ?? createDocumentClient(awsClientConfig(env)),
       tableName: readSetting(env, OutboxSettings.outboxTable),
@@ -51,16 +58,31 @@ export function relayDeps(
 /**
  * The outbox stream → SQS relay as a Lambda handler: forwards each new message to its topic's queue, marks it
  * SENT or records the failed attempt on the message, and reports as batch item failures only the records
- * whose outcome could not be recorded. `TransactionalOutbox` deploys it with its settings.
+ * whose outcome could not be recorded. It publishes MessagesSent, SendFailures, RetriesScheduled and
+ * MessagesFailed per topic, traces its SDK calls, and passes each message's trace on to SQS.
+ * `TransactionalOutbox` deploys it with its settings.
  * @example
  * export const handler = createRelayHandler();
  */
 export function createRelayHandler(): EnvHandler<DynamoDBStreamEvent, DynamoDBBatchResponse> {
   return handlerFromEnv((env) => {
-    const deps = relayDeps(env);
-    const logger = createLogger('outbox-relay', env);
-    return middy((event: DynamoDBStreamEvent) => relayStreamBatch(event, deps, logger)).use(
-      injectLambdaContext(logger),
-    );
+    const logger = createLogger(RELAY_SERVICE, env);
+    const tracer = createTracer(RELAY_SERVICE, env);
+    const metrics = createOutboxMetrics(env, { defaultService: RELAY_SERVICE, logger });
+    const clients = awsClientConfig(env);
+    const deps = relayDeps(env, {
+      client: tracer.captureAWSv3Client(createDocumentClient(clients)),
+      sqsClient: tracer.captureAWSv3Client(createSqsClient(clients)),
+    });
+    return middy(async (event: DynamoDBStreamEvent) => {
+      const { response, report } = await relayStreamEvent(event, deps, logger);
+      metrics.publish(sendMetrics(report.topics));
+      return response;
+    })
+      .use(captureLambdaHandler(tracer, { captureResponse: false }))
+      .use(injectLambdaContext(logger));
   });
 }
+
+/** The relay's service name when `POWERTOOLS_SERVICE_NAME` is not set. */
+const RELAY_SERVICE = 'outbox-relay';

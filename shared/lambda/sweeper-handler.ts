@@ -1,27 +1,47 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { awsClientConfig, createDocumentClient } from '../aws/clients.ts';
+import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
+import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import { describeError } from '../errors.ts';
+import { createTracer } from '../observability/create-tracer.ts';
+import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
+import { pageBudget } from '../observability/page-budget.ts';
+import { backlogMetrics, mergeMetrics, sendMetrics } from '../observability/report-metrics.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readSetting } from '../settings/setting.ts';
 import { inboxDeliveryCheck } from '../sweeper/inbox-delivery-check.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweeperDeps, type SweepReport, sweep } from '../sweeper/sweep.ts';
 import { createLogger } from './create-logger.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
-import { relayDeps } from './relay-handler.ts';
+import { type RelayParts, relayDeps } from './relay-handler.ts';
+
+/** The sweeper's service name when `POWERTOOLS_SERVICE_NAME` is not set. */
+const SWEEPER_SERVICE = 'outbox-sweeper';
+
+/**
+ * Index pages the backlog gauges may read per run. The indexes project whole items, so reading a large backlog
+ * in full every minute would cost as much as the backlog's size; past this many pages (up to 1 MB each) the
+ * gauges are published as lower bounds, with a warning.
+ */
+export const BACKLOG_GAUGE_MAX_PAGES = 100;
 
 /**
  * The sweeper's adapters from its environment (see `SWEEPER_SETTINGS`): the relay's, plus a delivery check
  * per topic that names its consumer's inbox, and the due-shard count the writers use.
  */
-export function sweeperDeps(env: Env): Omit<SweeperDeps, 'owner' | 'remainingMs'> {
-  const client = createDocumentClient(awsClientConfig(env));
+export function sweeperDeps(
+  env: Env,
+  parts: Pick<RelayParts, 'client' | 'sqsClient'> = {},
+): Omit<SweeperDeps, 'owner' | 'remainingMs'> {
+  const client = parts.client ?? createDocumentClient(awsClientConfig(env));
   const inboxes = readSetting(env, OutboxSettings.deliveryInboxes);
   const checks = new Map(
     Object.entries(inboxes).map(([topic, table]) => [topic, inboxDeliveryCheck(client, table)]),
   );
   return {
-    ...relayDeps(env, { client, actor: 'sweeper' }),
+    ...relayDeps(env, { ...parts, client, actor: 'sweeper' }),
     deliveryCheckFor: (topic: string) => checks.get(topic),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
     settings: { ...DEFAULT_SWEEPER_SETTINGS, dueShards: readSetting(env, OutboxSettings.dueShards) },
@@ -30,23 +50,65 @@ export function sweeperDeps(env: Env): Omit<SweeperDeps, 'owner' | 'remainingMs'
 
 /**
  * The scheduled sweeper as a Lambda handler: sends due retries and lost stream records, recovers expired
- * claims and reconciles unconfirmed messages until shortly before its timeout. `TransactionalOutbox`
- * deploys it on a schedule with its settings.
+ * claims and reconciles unconfirmed messages until shortly before its timeout. Each run it publishes, per
+ * topic, its sends (MessagesSent, SendFailures, RetriesScheduled, MessagesFailed) and the backlog gauges
+ * (BacklogPending, BacklogSentUnconfirmed, OldestPendingAgeSeconds, FailedMessages), read from the due and
+ * attention indexes at the start of the run. `TransactionalOutbox` deploys it on a schedule with its settings.
  * @example
  * export const handler = createSweeperHandler();
  */
 export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
   return handlerFromEnv((env) => {
-    const base = sweeperDeps(env);
-    const logger = createLogger('outbox-sweeper', env);
+    const logger = createLogger(SWEEPER_SERVICE, env);
+    const tracer = createTracer(SWEEPER_SERVICE, env);
+    const metrics = createOutboxMetrics(env, { defaultService: SWEEPER_SERVICE, logger });
+    const clients = awsClientConfig(env);
+    const client = tracer.captureAWSv3Client(createDocumentClient(clients));
+    const base = sweeperDeps(env, { client, sqsClient: tracer.captureAWSv3Client(createSqsClient(clients)) });
+    const topics = Object.keys(readSetting(env, OutboxSettings.topicQueues));
+    const outboxTable = readSetting(env, OutboxSettings.outboxTable);
+
+    /** The backlog per topic, or undefined (with a warning) when it could not be read: the sweep goes on. */
+    const readBacklog = async (): Promise<OutboxCounts | undefined> => {
+      const budget = pageBudget(client, BACKLOG_GAUGE_MAX_PAGES);
+      try {
+        const counts = await countOutbox(
+          { client: budget.client, outboxTable, dueShards: base.settings.dueShards, clock: base.clock },
+          { topics },
+        );
+        if (budget.exhausted()) {
+          logger.warn('backlog gauges are lower bounds: the indexes hold more than the per-run read budget', {
+            maxPages: BACKLOG_GAUGE_MAX_PAGES,
+          });
+        }
+        return counts;
+      } catch (error) {
+        logger.warn('backlog gauges not published: the indexes could not be read', {
+          error: describeError(error),
+        });
+        return undefined;
+      }
+    };
+
     return middy(async (_event: unknown, context: Context) => {
-      const report = await sweep({
-        ...base,
-        owner: context.awsRequestId,
-        remainingMs: () => context.getRemainingTimeInMillis(),
-      });
-      logger.info('sweep finished', { ...report });
+      const [report, backlog] = await Promise.all([
+        sweep({
+          ...base,
+          owner: context.awsRequestId,
+          remainingMs: () => context.getRemainingTimeInMillis(),
+        }),
+        readBacklog(),
+      ]);
+      for (const { outcome, error, ...message } of report.problems) {
+        logger.warn('message not sent', { ...message, outcome, error });
+      }
+      const sent = sendMetrics(report.topics);
+      metrics.publish(backlog === undefined ? sent : mergeMetrics(sent, backlogMetrics(backlog)));
+      const { problems: _problems, ...summary } = report;
+      logger.info('sweep finished', summary);
       return report;
-    }).use(injectLambdaContext(logger));
+    })
+      .use(captureLambdaHandler(tracer, { captureResponse: false }))
+      .use(injectLambdaContext(logger));
   });
 }

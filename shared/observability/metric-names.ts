@@ -44,3 +44,6 @@ export type OutboxMetricName = (typeof OutboxMetricName)[keyof typeof OutboxMetr
 
 /** The dimensions of every outbox metric. */
 export const OUTBOX_METRIC_DIMENSIONS = { service: 'service', topic: 'topic' } as const;
+
+/** The `topic` dimension of a message whose stored item or record could not be read. */
+export const UNKNOWN_TOPIC = '(unknown)';

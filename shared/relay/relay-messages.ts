@@ -1,6 +1,7 @@
 import { describeError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { assertPlainJson } from '../message/plain-json.ts';
+import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
 import type { OutboxItem } from '../outbox/outbox-item.ts';
 import type { OutboxStore } from '../outbox/outbox-store.ts';
 import type { SendFailureDecision } from '../outbox/transition-updates.ts';
@@ -8,6 +9,7 @@ import type { RetryPolicy } from '../retry/retry-policy.ts';
 import { decideAfterSendFailure } from '../retry/send-failure-decision.ts';
 import { chunkForSendMessageBatch } from './batch-entries.ts';
 import type { MessagePublisher, PublishResult } from './message-publisher.ts';
+import { type SendCountsByTopic, type SendProblem, topicCounts } from './send-counts.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from './wire-format.ts';
 
 /** A message that can never be sent as stored; it fails alone, FAILED with the reason. */
@@ -16,6 +18,9 @@ export interface UnsendableMessage {
   /** The attempts it had when read (the failure is recorded only if nobody counted one since). */
   readonly attempts: number;
   readonly reason: string;
+  /** When the stored item still names them. */
+  readonly topic?: string;
+  readonly aggregateId?: string;
 }
 
 /**
@@ -49,6 +54,10 @@ export interface RelayReport {
    * must retry them. The only records reported as batch item failures.
    */
   readonly unrecorded: readonly string[];
+  /** What happened per topic: SQS's answers and the outcomes recorded. */
+  readonly topics: Readonly<SendCountsByTopic>;
+  /** Each message whose send did not end SENT, with why. */
+  readonly problems: readonly SendProblem[];
 }
 
 /** A message ready for the wire: its envelope and the bytes SQS counts. */
@@ -86,18 +95,24 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
     else unsendable.push(ready);
   }
 
+  const topics: SendCountsByTopic = {};
   const routed = prepared.filter((p) => deps.queueFor(p.message.topic) !== undefined);
   const outcomes = await Promise.all([
     ...sendByQueue(routed, deps).map(async (send) => {
       const result = await send.publish;
       const byId = new Map(send.messages.map((m) => [m.messageId, m]));
       return Promise.all([
-        ...result.sent.map((id) =>
-          settle(id, () => deps.store.markSent(id, deps.clock(), byId.get(id)?.resends ?? 0)),
-        ),
-        ...result.failed.map(({ messageId, error }) => {
+        ...result.sent.flatMap((id) => {
+          const message = byId.get(id);
+          if (message === undefined) return [];
+          topicCounts(topics, message.topic).accepted += 1;
+          return [settle(message, () => deps.store.markSent(id, deps.clock(), message.resends ?? 0))];
+        }),
+        ...result.failed.flatMap(({ messageId, error }) => {
           const message = byId.get(messageId);
-          return message ? recordRetry(message, error, deps) : Promise.resolve(undefined);
+          if (message === undefined) return [];
+          topicCounts(topics, message.topic).sendFailures += 1;
+          return [recordRetry(message, error, deps)];
         }),
       ]);
     }),
@@ -111,15 +126,25 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
 
   const counts = { sent: 0, alreadyAdvanced: 0, retryScheduled: 0, failed: 0 };
   const unrecorded: string[] = [];
-  for (const outcome of outcomes.flat()) {
-    if (outcome === undefined) continue;
-    if (outcome.kind === 'unrecorded') unrecorded.push(...(recordIds.get(outcome.messageId) ?? []));
-    else if (outcome.outcome === 'SENT') counts.sent += 1;
-    else if (outcome.outcome === 'ALREADY_ADVANCED') counts.alreadyAdvanced += 1;
-    else if (outcome.outcome === 'RETRY_SCHEDULED') counts.retryScheduled += 1;
-    else counts.failed += 1;
+  const problems: SendProblem[] = [];
+  for (const settled of outcomes.flat()) {
+    const { subject } = settled;
+    if (settled.kind === 'unrecorded') {
+      unrecorded.push(...(recordIds.get(subject.messageId) ?? []));
+      problems.push({ ...subject, outcome: 'UNRECORDED', error: describeError(settled.error) });
+    } else if (settled.outcome === 'SENT') counts.sent += 1;
+    else if (settled.outcome === 'ALREADY_ADVANCED') counts.alreadyAdvanced += 1;
+    else if (settled.outcome === 'RETRY_SCHEDULED') {
+      counts.retryScheduled += 1;
+      topicCounts(topics, subject.topic).retryScheduled += 1;
+      problems.push({ ...subject, outcome: 'RETRY_SCHEDULED', error: settled.error ?? '' });
+    } else {
+      counts.failed += 1;
+      topicCounts(topics, subject.topic).failed += 1;
+      problems.push({ ...subject, outcome: 'FAILED', error: settled.error ?? '' });
+    }
   }
-  return { ...counts, unrecorded };
+  return { ...counts, unrecorded, topics, problems };
 }
 
 /** The message on the wire, or why it can never get there. */
@@ -135,6 +160,8 @@ function prepare(message: OutboxItem): Prepared | UnsendableMessage {
     if (bytes > SQS_MAX_MESSAGE_BYTES) {
       return {
         messageId: message.messageId,
+        topic: message.topic,
+        aggregateId: message.aggregateId,
         attempts,
         reason: `message is ${bytes} bytes on the wire; SQS accepts at most ${SQS_MAX_MESSAGE_BYTES}`,
       };
@@ -143,50 +170,91 @@ function prepare(message: OutboxItem): Prepared | UnsendableMessage {
   } catch (error) {
     return {
       messageId: message.messageId,
+      topic: message.topic,
+      aggregateId: message.aggregateId,
       attempts,
       reason: `cannot be sent as stored: ${describeError(error)}`,
     };
   }
 }
 
-type Settled =
-  | { readonly kind: 'recorded'; readonly messageId: string; readonly outcome: string }
-  | { readonly kind: 'unrecorded'; readonly messageId: string; readonly error: unknown };
+/** The message an outcome is about, as its log line names it. */
+interface Subject {
+  readonly messageId: string;
+  readonly topic: string;
+  readonly aggregateId?: string;
+}
 
-async function settle(messageId: string, write: () => Promise<string>): Promise<Settled> {
+/** An outcome written on its message (with the send error, for a failure), or the error that kept it from it. */
+type Settled =
+  | {
+      readonly kind: 'recorded';
+      readonly subject: Subject;
+      readonly outcome: string;
+      readonly error?: string;
+    }
+  | { readonly kind: 'unrecorded'; readonly subject: Subject; readonly error: unknown };
+
+function subjectOf(message: OutboxItem | UnsendableMessage): Subject {
+  return {
+    messageId: message.messageId,
+    topic: message.topic ?? UNKNOWN_TOPIC,
+    ...(message.aggregateId === undefined ? {} : { aggregateId: message.aggregateId }),
+  };
+}
+
+async function settle(
+  message: OutboxItem | UnsendableMessage,
+  write: () => Promise<string>,
+  error?: string,
+): Promise<Settled> {
+  const subject = subjectOf(message);
   try {
-    return { kind: 'recorded', messageId, outcome: await write() };
-  } catch (error) {
-    return { kind: 'unrecorded', messageId, error };
+    return { kind: 'recorded', subject, outcome: await write(), ...(error === undefined ? {} : { error }) };
+  } catch (cause) {
+    return { kind: 'unrecorded', subject, error: cause };
   }
 }
 
 /** A failed send that may succeed later: the next attempt is scheduled with backoff, or FAILED when none is left. */
 function recordRetry(message: OutboxItem, error: string, deps: RelayDeps): Promise<Settled> {
-  return settle(message.messageId, () => {
-    const now = deps.clock();
-    const seenAttempts = message.attempts ?? 0;
-    const decision = decideAfterSendFailure({
-      policy: deps.retryPolicyFor(message.topic),
-      seenAttempts,
-      now,
-      random: deps.random,
-    });
-    return deps.store.recordSendFailure({ messageId: message.messageId, seenAttempts, decision, error, now });
-  });
+  return settle(
+    message,
+    () => {
+      const now = deps.clock();
+      const seenAttempts = message.attempts ?? 0;
+      const decision = decideAfterSendFailure({
+        policy: deps.retryPolicyFor(message.topic),
+        seenAttempts,
+        now,
+        random: deps.random,
+      });
+      return deps.store.recordSendFailure({
+        messageId: message.messageId,
+        seenAttempts,
+        decision,
+        error,
+        now,
+      });
+    },
+    error,
+  );
 }
 
 /** A message that no retry can send: FAILED now, with the reason, for an operator to see. */
 function recordUnsendable(message: UnsendableMessage, deps: RelayDeps): Promise<Settled> {
   const decision: SendFailureDecision = { kind: 'fail', attempts: message.attempts + 1 };
-  return settle(message.messageId, () =>
-    deps.store.recordSendFailure({
-      messageId: message.messageId,
-      seenAttempts: message.attempts,
-      decision,
-      error: message.reason,
-      now: deps.clock(),
-    }),
+  return settle(
+    message,
+    () =>
+      deps.store.recordSendFailure({
+        messageId: message.messageId,
+        seenAttempts: message.attempts,
+        decision,
+        error: message.reason,
+        now: deps.clock(),
+      }),
+    message.reason,
   );
 }
 

@@ -1,7 +1,13 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { LogSink } from '../lambda/log-sink.ts';
-import { type RelayDeps, type RelayInput, relayMessages } from './relay-messages.ts';
+import { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from './relay-messages.ts';
 import { readStreamRecord } from './stream-records.ts';
+
+/** A relayed stream batch: the response for Lambda, and what happened (per topic) for the metrics. */
+export interface RelayedStreamBatch {
+  readonly response: DynamoDBBatchResponse;
+  readonly report: RelayReport;
+}
 
 /**
  * The relay function's core: forwards the PENDING messages a stream batch announces and reports, as
@@ -13,6 +19,20 @@ export async function relayStreamBatch(
   deps: RelayDeps,
   logger: LogSink,
 ): Promise<DynamoDBBatchResponse> {
+  return (await relayStreamEvent(event, deps, logger)).response;
+}
+
+/**
+ * {@link relayStreamBatch} that also returns its {@link RelayReport}, which the relay function publishes as
+ * metrics; each message whose send did not end SENT gets its own log line.
+ * @example
+ * const { response, report } = await relayStreamEvent(event, deps, logger);
+ */
+export async function relayStreamEvent(
+  event: DynamoDBStreamEvent,
+  deps: RelayDeps,
+  logger: LogSink,
+): Promise<RelayedStreamBatch> {
   const inputs: RelayInput[] = [];
   for (const record of event.Records) {
     const recordId = record.dynamodb?.SequenceNumber;
@@ -28,6 +48,13 @@ export async function relayStreamBatch(
     }
   }
   const report = await relayMessages(inputs, deps);
-  logger.info('relayed stream batch', { records: event.Records.length, ...report });
-  return { batchItemFailures: report.unrecorded.map((itemIdentifier) => ({ itemIdentifier })) };
+  for (const { outcome, error, ...message } of report.problems) {
+    logger.warn('message not sent', { ...message, outcome, error });
+  }
+  const { problems: _problems, ...counts } = report;
+  logger.info('relayed stream batch', { records: event.Records.length, ...counts });
+  return {
+    response: { batchItemFailures: report.unrecorded.map((itemIdentifier) => ({ itemIdentifier })) },
+    report,
+  };
 }

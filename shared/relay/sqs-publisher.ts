@@ -6,7 +6,7 @@ import {
 import { describeError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import type { MessagePublisher, PublishResult } from './message-publisher.ts';
-import { messageAttributes, messageBody } from './wire-format.ts';
+import { messageAttributes, messageBody, messageSystemAttributes } from './wire-format.ts';
 
 /** {@link MessagePublisher} on SQS SendMessageBatch; FIFO queues get the aggregate as message group. */
 export class SqsPublisher implements MessagePublisher {
@@ -24,16 +24,21 @@ export class SqsPublisher implements MessagePublisher {
       response = await this.#client.send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: messages.map((message) => ({
-            // ULIDs are valid entry ids (alphanumeric, ≤ 80 characters) and unique within the batch.
-            Id: message.messageId,
-            MessageBody: messageBody(message),
-            MessageAttributes: messageAttributes(message),
-            // FIFO: per-aggregate order, and SQS drops a resend within its 5-minute dedup window.
-            ...(fifo
-              ? { MessageGroupId: message.aggregateId, MessageDeduplicationId: message.messageId }
-              : {}),
-          })),
+          Entries: messages.map((message) => {
+            const systemAttributes = messageSystemAttributes(message);
+            return {
+              // ULIDs are valid entry ids (alphanumeric, ≤ 80 characters) and unique within the batch.
+              Id: message.messageId,
+              MessageBody: messageBody(message),
+              MessageAttributes: messageAttributes(message),
+              // The consumer's invocation joins the producer's X-Ray trace.
+              ...(systemAttributes === undefined ? {} : { MessageSystemAttributes: systemAttributes }),
+              // FIFO: per-aggregate order, and SQS drops a resend within its 5-minute dedup window.
+              ...(fifo
+                ? { MessageGroupId: message.aggregateId, MessageDeduplicationId: message.messageId }
+                : {}),
+            };
+          }),
         }),
       );
     } catch (error) {

@@ -17,6 +17,9 @@ export type StreamRecordContent =
       readonly messageId: string;
       readonly attempts: number;
       readonly reason: string;
+      /** When the image still names them, for the metrics and the log line. */
+      readonly topic?: string;
+      readonly aggregateId?: string;
     }
   /** Nothing to forward: an update or TTL deletion, a message not PENDING, or not an outbox item at all. */
   | {
@@ -46,9 +49,13 @@ export function readStreamRecord(record: DynamoDBRecord): StreamRecordContent {
     return { kind: 'message', message: readOutboxItem(unmarshall(image, safeUnmarshallOptions())) };
   } catch (error) {
     const attempts = Number(image.attempts?.N ?? '0');
+    const topic = image.topic?.S;
+    const aggregateId = image.aggregateId?.S;
     return {
       kind: 'unsendable',
       messageId,
+      ...(topic === undefined ? {} : { topic }),
+      ...(aggregateId === undefined ? {} : { aggregateId }),
       attempts: Number.isSafeInteger(attempts) && attempts >= 0 ? attempts : 0,
       reason: `unreadable outbox item: ${describeError(error)}`,
     };

@@ -2,8 +2,13 @@
  * How a message looks on the wire, whatever carries it: the body, the attributes and the size SQS counts.
  * Pure (types only from the SQS client), so the relay core can size batches without the adapter.
  */
-import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
+import type {
+  MessageAttributeValue,
+  MessageSystemAttributeNameForSends,
+  MessageSystemAttributeValue,
+} from '@aws-sdk/client-sqs';
 import type { Envelope } from '../message/envelope.ts';
+import { xrayTraceHeader } from '../observability/xray-trace-header.ts';
 import { MESSAGE_ATTRIBUTES } from './message-publisher.ts';
 
 /** The largest message SQS accepts by default, body and attributes together: 256 KiB. */
@@ -45,6 +50,20 @@ export function messageAttributes(message: Envelope): Record<string, MessageAttr
     attributes[MESSAGE_ATTRIBUTES.traceparent] = { DataType: 'String', StringValue: traceparent };
   }
   return attributes;
+}
+
+/**
+ * The SQS message system attributes of a message: `AWSTraceHeader`, the X-Ray form of its `traceparent`, when
+ * that is a valid W3C trace context; `undefined` otherwise. SQS does not count system attributes against the
+ * message size, so {@link messageSizeBytes} leaves them out.
+ */
+export function messageSystemAttributes(
+  message: Envelope,
+): Partial<Record<MessageSystemAttributeNameForSends, MessageSystemAttributeValue>> | undefined {
+  const traceHeader = xrayTraceHeader(message.headers.traceparent);
+  return traceHeader === undefined
+    ? undefined
+    : { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
 }
 
 /** The bytes SQS counts against its size limits: the body plus each attribute's name, type and value. */

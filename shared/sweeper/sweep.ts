@@ -1,7 +1,14 @@
 import { MessageStatus } from '../message/message-status.ts';
+import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
 import { DEFAULT_DUE_SHARDS, type OutboxItem } from '../outbox/outbox-item.ts';
 import type { DueMessage, SweepStore } from '../outbox/outbox-store.ts';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
+import {
+  addSendCounts,
+  type SendCountsByTopic,
+  type SendProblem,
+  topicCounts,
+} from '../relay/send-counts.ts';
 import { hasAttemptsLeft } from '../retry/retry-policy.ts';
 
 /** Asks a topic's downstream whether it applied a message (reconciliation). */
@@ -67,6 +74,10 @@ export interface SweepReport {
   unrecorded: number;
   /** Store or downstream calls that failed; their messages fall due again when the lease ends. */
   errors: number;
+  /** Sends and FAILED transitions per topic, which the sweeper function publishes as metrics. */
+  topics: SendCountsByTopic;
+  /** Each message whose send did not end SENT, or that became FAILED, with why. */
+  problems: SendProblem[];
 }
 
 /**
@@ -90,6 +101,8 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
     requeued: 0,
     unrecorded: 0,
     errors: 0,
+    topics: {},
+    problems: [],
   };
   const { settings } = deps;
   while (deps.remainingMs() > settings.stopBeforeMs && report.claimed < settings.maxMessagesPerRun) {
@@ -161,7 +174,10 @@ async function sweepRound(due: readonly DueMessage[], deps: SweeperDeps, report:
                 now: deps.clock(),
                 reason: `unreadable outbox item: ${entry.unreadable}`,
               });
-              if (failed) report.failed += 1;
+              if (failed) {
+                const reason = `unreadable outbox item: ${entry.unreadable}`;
+                countFailed(report, { messageId: entry.messageId, topic: UNKNOWN_TOPIC }, reason);
+              }
             }),
           ]
         : [],
@@ -212,14 +228,15 @@ async function reconcile(
   report.requeued += 1;
   if (resends >= deps.retryPolicyFor(message.topic).maxAttempts) {
     // Resent as often as the policy allows and never confirmed: stop, keep it, and let an operator look.
+    const error = `not confirmed by the downstream after ${resends + 1} delivery rounds`;
     const outcome = await deps.store.recordSendFailure({
       messageId: message.messageId,
       seenAttempts: 0,
       decision: { kind: 'fail', attempts: 0 },
-      error: `not confirmed by the downstream after ${resends + 1} delivery rounds`,
+      error,
       now: deps.clock(),
     });
-    if (outcome === 'FAILED') report.failed += 1;
+    if (outcome === 'FAILED') countFailed(report, message, error);
     return undefined;
   }
   return { ...message, status: MessageStatus.PENDING, attempts: 0, resends: resends + 1 };
@@ -230,16 +247,17 @@ async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: 
   const sendable = messages.filter((m) => hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.attempts));
   await Promise.all(
     exhausted.map(async (message) => {
+      const error = message.lastError ?? `no confirmation after ${message.attempts} attempts`;
       const outcome = await guarded(report, () =>
         deps.store.recordSendFailure({
           messageId: message.messageId,
           seenAttempts: message.attempts,
           decision: { kind: 'fail', attempts: message.attempts },
-          error: message.lastError ?? `no confirmation after ${message.attempts} attempts`,
+          error,
           now: deps.clock(),
         }),
       );
-      if (outcome === 'FAILED') report.failed += 1;
+      if (outcome === 'FAILED') countFailed(report, message, error);
     }),
   );
   if (sendable.length === 0) return;
@@ -252,4 +270,24 @@ async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: 
   report.failed += relayed.failed;
   // Outcomes that could not be written are left to the lease: the message falls due again.
   report.unrecorded += relayed.unrecorded.length;
+  addSendCounts(report.topics, relayed.topics);
+  report.problems.push(...relayed.problems);
+}
+
+/** A message this run moved to FAILED itself (not through a send). */
+function countFailed(
+  report: SweepReport,
+  message: { readonly messageId: string; readonly topic: string; readonly aggregateId?: string },
+  error: string,
+): void {
+  report.failed += 1;
+  topicCounts(report.topics, message.topic).failed += 1;
+  const { messageId, topic, aggregateId } = message;
+  report.problems.push({
+    messageId,
+    topic,
+    ...(aggregateId === undefined ? {} : { aggregateId }),
+    outcome: 'FAILED',
+    error,
+  });
 }

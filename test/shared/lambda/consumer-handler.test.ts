@@ -21,6 +21,8 @@ const env = {
   MAX_RECEIVE_COUNT: '3',
   AWS_REGION: 'eu-west-1',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
+  // Metrics are asserted in the *-metrics tests; here they would only clutter stdout.
+  POWERTOOLS_METRICS_DISABLED: 'true',
 };
 
 /** The business side of a consumer: one decrement in the table its environment names. */

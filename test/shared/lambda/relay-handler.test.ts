@@ -15,6 +15,8 @@ const env = {
   TOPIC_QUEUES: JSON.stringify({ 'order.created': QUEUE }),
   AWS_REGION: 'eu-west-1',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
+  // Metrics are asserted in the *-metrics tests; here they would only clutter stdout.
+  POWERTOOLS_METRICS_DISABLED: 'true',
 };
 const handler = createRelayHandler();
 

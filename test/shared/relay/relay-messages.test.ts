@@ -76,7 +76,15 @@ describe('relayMessages', () => {
     expect(publisher.publishBatch.mock.calls.every(([queueUrl]) => queueUrl === QUEUE)).toBe(true);
     expect(store.markSent).toHaveBeenCalledTimes(25);
     expect(store.markSent).toHaveBeenCalledWith(testMessageId(25), FIXED_NOW, 0);
-    expect(report).toEqual({ sent: 25, alreadyAdvanced: 0, retryScheduled: 0, failed: 0, unrecorded: [] });
+    expect(report).toEqual({
+      sent: 25,
+      alreadyAdvanced: 0,
+      retryScheduled: 0,
+      failed: 0,
+      unrecorded: [],
+      topics: { 'order.created': { accepted: 25, sendFailures: 0, retryScheduled: 0, failed: 0 } },
+      problems: [],
+    });
   });
 
   it('issues the chunks in parallel: every batch is started before the first one completes', async () => {
@@ -273,6 +281,8 @@ describe('relayMessages', () => {
       retryScheduled: 0,
       failed: 0,
       unrecorded: [],
+      topics: {},
+      problems: [],
     });
     expect(publisher.publishBatch).not.toHaveBeenCalled();
   });
@@ -302,7 +312,26 @@ describe('relayMessages', () => {
 
         const report = await relayMessages(batchAround(payload), deps);
 
-        expect(report).toEqual({ sent: 2, alreadyAdvanced: 0, retryScheduled: 0, failed: 1, unrecorded: [] });
+        expect(report).toMatchObject({
+          sent: 2,
+          alreadyAdvanced: 0,
+          retryScheduled: 0,
+          failed: 1,
+          unrecorded: [],
+        });
+        // The unsendable message was never offered to SQS: no send failure, one FAILED, named in the problems.
+        expect(report.topics).toEqual({
+          'order.created': { accepted: 2, sendFailures: 0, retryScheduled: 0, failed: 1 },
+        });
+        expect(report.problems).toEqual([
+          {
+            messageId: testMessageId(2),
+            topic: 'order.created',
+            aggregateId: 'order-1',
+            outcome: 'FAILED',
+            error: expect.stringContaining(path),
+          },
+        ]);
         expect(
           publisher.publishBatch.mock.calls.flatMap(([, messages]) => messages.map((m) => m.messageId)),
         ).toEqual([testMessageId(1), testMessageId(3)]);

@@ -6,7 +6,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
-import { relayStreamBatch } from '../../../shared/relay/relay-stream-batch.ts';
+import { relayStreamBatch, relayStreamEvent } from '../../../shared/relay/relay-stream-batch.ts';
 import { SqsPublisher } from '../../../shared/relay/sqs-publisher.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import { FIXED_NOW, outboxItem, streamRecord, testMessageId } from '../../support/factories.ts';
@@ -319,6 +319,27 @@ describe('relayStreamBatch', () => {
     expect(input?.Entries?.[0]).toMatchObject({
       MessageGroupId: 'order-8',
       MessageDeduplicationId: testMessageId(8),
+    });
+  });
+});
+
+describe('relayStreamEvent', () => {
+  it('logs each message SQS refused with its id, topic and aggregate, and reports it per topic', async () => {
+    sqsAccepts(new Set([testMessageId(2)]));
+    ddb.on(UpdateCommand).resolves({});
+
+    const { response, report } = await relayStreamEvent(insertBatch(3), deps, logger);
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(report.topics).toEqual({
+      'order.created': { accepted: 2, sendFailures: 1, retryScheduled: 1, failed: 0 },
+    });
+    expect(logger.warn).toHaveBeenCalledWith('message not sent', {
+      messageId: testMessageId(2),
+      topic: 'order.created',
+      aggregateId: 'order-1',
+      outcome: 'RETRY_SCHEDULED',
+      error: expect.stringContaining('rejected'),
     });
   });
 });

@@ -24,7 +24,7 @@ function sentInput() {
 }
 
 describe('SqsPublisher', () => {
-  it('sends the envelope as the body, with message_id, topic and traceparent as message attributes', async () => {
+  it('sends the envelope as the body, message_id, topic and traceparent as attributes, and the X-Ray trace header', async () => {
     const message = envelope({ messageId: testMessageId(1), headers: { traceparent: TRACEPARENT } });
     sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
 
@@ -41,13 +41,19 @@ describe('SqsPublisher', () => {
             topic: { DataType: 'String', StringValue: 'order.created' },
             traceparent: { DataType: 'String', StringValue: TRACEPARENT },
           },
+          MessageSystemAttributes: {
+            AWSTraceHeader: {
+              DataType: 'String',
+              StringValue: 'Root=1-0af76519-16cd43dd8448eb211c80319c;Parent=b7ad6b7169203331;Sampled=1',
+            },
+          },
         },
       ],
     });
     expect(JSON.parse(sentInput().Entries?.[0]?.MessageBody ?? '')).toEqual(message);
   });
 
-  it('leaves out the traceparent attribute when the message has none', async () => {
+  it('leaves out the traceparent attribute and the trace header when the message has none', async () => {
     sqs.on(SendMessageBatchCommand).resolves({});
 
     await publisher.publishBatch(STANDARD, [envelope()]);
@@ -55,6 +61,30 @@ describe('SqsPublisher', () => {
     expect(Object.keys(sentInput().Entries?.[0]?.MessageAttributes ?? {}).sort()).toEqual([
       'message_id',
       'topic',
+    ]);
+    expect(sentInput().Entries?.[0]).not.toHaveProperty('MessageSystemAttributes');
+  });
+
+  it('sets the trace header on each entry whose traceparent is valid, and only on those', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({});
+    const traced = envelope({ messageId: testMessageId(1), headers: { traceparent: TRACEPARENT } });
+    const unsampled = envelope({
+      messageId: testMessageId(2),
+      headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00' },
+    });
+    const zeroTraceId = envelope({
+      messageId: testMessageId(3),
+      headers: { traceparent: `00-${'0'.repeat(32)}-b7ad6b7169203331-01` },
+    });
+
+    await publisher.publishBatch(STANDARD, [traced, unsampled, zeroTraceId]);
+
+    expect(
+      sentInput().Entries?.map((entry) => entry.MessageSystemAttributes?.AWSTraceHeader?.StringValue),
+    ).toEqual([
+      'Root=1-0af76519-16cd43dd8448eb211c80319c;Parent=b7ad6b7169203331;Sampled=1',
+      'Root=1-0af76519-16cd43dd8448eb211c80319c;Parent=b7ad6b7169203331;Sampled=0',
+      undefined,
     ]);
   });
 

@@ -1,0 +1,33 @@
+/** What a consumer did per topic: the figures its function publishes as metrics. */
+
+/** The consumer's outcomes for one topic. */
+export interface TopicConsumeCounts {
+  /** Messages whose effect committed now (with their inbox row). */
+  applied: number;
+  /** Copies of messages already in the inbox, skipped. */
+  duplicates: number;
+  /** Messages whose business condition failed or that the plan declined, recorded as their outcome. */
+  rejected: number;
+  /** Messages the consumer sent to the dead-letter queue itself (poison, or on their last receive). */
+  deadLettered: number;
+  /** Messages put back on the queue as fresh copies after losing to concurrent transactions. */
+  requeued: number;
+  /** For each message this delivery confirmed: milliseconds from the envelope's `createdAt` to the confirmation. */
+  confirmLatenciesMs: number[];
+}
+
+/** {@link TopicConsumeCounts} by topic. */
+export type ConsumeCountsByTopic = Record<string, TopicConsumeCounts>;
+
+/** The counts of `topic` in `counts`, created at zero when the topic has none yet. */
+export function consumeCountsOf(counts: ConsumeCountsByTopic, topic: string): TopicConsumeCounts {
+  counts[topic] ??= {
+    applied: 0,
+    duplicates: 0,
+    rejected: 0,
+    deadLettered: 0,
+    requeued: 0,
+    confirmLatenciesMs: [],
+  };
+  return counts[topic];
+}

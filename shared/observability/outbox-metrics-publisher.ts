@@ -1,0 +1,109 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { MetricsOptions, MetricUnit as Unit } from '@aws-lambda-powertools/metrics/types';
+import { ConfigError } from '../errors.ts';
+import type { Env } from '../settings/setting.ts';
+import { DEFAULT_METRICS_NAMESPACE, OUTBOX_METRIC_DIMENSIONS, OutboxMetricName } from './metric-names.ts';
+
+/** Values of outbox metrics for one topic: a count or gauge, or one value per message (a latency). */
+export type TopicMetricValues = Partial<Record<OutboxMetricName, number | readonly number[]>>;
+
+/** {@link TopicMetricValues} by topic. */
+export type MetricsByTopic = Readonly<Record<string, TopicMetricValues>>;
+
+/** Publishes outbox metrics, each topic's with its own `topic` dimension. */
+export interface OutboxMetricsPublisher {
+  publish(byTopic: MetricsByTopic): void;
+}
+
+/**
+ * Powertools flushes on its own when one metric reaches 100 values, and that flush clears the `topic`
+ * dimension for whatever follows; a flush carries at most this many values of a metric.
+ */
+const MAX_VALUES_PER_FLUSH = 99;
+
+const UNITS: Record<OutboxMetricName, Unit> = {
+  [OutboxMetricName.MESSAGES_SENT]: MetricUnit.Count,
+  [OutboxMetricName.SEND_FAILURES]: MetricUnit.Count,
+  [OutboxMetricName.RETRIES_SCHEDULED]: MetricUnit.Count,
+  [OutboxMetricName.MESSAGES_FAILED]: MetricUnit.Count,
+  [OutboxMetricName.MESSAGES_APPLIED]: MetricUnit.Count,
+  [OutboxMetricName.DUPLICATES_SUPPRESSED]: MetricUnit.Count,
+  [OutboxMetricName.BUSINESS_REJECTIONS]: MetricUnit.Count,
+  [OutboxMetricName.DEAD_LETTERED]: MetricUnit.Count,
+  [OutboxMetricName.REQUEUED]: MetricUnit.Count,
+  [OutboxMetricName.CONFIRM_LATENCY_MS]: MetricUnit.Milliseconds,
+  [OutboxMetricName.BACKLOG_PENDING]: MetricUnit.Count,
+  [OutboxMetricName.BACKLOG_SENT_UNCONFIRMED]: MetricUnit.Count,
+  [OutboxMetricName.OLDEST_PENDING_AGE_SECONDS]: MetricUnit.Seconds,
+  [OutboxMetricName.FAILED_MESSAGES]: MetricUnit.Count,
+};
+
+const TRUE_VALUES = ['1', 'true', 'yes', 'on'];
+const FALSE_VALUES = ['0', 'false', 'no', 'off', ''];
+
+/** What the function's metrics are built with. */
+export interface OutboxMetricsOptions {
+  /** The service dimension when `POWERTOOLS_SERVICE_NAME` is not set. */
+  readonly defaultService: string;
+  /** Where Powertools' own warnings go (the function's logger, so they follow its log level). */
+  readonly logger: NonNullable<MetricsOptions['logger']>;
+}
+
+/**
+ * Outbox metrics in the embedded metric format (Powertools Metrics), from the function's environment: the
+ * namespace `POWERTOOLS_METRICS_NAMESPACE` (default `ServerlessOutbox`), the `service` dimension
+ * `POWERTOOLS_SERVICE_NAME`. Nothing is written when `POWERTOOLS_METRICS_DISABLED` is true, or, when that is not
+ * set, when `POWERTOOLS_DEV` is (Powertools' own rule, read from the given environment so each function of the
+ * local runtime decides for itself).
+ * @example
+ * const metrics = createOutboxMetrics(env, { defaultService: 'outbox-relay', logger });
+ * metrics.publish({ 'order.created': { MessagesSent: 3 } });
+ */
+export function createOutboxMetrics(env: Env, options: OutboxMetricsOptions): OutboxMetricsPublisher {
+  const namespace = env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE;
+  if (namespace.trim() === '') throw new ConfigError('POWERTOOLS_METRICS_NAMESPACE must not be empty');
+  if (metricsDisabled(env)) return { publish: () => undefined };
+  const metrics = new Metrics({
+    namespace,
+    serviceName: env.POWERTOOLS_SERVICE_NAME ?? options.defaultService,
+    logger: options.logger,
+  });
+  return {
+    publish(byTopic) {
+      for (const [topic, values] of Object.entries(byTopic).sort(([a], [b]) => a.localeCompare(b))) {
+        publishTopic(metrics, topic, values);
+      }
+    },
+  };
+}
+
+/** One EMF document per topic (EMF has one dimension set per document), more when it holds many values. */
+function publishTopic(metrics: Metrics, topic: string, values: TopicMetricValues): void {
+  const series = (Object.entries(values) as [OutboxMetricName, number | readonly number[]][]).map(
+    ([name, value]) => ({ name, values: typeof value === 'number' ? [value] : value }),
+  );
+  for (let offset = 0; series.some((s) => s.values.length > offset); offset += MAX_VALUES_PER_FLUSH) {
+    metrics.addDimension(OUTBOX_METRIC_DIMENSIONS.topic, topic);
+    for (const { name, values: all } of series) {
+      for (const value of all.slice(offset, offset + MAX_VALUES_PER_FLUSH)) {
+        metrics.addMetric(name, UNITS[name], value);
+      }
+    }
+    metrics.publishStoredMetrics();
+  }
+}
+
+/** `POWERTOOLS_METRICS_DISABLED` when set, otherwise `POWERTOOLS_DEV`; an unreadable value fails loudly. */
+function metricsDisabled(env: Env): boolean {
+  const explicit = readFlag(env, 'POWERTOOLS_METRICS_DISABLED');
+  return explicit ?? readFlag(env, 'POWERTOOLS_DEV') ?? false;
+}
+
+function readFlag(env: Env, name: string): boolean | undefined {
+  const raw = env[name];
+  if (raw === undefined) return undefined;
+  const value = raw.trim().toLowerCase();
+  if (TRUE_VALUES.includes(value)) return true;
+  if (FALSE_VALUES.includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}

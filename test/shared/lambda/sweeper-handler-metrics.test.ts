@@ -1,0 +1,189 @@
+import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BACKLOG_GAUGE_MAX_PAGES, createSweeperHandler } from '../../../shared/lambda/sweeper-handler.ts';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { OutboxMetricName } from '../../../shared/observability/metric-names.ts';
+import { FIXED_NOW, lambdaContext, outboxItem, testMessageId } from '../../support/factories.ts';
+import { byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+const env = {
+  OUTBOX_TABLE: 'outbox-table',
+  TOPIC_QUEUES: JSON.stringify({
+    'order.created': 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created',
+    'payment.captured': 'https://sqs.eu-west-1.amazonaws.com/123456789012/payment-captured',
+  }),
+  DUE_SHARDS: '2',
+  AWS_REGION: 'eu-west-1',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+  POWERTOOLS_SERVICE_NAME: 'orders-sweeper',
+};
+const handler = createSweeperHandler();
+let emf: EmfCapture;
+
+const minutesAgo = (minutes: number) => new Date(FIXED_NOW.getTime() - minutes * 60_000).toISOString();
+
+/** A context with time for exactly one round: the sweeper stops starting rounds 5 s before its timeout. */
+function oneRoundContext(): Context {
+  let calls = 0;
+  return {
+    ...lambdaContext(),
+    getRemainingTimeInMillis: () => {
+      calls += 1;
+      return calls === 1 ? 6_000 : 4_000;
+    },
+  };
+}
+
+/**
+ * The indexes as the backlog gauges read them (queries on `:pk`): in the due index, two PENDING order.created
+ * messages (the older created 20 minutes ago) and one SENT; in the attention index, one FAILED payment.captured.
+ * The sweep's own due queries (on `:shard`) get `due`.
+ */
+function indexesHold(due: readonly object[] = []): void {
+  ddb.on(QueryCommand).callsFake(async (input: QueryCommandInput) => {
+    const values = input.ExpressionAttributeValues ?? {};
+    if (values[':shard'] !== undefined) return { Items: values[':shard'] === '0' ? due : [] };
+    const partition = values[':pk'];
+    if (input.IndexName === 'due' && partition === '0') {
+      return {
+        Items: [
+          { topic: 'order.created', status: 'PENDING', createdAt: minutesAgo(20) },
+          { topic: 'order.created', status: 'PENDING', createdAt: minutesAgo(1) },
+          { topic: 'order.created', status: 'SENT', createdAt: minutesAgo(3), sentAt: minutesAgo(2) },
+        ],
+      };
+    }
+    if (partition === 'FAILED#1') return { Items: [{ topic: 'payment.captured', status: 'FAILED' }] };
+    return { Items: [] };
+  });
+}
+
+beforeEach(() => {
+  ddb.reset();
+  sqs.reset();
+  ddb.on(UpdateCommand).resolves({});
+  vi.useFakeTimers({ now: FIXED_NOW, toFake: ['Date'] });
+  emf = captureEmf();
+});
+
+afterEach(() => {
+  emf.restore();
+  vi.useRealTimers();
+});
+
+describe('createSweeperHandler metrics', () => {
+  it('publishes the backlog gauges of every routed topic each run, zeros included', async () => {
+    indexesHold();
+
+    await handler.withEnv(env)({}, oneRoundContext());
+
+    expect(byTopic(emf.values(OutboxMetricName.BACKLOG_PENDING))).toEqual({
+      'order.created': 2,
+      'payment.captured': 0,
+    });
+    expect(byTopic(emf.values(OutboxMetricName.BACKLOG_SENT_UNCONFIRMED))).toEqual({
+      'order.created': 1,
+      'payment.captured': 0,
+    });
+    expect(byTopic(emf.values(OutboxMetricName.OLDEST_PENDING_AGE_SECONDS))).toEqual({
+      'order.created': 1_200,
+      'payment.captured': 0,
+    });
+    expect(byTopic(emf.values(OutboxMetricName.FAILED_MESSAGES))).toEqual({
+      'order.created': 0,
+      'payment.captured': 1,
+    });
+    expect(emf.values(OutboxMetricName.OLDEST_PENDING_AGE_SECONDS)[0]).toMatchObject({
+      namespace: 'ServerlessOutbox',
+      service: 'orders-sweeper',
+      unit: 'Seconds',
+      dimensions: [['service', 'topic']],
+    });
+  });
+
+  it('publishes what it sent per topic with the gauges, in one document per topic', async () => {
+    const due = [1, 2].map((n) =>
+      outboxItem({
+        messageId: testMessageId(n),
+        status: MessageStatus.PENDING,
+        attempts: 1,
+        dueShard: '0',
+        nextAttemptAt: new Date(FIXED_NOW.getTime() - 1_000).toISOString(),
+      }),
+    );
+    indexesHold(due);
+    sqs.on(SendMessageBatchCommand).callsFake(async (input: SendMessageBatchCommandInput) => ({
+      Successful: (input.Entries ?? []).map((e) => ({ Id: e.Id, MessageId: 'm', MD5OfMessageBody: 'x' })),
+    }));
+
+    const report = await handler.withEnv(env)({}, oneRoundContext());
+
+    expect(report).toMatchObject({ claimed: 2, sent: 2 });
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_SENT))).toEqual({ 'order.created': 2 });
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({ 'order.created': 0 });
+    expect(emf.documents().map((document) => document.topic)).toEqual(['order.created', 'payment.captured']);
+  });
+
+  it('counts a message it moved to FAILED after its last attempt as MessagesFailed', async () => {
+    const exhausted = outboxItem({
+      messageId: testMessageId(7),
+      status: MessageStatus.PENDING,
+      attempts: 10,
+      dueShard: '0',
+      nextAttemptAt: new Date(FIXED_NOW.getTime() - 1_000).toISOString(),
+      lastError: 'queue missing',
+    });
+    indexesHold([exhausted]);
+    const policies = {
+      'order.created': { baseDelayMs: 100, multiplier: 2, maxDelayMs: 1_000, maxAttempts: 3 },
+    };
+
+    await handler.withEnv({ ...env, RETRY_POLICIES: JSON.stringify(policies) })({}, oneRoundContext());
+
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({ 'order.created': 1 });
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+
+  it('reads at most the page budget of index pages for the gauges, and still publishes them', async () => {
+    let gaugePages = 0;
+    ddb.on(QueryCommand).callsFake(async (input: QueryCommandInput) => {
+      if (input.ExpressionAttributeValues?.[':shard'] !== undefined) return { Items: [] };
+      gaugePages += 1;
+      // An endless due index: every page promises another.
+      return {
+        Items: [{ topic: 'order.created', status: 'PENDING', createdAt: minutesAgo(5) }],
+        LastEvaluatedKey: { messageId: `m${gaugePages}` },
+      };
+    });
+
+    await handler.withEnv(env)({}, oneRoundContext());
+
+    expect(gaugePages).toBe(BACKLOG_GAUGE_MAX_PAGES);
+    // A lower bound: each due-index page read counted one PENDING message.
+    const pending = emf.values(OutboxMetricName.BACKLOG_PENDING).find((v) => v.topic === 'order.created');
+    expect(pending?.value).toBeGreaterThan(0);
+    expect(pending?.value).toBeLessThan(BACKLOG_GAUGE_MAX_PAGES);
+  });
+
+  it('sweeps and publishes its sends when the indexes cannot be read for the gauges', async () => {
+    ddb.on(QueryCommand).callsFake(async (input: QueryCommandInput) => {
+      if (input.ExpressionAttributeValues?.[':shard'] !== undefined) return { Items: [] };
+      throw new Error('ProvisionedThroughputExceededException');
+    });
+
+    const report = await handler.withEnv(env)({}, oneRoundContext());
+
+    expect(report).toMatchObject({ rounds: 1, errors: 0 });
+    expect(emf.values(OutboxMetricName.BACKLOG_PENDING)).toEqual([]);
+  });
+});
