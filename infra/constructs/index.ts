@@ -1,7 +1,7 @@
 /**
  * `serverless-outbox/cdk`: the CDK side of the outbox — the `TransactionalOutbox` construct (outbox table,
  * topic queues with dead-letter queues, stream relay, scheduled sweeper, consumers with inboxes, audit table,
- * alarms, dashboard and the optional archive) and the function and queue constructs it is built from.
+ * alarms, dashboard, the optional archive and the IAM-authorised admin API) and the function and queue constructs it is built from.
  */
 export {
   ALARM_DEFAULTS,
@@ -20,6 +20,11 @@ export {
   TABLE_DEFAULTS,
 } from './defaults.ts';
 export { LOCAL_ENTRY_METADATA } from './local-metadata.ts';
+export {
+  ADMIN_DEFAULTS,
+  type OutboxAdminApi,
+  type OutboxAdminApiProps,
+} from './outbox-admin-api.ts';
 export type { OutboxArchiveProps } from './outbox-archive.ts';
 export { OutboxFunction, type OutboxFunctionProps } from './outbox-function.ts';
 export {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Aws, type Duration, Lazy, type RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -34,6 +35,7 @@ import {
   SWEEPER_DEFAULTS,
   TABLE_DEFAULTS,
 } from './defaults.ts';
+import { addOutboxAdminApi, type OutboxAdminApi, type OutboxAdminApiProps } from './outbox-admin-api.ts';
 import { addOutboxArchive, type OutboxArchiveProps } from './outbox-archive.ts';
 import { kebabCase, OutboxFunction } from './outbox-function.ts';
 import { type OutboxAlarmThresholds, OutboxMonitoring } from './outbox-monitoring.ts';
@@ -258,6 +260,9 @@ const SHIPPED_SWEEPER_ENTRY = shippedEntry('../../shared/lambda/entries/sweeper'
 /** The archiver handler this package ships. */
 const SHIPPED_ARCHIVER_ENTRY = shippedEntry('../../shared/lambda/entries/archiver');
 
+/** The admin API handler this package ships. */
+const SHIPPED_ADMIN_ENTRY = shippedEntry('../../shared/lambda/entries/admin');
+
 /**
  * The outbox side of a service on AWS: the outbox table with its stream and indexes, one queue (with a
  * dead-letter queue) per group of topics, the stream relay, the scheduled sweeper, and — added with
@@ -314,6 +319,7 @@ export class TransactionalOutbox extends Construct {
   readonly #consumersByQueue = new Map<string, OutboxConsumer>();
   readonly #problems: string[] = [];
   readonly #monitoring: OutboxMonitoring;
+  #adminApi: OutboxAdminApi | undefined;
 
   constructor(scope: Construct, id: string, props: TransactionalOutboxProps) {
     super(scope, id);
@@ -497,6 +503,83 @@ export class TransactionalOutbox extends Construct {
   /** The number of due-index partitions writers and the sweeper use. */
   get dueShards(): number {
     return this.#props.dueShards ?? OutboxSettings.dueShards.defaultValue ?? 1;
+  }
+
+  /** The admin API, once {@link TransactionalOutbox.addAdminApi} added it. */
+  get adminApi(): OutboxAdminApi | undefined {
+    return this.#adminApi;
+  }
+
+  /**
+   * Adds the admin API to `api`: GET and POST on `/admin/{proxy+}`, AWS_IAM-authorised (never open), served by
+   * the shipped admin function with the admin's settings (`ADMIN_SETTINGS`) and the grants it needs — list and
+   * show messages, replay, cancel, bulk replay, DLQ redrive, stats and erase, every action audited under the
+   * IAM caller's ARN — with its errors and throttles alarms. Add the consumers first: an erase clears their
+   * inboxes.
+   * @example
+   * const api = new apigateway.RestApi(this, 'Api', { deployOptions: { tracingEnabled: true } });
+   * outbox.addAdminApi(api);
+   */
+  addAdminApi(api: apigateway.IRestApi, props: OutboxAdminApiProps = {}): OutboxAdminApi {
+    if (this.#adminApi !== undefined) {
+      throw new Error(`TransactionalOutbox ${this.node.path}: addAdminApi was already called`);
+    }
+    const consumers = [...this.#consumersByQueue.values()];
+    const inboxes = Object.fromEntries(
+      consumers.flatMap((consumer) =>
+        [...this.topicRoutes]
+          .filter(([, routed]) => routed === consumer.queue.queue)
+          .map(([topic]) => [topic, consumer.inboxTable.tableName]),
+      ),
+    );
+    const topicUrls = (pick: (queue: QueueWithDlq) => sqs.IQueue) =>
+      Stack.of(this).toJsonString(
+        Object.fromEntries(
+          Object.values(this.queues).flatMap((queue) =>
+            [...this.topicRoutes]
+              .filter(([, routed]) => routed === queue.queue)
+              .map(([topic]) => [topic, pick(queue).queueUrl]),
+          ),
+        ),
+      );
+    const adminApi = addOutboxAdminApi(this, {
+      ...props,
+      api,
+      entry: SHIPPED_ADMIN_ENTRY,
+      outboxTable: this.table,
+      auditTable: this.auditTable,
+      queues: Object.values(this.queues),
+      inboxTables: consumers.map((consumer) => consumer.inboxTable),
+      // Each name once, from the settings contract: the variables `adminDeps` reads (ADMIN_SETTINGS).
+      environment: {
+        [OutboxSettings.outboxTable.name]: this.table.tableName,
+        [OutboxSettings.auditTable.name]: this.auditTable.tableName,
+        [OutboxSettings.topicQueues.name]: topicUrls((queue) => queue.queue),
+        [OutboxSettings.deadLetterQueues.name]: topicUrls((queue) => queue.deadLetterQueue),
+        [OutboxSettings.deliveryInboxes.name]: Stack.of(this).toJsonString(inboxes),
+        [OutboxSettings.dueShards.name]: this.#setting(OutboxSettings.dueShards, this.dueShards, 'dueShards'),
+        [OutboxSettings.retentionDays.name]: this.#setting(
+          OutboxSettings.retentionDays,
+          this.#retentionDays(),
+          'retention',
+        ),
+      },
+      metricsNamespace: this.metricsNamespace,
+      ...(this.#removalPolicy === undefined ? {} : { removalPolicy: this.#removalPolicy }),
+    });
+    this.#monitoring.watchFunction(adminApi.function);
+    // The admin's inboxes and grants are those of the consumers added so far.
+    this.node.addValidation({
+      validate: () =>
+        this.#consumersByQueue.size === consumers.length
+          ? []
+          : [
+              'TransactionalOutbox: addAdminApi was called before addConsumer; add every consumer first, so ' +
+                "that an erase clears each consumer's inbox",
+            ],
+    });
+    this.#adminApi = adminApi;
+    return adminApi;
   }
 
   /**

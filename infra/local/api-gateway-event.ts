@@ -28,6 +28,12 @@ export interface ApiEventContext {
   readonly apiId: string;
   readonly domainName: string;
   readonly now: Date;
+  /**
+   * The caller's principal as the identity's `user`, for a route that requires authorisation: the local API
+   * enforces none, so the handler learns who calls from this (the local user) instead of an IAM ARN.
+   * @default null, as for an open route
+   */
+  readonly user?: string;
 }
 
 /** An HTTP response to write. */
@@ -77,7 +83,7 @@ export function toProxyEvent(request: ApiRequest, context: ApiEventContext): API
         cognitoIdentityPoolId: null,
         principalOrgId: null,
         sourceIp: request.sourceIp,
-        user: null,
+        user: context.user ?? null,
         userAgent: userAgent ?? null,
         userArn: null,
       },

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { userInfo } from 'node:os';
 import {
   type ApiResponse,
   badGateway,
@@ -31,6 +32,11 @@ export interface HttpApiOptions {
   readonly stage?: string;
   /** The account in the events' request context. @default '123456789012' */
   readonly accountId?: string;
+  /**
+   * Who calls a route that requires authorisation (AWS_IAM and the like), which the local API does not enforce:
+   * the event's `requestContext.identity.user`. @default the operating-system user
+   */
+  readonly localUser?: string;
   readonly log?: (line: string) => void;
 }
 
@@ -55,6 +61,16 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   const stage = options.stage ?? DEFAULTS.stage;
   const log = options.log ?? (() => {});
   let port = options.port ?? DEFAULTS.port;
+  const localUser = options.localUser ?? operatingSystemUser();
+  const authorised = options.routes.filter((route) => route.authorization !== undefined);
+  if (authorised.length > 0) {
+    const kinds = [...new Set(authorised.map((route) => route.authorization))].join(', ');
+    log(
+      `[api] ${kinds} authorisation is not enforced locally: ${authorised.length} route(s) ` +
+        `(${[...new Set(authorised.map((route) => route.path))].join(', ')}) answer unsigned requests, ` +
+        `as the local user ${localUser}`,
+    );
+  }
   const server = createServer((request, response) => {
     void handle(request, port).then(
       (answer) => send(response, answer),
@@ -103,6 +119,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
         apiId: 'local',
         domainName: `localhost:${listeningOn}`,
         now: new Date(),
+        ...(match.route.authorization === undefined ? {} : { user: localUser }),
       },
     );
     const invocation = await options.invoke(match.route.functionName, event);
@@ -167,6 +184,15 @@ function send(response: ServerResponse, answer: ApiResponse): void {
   response.setHeader('content-length', answer.body.length);
   response.statusCode = answer.statusCode;
   response.end(answer.body);
+}
+
+/** The user this process runs as; `unknown` where the system has no name for it (a container without one). */
+function operatingSystemUser(): string {
+  try {
+    return userInfo().username || 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }
 
 function describe(error: Error): string {

@@ -36,12 +36,13 @@ export interface OutboxExampleStackProps extends StackProps {
 
 /**
  * The example: an order service that writes each order and its `order.created` message in one transaction,
- * and an inventory service that reduces stock exactly once per order, joined by a {@link TransactionalOutbox}.
+ * and an inventory service that reduces stock exactly once per order, joined by a {@link TransactionalOutbox},
+ * with the outbox's admin API under `/admin` of the same REST API.
  */
 export class OutboxExampleStack extends Stack {
   /** The outbox between the two services. */
   public readonly outbox: TransactionalOutbox;
-  /** The REST API: orders and inventory. */
+  /** The REST API: orders, inventory and the outbox's IAM-authorised `/admin` routes. */
   public readonly api: apigateway.RestApi;
 
   constructor(scope: Construct, id: string, props: OutboxExampleStackProps = {}) {
@@ -103,7 +104,8 @@ export class OutboxExampleStack extends Stack {
       // No account-wide CloudWatch role: it is shared by every API in the account and region, so one stack
       // should not own it. Execution and access logging need it and are therefore left off.
       cloudWatchRole: false,
-      deployOptions: { throttlingRateLimit: 100, throttlingBurstLimit: 200 },
+      // X-Ray on the API too: a request's trace continues through the relay and the consumer.
+      deployOptions: { throttlingRateLimit: 100, throttlingBurstLimit: 200, tracingEnabled: true },
     });
     const validator = this.api.addRequestValidator('BodyValidator', {
       validateRequestBody: true,
@@ -126,6 +128,8 @@ export class OutboxExampleStack extends Stack {
     const skuResource = this.api.root.addResource('inventory').addResource('{sku}');
     skuResource.addMethod('PUT', integration(putStock), withBody('putStock', stockRequestSchema));
     skuResource.addMethod('GET', integration(getStock));
+    // Operations under /admin, IAM-authorised only: list, show, replay, cancel, redrive, stats, erase.
+    this.outbox.addAdminApi(this.api);
     this.api.addGatewayResponse('BadRequestBody', {
       type: apigateway.ResponseType.BAD_REQUEST_BODY,
       statusCode: '400',

@@ -21,6 +21,11 @@ export interface RouteDefinition {
   readonly path: string;
   /** Local name of the function behind it. */
   readonly functionName: string;
+  /**
+   * The method's `AuthorizationType` when it is not `NONE` (`AWS_IAM`, `COGNITO_USER_POOLS`, `CUSTOM`). The
+   * local API does not enforce it; it tells the handler who calls as a local user instead.
+   */
+  readonly authorization?: string;
 }
 
 /** Every Lambda proxy route whose function the runtime runs; other methods come back as skipped. */
@@ -53,7 +58,9 @@ export function readRoutes(
       skip(`${method} ${path}: its integration is not a function the runtime runs`);
       continue;
     }
-    routes.push({ method, path, functionName });
+    const authorization =
+      typeof properties.AuthorizationType === 'string' ? properties.AuthorizationType.toUpperCase() : 'NONE';
+    routes.push({ method, path, functionName, ...(authorization === 'NONE' ? {} : { authorization }) });
   }
   return { routes, skipped };
 }

@@ -9,6 +9,7 @@ import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS } from '../../../shared/out
 import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
 import { DEFAULT_RETENTION_DAYS } from '../../../shared/outbox/transition-updates.ts';
 import {
+  ADMIN_SETTINGS,
   CONSUMER_SETTINGS,
   OutboxSettings,
   RELAY_SETTINGS,
@@ -43,6 +44,7 @@ const SETTINGS_READ: Readonly<Record<string, readonly Setting<unknown>[]>> = {
   GetOrder: [OutboxSettings.outboxTable],
   PutStock: [],
   GetStock: [],
+  'Outbox/Admin': ADMIN_SETTINGS,
 };
 const functionNames = Object.keys(SETTINGS_READ);
 
@@ -101,6 +103,24 @@ describe('the settings the stack writes', () => {
     };
     expect(readSetting(env, OutboxSettings.maxReceiveCount)).toBe(redrive.maxReceiveCount);
     expect(readSetting(env, OutboxSettings.outboxTable)).toBe(tableName('outboxTableName'));
+  });
+
+  it('give the admin API the outbox, the audit trail, each topic’s queue, dead-letter queue and inbox', () => {
+    const env = deployed('Outbox/Admin');
+    expect(readSetting(env, OutboxSettings.outboxTable)).toBe(tableName('outboxTableName'));
+    expect(readSetting(env, OutboxSettings.topicQueues)).toEqual({
+      'order.created': queueUrl('orderEventsQueueUrl'),
+    });
+    expect(readSetting(env, OutboxSettings.deadLetterQueues)).toEqual({
+      'order.created': queueUrl('orderEventsDeadLetterQueueUrl'),
+    });
+    expect(readSetting(env, OutboxSettings.deliveryInboxes)).toEqual({
+      'order.created': tableName('inboxTableName'),
+    });
+    expect(readSetting(env, OutboxSettings.dueShards)).toBe(
+      readSetting(deployed('Outbox/Sweeper'), OutboxSettings.dueShards),
+    );
+    expect(readSetting(env, OutboxSettings.retentionDays)).toBe(DEFAULT_RETENTION_DAYS);
   });
 
   it('give the order writer the sweeper’s shard count and the default stream grace period', () => {

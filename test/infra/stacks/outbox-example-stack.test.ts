@@ -14,6 +14,7 @@ import {
   SCHEDULE_DEFAULTS,
   SWEEPER_DEFAULTS,
 } from '../../../infra/constructs/defaults.ts';
+import { ADMIN_DEFAULTS } from '../../../infra/constructs/outbox-admin-api.ts';
 import { buildExampleStack } from '../../../infra/synth-template.ts';
 import { INBOX_KEYS } from '../../../shared/consumer/inbox.ts';
 import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
@@ -90,6 +91,12 @@ const FUNCTIONS = {
     entry: 'functions/inventory/get-stock/handler.ts',
     timeout: FUNCTION_DEFAULTS.timeout.toSeconds(),
     memory: FUNCTION_DEFAULTS.memorySize,
+  },
+  'Outbox/Admin': {
+    service: 'outbox-admin',
+    entry: 'shared/lambda/entries/admin.ts',
+    timeout: ADMIN_DEFAULTS.timeout.toSeconds(),
+    memory: ADMIN_DEFAULTS.memorySize,
   },
 } as const;
 type FunctionName = keyof typeof FUNCTIONS;
@@ -401,6 +408,16 @@ describe('function environments', () => {
     GetOrder: ['ORDERS_TABLE', 'OUTBOX_TABLE'],
     PutStock: ['INVENTORY_TABLE'],
     GetStock: ['INVENTORY_TABLE'],
+    'Outbox/Admin': [
+      'OUTBOX_TABLE',
+      'AUDIT_TABLE',
+      'TOPIC_QUEUES',
+      'DEAD_LETTER_QUEUES',
+      'DELIVERY_INBOXES',
+      'DUE_SHARDS',
+      'RETENTION_DAYS',
+      'POWERTOOLS_METRICS_NAMESPACE',
+    ],
   };
   const COMMON = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'NODE_OPTIONS'];
 
@@ -522,6 +539,8 @@ describe('REST API', () => {
     { method: 'GET', path: '/orders/{orderId}', function: 'GetOrder' },
     { method: 'PUT', path: '/inventory/{sku}', function: 'PutStock' },
     { method: 'GET', path: '/inventory/{sku}', function: 'GetStock' },
+    { method: 'GET', path: '/admin/{proxy+}', function: 'Outbox/Admin' },
+    { method: 'POST', path: '/admin/{proxy+}', function: 'Outbox/Admin' },
   ] as const;
 
   it.each(ROUTES)('serves $method $path through a Lambda proxy to $function', (route) => {
@@ -532,6 +551,19 @@ describe('REST API', () => {
 
   it('serves no other route', () => {
     expect(idsOfType(json, 'AWS::ApiGateway::Method')).toHaveLength(ROUTES.length);
+  });
+
+  it('authorises every /admin method with IAM and leaves the business routes open', () => {
+    for (const route of ROUTES) {
+      expect(methodOf(route.method, route.path).AuthorizationType, `${route.method} ${route.path}`).toBe(
+        route.path.startsWith('/admin') ? 'AWS_IAM' : 'NONE',
+      );
+    }
+  });
+
+  it('traces the API stage with X-Ray', () => {
+    const stage = onlyId(idsOfType(json, 'AWS::ApiGateway::Stage'), 'API stage');
+    expect(propertiesOf(json, stage).TracingEnabled).toBe(true);
   });
 
   it('validates the bodies of POST /orders and PUT /inventory/{sku} against the handlers’ zod schemas', () => {

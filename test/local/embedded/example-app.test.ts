@@ -39,6 +39,7 @@ describe('the example app on the embedded backend', () => {
         'CreateOrder',
         'GetOrder',
         'GetStock',
+        'Outbox/Admin',
         'Outbox/InventoryConsumer',
         'Outbox/Relay',
         'Outbox/Sweeper',

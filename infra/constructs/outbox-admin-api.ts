@@ -1,0 +1,133 @@
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
+import { OutboxFunction } from './outbox-function.ts';
+import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
+
+/** Settings of the admin function. */
+export const ADMIN_DEFAULTS = {
+  // API Gateway answers a REST request within 29 s at most; work that takes longer (a slow bulk replay or
+  // redrive) belongs to the `outbox` CLI, which runs it without that limit.
+  timeout: Duration.seconds(29),
+  memorySize: 512,
+  /** The resource under the API's root that holds the admin routes. */
+  pathPart: 'admin',
+} as const;
+
+/** Props of {@link TransactionalOutbox.addAdminApi}. */
+export interface OutboxAdminApiProps {
+  /**
+   * Props merged over the admin function's defaults (Node 22, ARM64, 29 s, 512 MB, the shipped handler).
+   * @default - the defaults
+   */
+  readonly functionProps?: Partial<nodejs.NodejsFunctionProps>;
+}
+
+/** What {@link addOutboxAdminApi} builds from: the outbox's resources and the admin's settings, as text. */
+export interface OutboxAdminApiOptions extends OutboxAdminApiProps {
+  /** The REST API the routes go on. */
+  readonly api: apigateway.IRestApi;
+  /** The admin handler's module. */
+  readonly entry: string;
+  readonly outboxTable: dynamodb.ITable;
+  readonly auditTable: dynamodb.ITable;
+  /** Each topic queue with its dead-letter queue. */
+  readonly queues: readonly { readonly queue: sqs.IQueue; readonly deadLetterQueue: sqs.IQueue }[];
+  /** The inbox tables an erase deletes rows from. */
+  readonly inboxTables: readonly dynamodb.ITable[];
+  /** Every variable of `ADMIN_SETTINGS`, written by the outbox from the settings contract. */
+  readonly environment: Readonly<Record<string, string>>;
+  readonly metricsNamespace: string;
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/** The admin API, as {@link addOutboxAdminApi} built it. */
+export interface OutboxAdminApi {
+  /** The function behind every admin route. */
+  readonly function: OutboxFunction;
+  /** `/admin`, with `{proxy+}` below it. */
+  readonly resource: apigateway.IResource;
+  /** GET and POST on `/admin/{proxy+}`, both AWS_IAM-authorised. */
+  readonly methods: readonly apigateway.Method[];
+}
+
+/**
+ * Adds the admin function (`Admin`) to `scope` and its routes to `options.api`: GET and POST on
+ * `/admin/{proxy+}`, AWS_IAM-authorised — a caller needs `execute-api:Invoke` on them, and the audit trail
+ * names the caller's ARN. The function may read and change the outbox through its table and indexes, write the
+ * audit trail and the redrive journal, move dead letters back to their topic queues (receive/send/delete or an
+ * SQS message move task) and delete inbox rows for an erase; nothing else.
+ */
+export function addOutboxAdminApi(scope: Construct, options: OutboxAdminApiOptions): OutboxAdminApi {
+  const fn = new OutboxFunction(scope, 'Admin', {
+    timeout: ADMIN_DEFAULTS.timeout,
+    memorySize: ADMIN_DEFAULTS.memorySize,
+    logGroupRemovalPolicy: options.removalPolicy,
+    description: 'Outbox admin API: list, show, replay, cancel, redrive, stats and erase, audited',
+    ...options.functionProps,
+    entry: options.entry,
+    handler: 'handler',
+    serviceName: 'outbox-admin',
+    metricsNamespace: options.metricsNamespace,
+    environment: { ...options.functionProps?.environment, ...options.environment },
+  });
+  markOutboxRole(fn, OutboxResourceRole.ADMIN);
+
+  // Reads messages by key and through every index (never a Scan); replays and cancels with conditional
+  // updates; an erase deletes the aggregate's messages.
+  grantOnTable(options.outboxTable, fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
+  grantQueryOnIndexes(options.outboxTable, fn, [
+    OUTBOX_KEYS.dueIndex.name,
+    OUTBOX_KEYS.aggregateIndex.name,
+    OUTBOX_KEYS.attentionIndex.name,
+  ]);
+  // Audit rows (written with the message update in one transaction) and the redrive journal.
+  grantOnTable(options.auditTable, fn, [
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:Query',
+  ]);
+  for (const { queue, deadLetterQueue } of options.queues) {
+    // Redrive by receive/send/delete (held messages are released by changing their visibility), depths for
+    // the stats, and SQS's own move task, which needs the same rights on both queues.
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: [
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:GetQueueAttributes',
+        'sqs:StartMessageMoveTask',
+        'sqs:ListMessageMoveTasks',
+      ],
+      resourceArns: [deadLetterQueue.queueArn],
+    });
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: ['sqs:SendMessage', 'sqs:GetQueueAttributes'],
+      resourceArns: [queue.queueArn],
+    });
+    deadLetterQueue.encryptionMasterKey?.grantDecrypt(fn);
+    queue.encryptionMasterKey?.grantEncryptDecrypt(fn);
+  }
+  // An erase deletes the aggregate's inbox rows: DeleteItem only.
+  for (const inbox of options.inboxTables) grantOnTable(inbox, fn, ['dynamodb:DeleteItem']);
+
+  const admin =
+    options.api.root.getResource(ADMIN_DEFAULTS.pathPart) ??
+    options.api.root.addResource(ADMIN_DEFAULTS.pathPart);
+  const proxy = admin.addResource('{proxy+}');
+  const integration = new apigateway.LambdaIntegration(fn);
+  // Never open: every admin method is IAM-authorised, whatever the API's default method options say.
+  const methods = (['GET', 'POST'] as const).map((method) =>
+    proxy.addMethod(method, integration, { authorizationType: apigateway.AuthorizationType.IAM }),
+  );
+  return { function: fn, resource: admin, methods };
+}

@@ -1,0 +1,288 @@
+/**
+ * The admin API's requests: which route a request is for and what it asks, parsed and checked before the
+ * operations core is called. Pure: an API Gateway proxy event in, an {@link AdminCommand} or the 4xx answer out.
+ */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { LIST_LIMITS } from '../admin/list-messages.ts';
+import { MessageStatus } from '../message/message-status.ts';
+import type { RequestProblem } from './admin-responses.ts';
+
+/** Operations per second of a bulk replay or a redrive when the request gives no `ratePerSecond`. */
+export const DEFAULT_ADMIN_RATE_PER_SECOND = 10;
+
+/** The longest reason kept (the core refuses longer ones too). */
+const MAX_REASON_CHARACTERS = 500;
+
+/** What an admin request asks for, checked. */
+export type AdminCommand =
+  | { readonly kind: 'list'; readonly query: ListQuery }
+  | { readonly kind: 'show'; readonly messageId: string }
+  | { readonly kind: 'replay' | 'cancel'; readonly messageId: string; readonly reason: string }
+  | { readonly kind: 'bulkReplay'; readonly body: BulkReplayBody }
+  | { readonly kind: 'redrive'; readonly body: RedriveBody }
+  | { readonly kind: 'stats' }
+  | { readonly kind: 'erase'; readonly aggregateId: string; readonly reason: string };
+
+/** A request the admin API refuses before calling the core: no such route, wrong method, bad input. */
+export interface AdminRefusal {
+  readonly statusCode: 400 | 404 | 405;
+  readonly error: string;
+  readonly details: readonly RequestProblem[];
+  /** 405: the methods the path allows. */
+  readonly allow?: readonly string[];
+}
+
+/** A parsed request, or why it was refused. */
+export type ParsedAdminRequest =
+  | { readonly ok: true; readonly command: AdminCommand }
+  | { readonly ok: false; readonly refusal: AdminRefusal };
+
+const text = z.string().trim().min(1, 'must not be empty');
+const reason = z
+  .string({ error: 'is required: say why, it is kept in the audit trail and the message history' })
+  .trim()
+  .min(1, 'is required: say why, it is kept in the audit trail and the message history')
+  .max(MAX_REASON_CHARACTERS, `must be at most ${MAX_REASON_CHARACTERS} characters`);
+const rate = z.number().positive().max(1_000).default(DEFAULT_ADMIN_RATE_PER_SECOND);
+
+const listQuerySchema = z.strictObject({
+  status: z.enum(Object.values(MessageStatus)).optional(),
+  topic: text.optional(),
+  aggregateId: text.optional(),
+  since: text.optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(LIST_LIMITS.maxLimit))
+    .optional(),
+  cursor: text.optional(),
+});
+type ListQuery = z.infer<typeof listQuerySchema>;
+
+const actionBodySchema = z.strictObject({ reason });
+
+const bulkReplayBodySchema = z.strictObject({
+  topic: text,
+  from: text.optional(),
+  to: text.optional(),
+  includeCancelled: z.boolean().default(false),
+  ratePerSecond: rate,
+  dryRun: z.boolean().default(false),
+  reason,
+});
+type BulkReplayBody = z.infer<typeof bulkReplayBodySchema>;
+
+const redriveBodySchema = z.strictObject({
+  topic: text.optional(),
+  messageIds: z.array(text).min(1, 'must name at least one message (omit it to move every one)').optional(),
+  queue: text.optional(),
+  maxMessages: z.number().int().min(1).optional(),
+  ratePerSecond: rate,
+  dryRun: z.boolean().default(false),
+  reason,
+});
+type RedriveBody = z.infer<typeof redriveBodySchema>;
+
+/** One route: its method, its path under `/admin` (`{name}` a segment), and how its command is built. */
+interface AdminRoute {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly parse: (request: RequestParts) => ParsedAdminRequest;
+}
+
+interface RequestParts {
+  readonly parameters: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  readonly body: unknown;
+}
+
+/** Every route of the admin API, relative to `/admin`; literal paths before parameterised ones. */
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'GET',
+    path: '/messages',
+    parse: ({ query }) =>
+      checked(listQuerySchema, query, {
+        error: 'invalid query',
+        root: '(query)',
+        command: (value) => ({
+          kind: 'list',
+          query: value,
+        }),
+      }),
+  },
+  {
+    method: 'POST',
+    path: '/messages/replay',
+    parse: ({ body }) =>
+      checked(bulkReplayBodySchema, body, {
+        error: 'invalid request body',
+        command: (value) => ({
+          kind: 'bulkReplay',
+          body: value,
+        }),
+      }),
+  },
+  {
+    method: 'GET',
+    path: '/messages/{id}',
+    parse: ({ parameters }) => ({ ok: true, command: { kind: 'show', messageId: parameters.id ?? '' } }),
+  },
+  ...(['replay', 'cancel'] as const).map(
+    (kind): AdminRoute => ({
+      method: 'POST',
+      path: `/messages/{id}/${kind}`,
+      parse: ({ parameters, body }) =>
+        checked(actionBodySchema, body, {
+          error: 'invalid request body',
+          command: (value) => ({
+            kind,
+            messageId: parameters.id ?? '',
+            reason: value.reason,
+          }),
+        }),
+    }),
+  ),
+  {
+    method: 'POST',
+    path: '/dlq/redrive',
+    parse: ({ body }) =>
+      checked(redriveBodySchema, body, {
+        error: 'invalid request body',
+        command: (value) => ({
+          kind: 'redrive',
+          body: value,
+        }),
+      }),
+  },
+  { method: 'GET', path: '/stats', parse: () => ({ ok: true, command: { kind: 'stats' } }) },
+  {
+    method: 'POST',
+    path: '/aggregates/{id}/erase',
+    parse: ({ parameters, body }) =>
+      checked(actionBodySchema, body, {
+        error: 'invalid request body',
+        command: (value) => ({
+          kind: 'erase',
+          aggregateId: parameters.id ?? '',
+          reason: value.reason,
+        }),
+      }),
+  },
+];
+
+/**
+ * The command an admin request asks for, or its refusal: 404 for a path the admin API does not have, 405 for
+ * a method the path does not take, 400 naming each bad field of the query or the JSON body.
+ * @example
+ * parseAdminRequest(event); // { ok: true, command: { kind: 'replay', messageId: '01J…', reason: 'fixed' } }
+ */
+export function parseAdminRequest(event: APIGatewayProxyEvent): ParsedAdminRequest {
+  const segments = adminSegments(event);
+  const method = event.httpMethod.toUpperCase();
+  const onPath = ADMIN_ROUTES.map((route) => ({ route, parameters: matchPath(route.path, segments) })).filter(
+    (candidate): candidate is { route: AdminRoute; parameters: Record<string, string> } =>
+      candidate.parameters !== undefined,
+  );
+  const match = onPath.find((candidate) => candidate.route.method === method);
+  if (match === undefined) {
+    const path = `/admin/${segments.join('/')}`;
+    if (onPath.length === 0) {
+      return refuse({ statusCode: 404, error: `no admin route ${method} ${path}`, details: [] });
+    }
+    const allow = [...new Set(onPath.map((candidate) => candidate.route.method))];
+    return refuse({ statusCode: 405, error: `${method} is not allowed on ${path}`, details: [], allow });
+  }
+  const body = match.route.method === 'POST' ? jsonBody(event) : { ok: true as const, value: undefined };
+  if (!body.ok) return refuse(body.refusal);
+  return match.route.parse({
+    parameters: match.parameters,
+    query: { ...event.queryStringParameters },
+    body: body.value,
+  });
+}
+
+/**
+ * The path below `/admin`, as segments: the `{proxy+}` parameter when the route has one, else the request path
+ * after its `admin` segment.
+ */
+function adminSegments(event: APIGatewayProxyEvent): string[] {
+  const proxy = event.pathParameters?.proxy;
+  const split = (path: string) => path.split('/').filter((segment) => segment !== '');
+  if (proxy !== undefined) return split(proxy);
+  const segments = split(event.path);
+  const at = segments.indexOf('admin');
+  return at < 0 ? segments : segments.slice(at + 1);
+}
+
+function matchPath(template: string, segments: readonly string[]): Record<string, string> | undefined {
+  const parts = template.split('/').filter((part) => part !== '');
+  if (parts.length !== segments.length) return undefined;
+  const parameters: Record<string, string> = {};
+  for (const [index, part] of parts.entries()) {
+    const segment = segments[index] ?? '';
+    const name = /^\{(\w+)\}$/.exec(part)?.[1];
+    if (name !== undefined) parameters[name] = segment;
+    else if (part !== segment) return undefined;
+  }
+  return parameters;
+}
+
+/** The JSON body of a POST: absent is `{}` (so a missing reason is named as such), malformed is a 400. */
+function jsonBody(
+  event: APIGatewayProxyEvent,
+): { ok: true; value: unknown } | { ok: false; refusal: AdminRefusal } {
+  const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : event.body;
+  if (raw === null || raw === undefined || raw.trim() === '') return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(raw) as unknown };
+  } catch (error) {
+    const problem = error instanceof Error ? error.message : 'not JSON';
+    return {
+      ok: false,
+      refusal: {
+        statusCode: 400,
+        error: 'request body is not valid JSON',
+        details: [{ field: '(body)', problem }],
+      },
+    };
+  }
+}
+
+function checked<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  answer: {
+    readonly error: string;
+    readonly root?: string;
+    readonly command: (value: T) => AdminCommand;
+  },
+): ParsedAdminRequest {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return { ok: true, command: answer.command(parsed.data) };
+  return refuse({
+    statusCode: 400,
+    error: answer.error,
+    details: describeIssues(parsed.error.issues, answer.root ?? '(body)'),
+  });
+}
+
+/** Each zod issue as a problem naming its field; an unknown key is named itself. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], root: string): RequestProblem[] {
+  return issues.flatMap((issue) => {
+    const field = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({
+        field: field === '' ? key : `${field}.${key}`,
+        problem: 'is not a field of this request',
+      }));
+    }
+    return [{ field: field || root, problem: issue.message }];
+  });
+}
+
+function refuse(refusal: AdminRefusal): ParsedAdminRequest {
+  return { ok: false, refusal };
+}
