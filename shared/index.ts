@@ -87,6 +87,7 @@ export {
   createDocumentClient,
   createSqsClient,
 } from './aws/clients.ts';
+export type { HealthCheck, HealthCheckContext, HealthResult } from './cli/health-check.ts';
 export {
   APPLIED,
   type ConsumeDeps,
@@ -133,6 +134,7 @@ export {
   DEFAULT_METRICS_NAMESPACE,
   OUTBOX_METRIC_DIMENSIONS,
   OutboxMetricName,
+  UNKNOWN_TOPIC,
 } from './observability/metric-names.ts';
 export {
   OUTBOX_ROLE_METADATA,
@@ -140,6 +142,7 @@ export {
   OUTBOX_TOPICS_METADATA,
   OutboxResourceRole,
 } from './observability/resource-roles.ts';
+export { xrayTraceHeader } from './observability/xray-trace-header.ts';
 export { type HistoryEntry, HistoryEvent, historyOf } from './outbox/history.ts';
 export {
   ATTENTION_STATUSES,

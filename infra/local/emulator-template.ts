@@ -27,6 +27,11 @@
  * are skipped by moto itself and need no change here.
  */
 
+import {
+  OUTBOX_ROLE_METADATA,
+  OUTBOX_SOURCE_METADATA,
+  OUTBOX_TOPICS_METADATA,
+} from '../../shared/observability/resource-roles.ts';
 import { LocalRuntimeError } from './local-runtime-error.ts';
 import {
   type CloudFormationTemplate,
@@ -71,8 +76,10 @@ export function templateForEmulator(template: CloudFormationTemplate): CloudForm
   const resources: Record<string, TemplateResource> = {};
   for (const [logicalId, resource] of Object.entries(template.Resources)) {
     if (removed.has(logicalId)) continue;
-    const { Metadata: _metadata, ...kept } = withoutDependencies(resource, removed);
-    resources[logicalId] = kept.Type === ResourceType.FUNCTION ? withPlaceholderCode(kept) : kept;
+    const { Metadata: metadata, ...kept } = withoutDependencies(resource, removed);
+    const roles = outboxRoleMetadata(metadata);
+    const deployable = kept.Type === ResourceType.FUNCTION ? withPlaceholderCode(kept) : kept;
+    resources[logicalId] = roles === undefined ? deployable : { ...deployable, Metadata: roles };
   }
   const result: Record<string, unknown> = { ...template, Resources: resources };
   const rules = withoutKey(template.Rules, CDK_BOOTSTRAP_VERSION.rule);
@@ -82,6 +89,23 @@ export function templateForEmulator(template: CloudFormationTemplate): CloudForm
   assertNoReferences(result, removed);
   return result as unknown as CloudFormationTemplate;
 }
+
+/**
+ * The outbox role metadata of a resource (`serverless-outbox:role`, `:topics`, `:source`), kept on the emulator:
+ * the `outbox` CLI finds the outbox's tables and queues by it in the deployed template. It changes only when the
+ * resource does.
+ */
+function outboxRoleMetadata(metadata: unknown): Record<string, unknown> | undefined {
+  if (typeof metadata !== 'object' || metadata === null) return undefined;
+  const kept = Object.entries(metadata).filter(([key]) => OUTBOX_ROLE_KEYS.has(key));
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+const OUTBOX_ROLE_KEYS: ReadonlySet<string> = new Set([
+  OUTBOX_ROLE_METADATA,
+  OUTBOX_TOPICS_METADATA,
+  OUTBOX_SOURCE_METADATA,
+]);
 
 function withPlaceholderCode(resource: TemplateResource): TemplateResource {
   const { Environment: _environment, ...properties } = resource.Properties ?? {};

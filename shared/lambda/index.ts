@@ -1,11 +1,41 @@
 /**
- * `serverless-outbox/lambda`: the shipped functions as handler factories, so a relay, a sweeper or a
- * consumer is a few lines, configured from the environment `TransactionalOutbox` sets.
+ * `serverless-outbox/lambda`: the shipped functions as handler factories, so a relay, a sweeper, a consumer
+ * or the admin API is a few lines, configured from the environment `TransactionalOutbox` sets.
  */
-export { consumeSqsBatch, type SqsConsumer } from '../consumer/sqs-consumer.ts';
-export { relayStreamBatch } from '../relay/relay-stream-batch.ts';
+export {
+  type ConsumedSqsBatch,
+  consumeSqsBatch,
+  consumeSqsEvent,
+  type SqsConsumer,
+} from '../consumer/sqs-consumer.ts';
+export { createTracer } from '../observability/create-tracer.ts';
+export {
+  createOutboxMetrics,
+  type MetricsByTopic,
+  type OutboxMetricsOptions,
+  type OutboxMetricsPublisher,
+  type TopicMetricValues,
+} from '../observability/outbox-metrics-publisher.ts';
+export { type RelayedStreamBatch, relayStreamBatch, relayStreamEvent } from '../relay/relay-stream-batch.ts';
+export { type ActorPolicy, adminActor, type CallerIdentity } from './admin-actor.ts';
+export {
+  type AdminHandlerOptions,
+  type AdminRequestDeps,
+  createAdminHandler,
+  handleAdminRequest,
+} from './admin-handler.ts';
+export {
+  type AdminCommand,
+  DEFAULT_ADMIN_RATE_PER_SECOND,
+  parseAdminRequest,
+} from './admin-requests.ts';
 export { archiverStore, createArchiverHandler } from './archiver-handler.ts';
-export { type ConsumerHandlerOptions, consumerParts, createConsumerHandler } from './consumer-handler.ts';
+export {
+  type ConsumerClients,
+  type ConsumerHandlerOptions,
+  consumerParts,
+  createConsumerHandler,
+} from './consumer-handler.ts';
 export { createLogger } from './create-logger.ts';
 export { type EnvHandler, handlerFromEnv, isEnvHandler, type LambdaHandler } from './handler-from-env.ts';
 export type { LogSink } from './log-sink.ts';

@@ -135,4 +135,12 @@ describe('the packed library', () => {
       expect(code).toMatch(/export\s*\{[^}]*\bhandler\b/);
     }
   }, 300_000);
+
+  it('installs the outbox command, which answers --help and refuses a bad argument with exit code 2', async () => {
+    const bin = join(project, 'node_modules', '.bin', 'outbox');
+    const { stdout } = await run(bin, ['--help'], { cwd: project });
+    expect(stdout).toMatch(/Usage: outbox/);
+    expect(stdout).toMatch(/recover/);
+    await expect(run(bin, ['list', '--limit', '0'], { cwd: project })).rejects.toMatchObject({ code: 2 });
+  });
 });

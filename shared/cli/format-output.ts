@@ -1,0 +1,287 @@
+/**
+ * What the `outbox` CLI prints for people (its `--json` output is the admin core's own results). Pure
+ * functions from results to text, so that each can be tested on its own.
+ */
+import type { BulkReplayReport } from '../admin/bulk-replay.ts';
+import type { EraseResult } from '../admin/erase-aggregate.ts';
+import type { MessagePage } from '../admin/list-messages.ts';
+import type { MessageActionResult } from '../admin/message-actions.ts';
+import type { StartedMoveTask } from '../admin/move-task.ts';
+import type { OutboxStats } from '../admin/outbox-stats.ts';
+import type { RedriveReport } from '../admin/redrive-dead-letters.ts';
+import type { MessageDetails } from '../admin/show-message.ts';
+import type { RecoverReport } from './recover.ts';
+
+/** Columns aligned with spaces, a header row first; cells are shown as they are. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** `0s`, `42s`, `5m 03s`, `2h 10m`, `3d 4h`. */
+export function formatAge(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m ${String(seconds % 60).padStart(2, '0')}s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours}h ${String(minutes % 60).padStart(2, '0')}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+/** Counts per topic and status, the oldest ages, and each dead-letter queue's depth. */
+export function formatStats(stats: OutboxStats): string {
+  const topics = Object.entries(stats.topics).map(([topic, counts]) => [
+    topic,
+    String(counts.PENDING),
+    String(counts.SENT),
+    String(counts.FAILED),
+    String(counts.CANCELLED),
+    formatAge(counts.oldestPendingAgeSeconds),
+    formatAge(counts.oldestSentUnconfirmedAgeSeconds),
+  ]);
+  const { totals } = stats;
+  const queues = stats.deadLetterQueues.map((queue) => [
+    queue.queueName,
+    queue.topics.join(', '),
+    String(queue.messages),
+    String(queue.inFlight),
+  ]);
+  return [
+    `outbox at ${stats.at}`,
+    '',
+    formatTable(
+      ['TOPIC', 'PENDING', 'SENT', 'FAILED', 'CANCELLED', 'OLDEST PENDING', 'OLDEST UNCONFIRMED'],
+      [
+        ...topics,
+        [
+          'total',
+          String(totals.PENDING),
+          String(totals.SENT),
+          String(totals.FAILED),
+          String(totals.CANCELLED),
+          '',
+          '',
+        ],
+      ],
+    ),
+    '',
+    queues.length === 0
+      ? 'no dead-letter queues'
+      : formatTable(['DEAD-LETTER QUEUE', 'TOPICS', 'MESSAGES', 'IN FLIGHT'], queues),
+    '',
+    `CONFIRMED is not counted: ${stats.notCounted.CONFIRMED}`,
+  ].join('\n');
+}
+
+/** A page of messages, and how to read the next one. */
+export function formatMessagePage(page: MessagePage): string {
+  const rows = page.items.map((item) => [
+    item.messageId,
+    item.status,
+    item.topic,
+    item.aggregateId,
+    String(item.attempts),
+    item.createdAt,
+    oneLine(item.lastError ?? '', 60),
+  ]);
+  return [
+    rows.length === 0
+      ? 'no messages'
+      : formatTable(
+          ['MESSAGE ID', 'STATUS', 'TOPIC', 'AGGREGATE', 'ATTEMPTS', 'CREATED', 'LAST ERROR'],
+          rows,
+        ),
+    ...(page.cursor === undefined ? [] : ['', `more: --cursor ${page.cursor}`]),
+  ].join('\n');
+}
+
+/** The stored message, its history and its audit rows. */
+export function formatMessageDetails(details: MessageDetails): string {
+  const { message } = details;
+  const fields = [
+    'messageId',
+    'status',
+    'topic',
+    'aggregateId',
+    'attempts',
+    'resends',
+    'createdAt',
+    'updatedAt',
+    'sentAt',
+    'confirmedAt',
+    'nextAttemptAt',
+    'lastError',
+    'outcome',
+  ].filter((field) => message[field] !== undefined);
+  const width = Math.max(...fields.map((field) => field.length));
+  const history = details.history.map((entry) => [
+    entry.at,
+    entry.event,
+    entry.from === undefined ? '' : `${entry.from} → ${entry.to ?? ''}`,
+    entry.by ?? '',
+    oneLine(entry.reason ?? entry.outcome ?? '', 60),
+  ]);
+  const audit = details.audit.map((row) => [row.at, row.action, row.actor, oneLine(row.reason, 60)]);
+  return [
+    ...fields.map((field) => `${field.padEnd(width)}  ${String(message[field])}`),
+    '',
+    'payload',
+    indent(JSON.stringify(message.payload ?? null, null, 2)),
+    '',
+    history.length === 0
+      ? 'history: none'
+      : formatTable(['AT', 'EVENT', 'CHANGE', 'BY', 'REASON / OUTCOME'], history),
+    '',
+    audit.length === 0 ? 'audit: none' : formatTable(['AT', 'ACTION', 'ACTOR', 'REASON'], audit),
+  ].join('\n');
+}
+
+/** `replayed 01HW… (order.created, order-17): FAILED → PENDING`. */
+export function formatActionResult(result: MessageActionResult): string {
+  const verb = result.action === 'CANCEL' ? 'cancelled' : 'replayed';
+  return (
+    `${verb} ${result.messageId} (${result.topic}, ${result.aggregateId}): ${result.from} → ${result.to}` +
+    ` at ${result.at}, audit ${result.actionId}`
+  );
+}
+
+/** What a bulk replay did, or would do in a dry run. */
+export function formatBulkReplay(report: BulkReplayReport): string {
+  if (report.dryRun) {
+    const rows = (report.wouldReplay ?? []).map((c) => [c.messageId, c.status, c.createdAt]);
+    return [
+      `dry run: would replay ${report.total} message(s)`,
+      ...(rows.length === 0 ? [] : ['', formatTable(['MESSAGE ID', 'STATUS', 'CREATED'], rows)]),
+    ].join('\n');
+  }
+  return [
+    `replayed ${report.replayed} of ${report.total} (skipped ${report.skipped}, failed ${report.failed})` +
+      (report.bulkId === undefined ? '' : `, run ${report.bulkId}`),
+    ...report.problems.map((problem) => `  ${problem.messageId}: ${problem.error}`),
+  ].join('\n');
+}
+
+/** What a redrive moved, per dead-letter queue. */
+export function formatRedrive(report: RedriveReport): string {
+  const rows = report.queues.map((queue) => [
+    lastSegment(queue.deadLetterQueueUrl),
+    lastSegment(queue.sourceQueueUrl),
+    String(queue.examined),
+    String(queue.matched),
+    String(report.dryRun ? 0 : queue.moved),
+    String(queue.resumed),
+    String(queue.left),
+  ]);
+  const wouldMove = report.queues.flatMap((queue) =>
+    (queue.wouldMove ?? []).map((info) => [
+      lastSegment(queue.deadLetterQueueUrl),
+      info.sqsMessageId,
+      info.messageId ?? '(none)',
+      info.topic ?? '',
+    ]),
+  );
+  return [
+    report.dryRun
+      ? `dry run: would move ${report.matched} of ${report.examined} dead letter(s)`
+      : `moved ${report.moved} dead letter(s) back (${report.resumed} resumed from an interrupted run, ${report.left} left)`,
+    ...(rows.length === 0
+      ? []
+      : [
+          '',
+          formatTable(['DEAD-LETTER QUEUE', 'TO', 'EXAMINED', 'MATCHED', 'MOVED', 'RESUMED', 'LEFT'], rows),
+        ]),
+    ...(wouldMove.length === 0
+      ? []
+      : ['', formatTable(['DEAD-LETTER QUEUE', 'SQS MESSAGE ID', 'MESSAGE ID', 'TOPIC'], wouldMove)]),
+  ].join('\n');
+}
+
+/** The SQS message move tasks started. */
+export function formatMoveTasks(tasks: readonly StartedMoveTask[]): string {
+  return [
+    `started ${tasks.length} SQS message move task(s); SQS moves the messages in the background`,
+    ...tasks.map(
+      (task) =>
+        `  ${lastSegment(task.deadLetterQueueUrl)} → ${lastSegment(task.sourceQueueUrl)}: ${task.taskHandle}`,
+    ),
+  ].join('\n');
+}
+
+/** What an erase removed. */
+export function formatErase(result: EraseResult): string {
+  return [
+    `erased aggregate ${result.aggregateId}: ${result.messagesDeleted} message(s), ${result.inboxRowsDeleted} inbox row(s); audit ${result.actionId}`,
+    ...(result.skippedInFlight.length === 0
+      ? []
+      : [
+          `kept ${result.skippedInFlight.length} message(s) that started a delivery meanwhile (erase again once confirmed): ${result.skippedInFlight.join(', ')}`,
+        ]),
+  ].join('\n');
+}
+
+/** The runbook's steps and what remains unresolved. */
+export function formatRecover(report: RecoverReport): string {
+  const { health, replay, redrive, wait, unresolved } = report;
+  const lines = [
+    `recover ${report.topic}`,
+    `  1. downstream  ${health.checked ? (health.healthy ? 'healthy' : 'UNHEALTHY') : 'not checked'}: ${health.detail}`,
+  ];
+  if (report.outcome === 'UNHEALTHY') {
+    lines.push('  stopped: fix the downstream first, then run recover again (nothing was replayed or moved)');
+    return lines.join('\n');
+  }
+  lines.push(
+    replay === undefined
+      ? '  2. replay      no FAILED messages'
+      : `  2. replay      ${replay.replayed} of ${replay.total} FAILED message(s) replayed (skipped ${replay.skipped}, failed ${replay.failed})`,
+    redrive === undefined
+      ? '  3. redrive     no dead letters of the topic'
+      : `  3. redrive     ${redrive.moved + redrive.resumed} dead letter(s) moved back to the topic's queue`,
+    wait.tracked === 0
+      ? '  4. wait        nothing to wait for'
+      : `  4. wait        ${wait.confirmed} of ${wait.tracked} CONFIRMED after ${wait.waitedSeconds}s` +
+          (wait.timedOut ? ' (gave up waiting)' : ''),
+  );
+  const remaining = [
+    ...unresolved.messages.map(
+      (message) => `  message ${message.messageId} is ${message.status} (${message.step})`,
+    ),
+    ...(unresolved.failed === 0 ? [] : [`  ${unresolved.failed} FAILED message(s) of the topic`]),
+    ...unresolved.deadLetterQueues
+      .filter((queue) => queue.messages + queue.inFlight > 0)
+      .map(
+        (queue) =>
+          `  ${queue.messages + queue.inFlight} message(s) in dead-letter queue ${queue.queueName}` +
+          (queue.inFlight > 0 ? ` (${queue.inFlight} in flight)` : ''),
+      ),
+  ];
+  lines.push(
+    remaining.length === 0
+      ? '  5. result      resolved: nothing remains'
+      : `  5. result      UNRESOLVED:\n${remaining.map((line) => `  ${line}`).join('\n')}`,
+  );
+  return lines.join('\n');
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}
+
+function lastSegment(url: string): string {
+  return url.split('/').filter(Boolean).at(-1) ?? url;
+}

@@ -1,0 +1,565 @@
+/**
+ * The `outbox` CLI: the operations core (`OutboxAdmin`) from a terminal, against AWS or an emulator
+ * (`AWS_ENDPOINT_URL`), on the outbox found in a CloudFormation stack by its template metadata.
+ */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { monotonicFactory } from 'ulid';
+import type { AdminDeps } from '../admin/admin-deps.ts';
+import { InvalidAdminRequestError, MoveTaskUnavailableError } from '../admin/admin-errors.ts';
+import { SqsAdminQueues } from '../admin/admin-queues.ts';
+import { deadLetterRoutes } from '../admin/dead-letter-routes.ts';
+import { OutboxAdmin } from '../admin/outbox-admin.ts';
+import type { RedriveInput } from '../admin/redrive-dead-letters.ts';
+import {
+  type AwsClientConfig,
+  awsClientConfig,
+  createDocumentClient,
+  createSqsClient,
+} from '../aws/clients.ts';
+import { OutboxError } from '../errors.ts';
+import { EXIT_CODES_HELP, ExitCode, exitCodeOf } from './exit-codes.ts';
+import {
+  formatActionResult,
+  formatBulkReplay,
+  formatErase,
+  formatMessageDetails,
+  formatMessagePage,
+  formatMoveTasks,
+  formatRecover,
+  formatRedrive,
+  formatStats,
+} from './format-output.ts';
+import { loadHealthCheck } from './health-check.ts';
+import { type CallerIdentity, operatorIdentity } from './operator-identity.ts';
+import { type ProgressStream, progressReporter } from './progress.ts';
+import { RecoverOutcome, recoverTopic } from './recover.ts';
+import { type DiscoveredOutbox, discoverOutbox } from './stack-discovery.ts';
+import { chooseStackName } from './stack-name.ts';
+
+/** Clients and seams a test (or another front end) may give the CLI instead of the default ones. */
+export interface CliClients {
+  readonly cloudFormation?: CloudFormationClient;
+  /** The operations core's dependencies for the discovered outbox. @default DynamoDB and SQS clients */
+  readonly adminDeps?: (outbox: DiscoveredOutbox, config: AwsClientConfig) => AdminDeps;
+  /** The caller's ARN on AWS (STS GetCallerIdentity). */
+  readonly callerIdentity?: CallerIdentity;
+  readonly clock?: () => Date;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Pause between two looks at the messages `recover` waits for. @default 2000 */
+  readonly recoverPollIntervalMs?: number;
+}
+
+/** Where the CLI reads and writes. */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: ProgressStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Where `--health` modules are found from. @default process.cwd() */
+  readonly cwd?: string;
+  readonly clients?: CliClients;
+}
+
+/** Emulator settings when the environment gives none: the region emulators default to, dummy credentials. */
+const EMULATOR_DEFAULTS = {
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+} as const;
+
+const DEFAULTS = { ratePerSecond: 10, waitSeconds: 300 } as const;
+
+interface GlobalOptions {
+  readonly stack?: string;
+  readonly json?: boolean;
+}
+
+/**
+ * Runs the CLI on `argv` (the arguments after the program name) and resolves with its exit code (see
+ * {@link ExitCode}); never throws. Results go to stdout (one JSON document with `--json`), errors, notes and
+ * progress to stderr.
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const session = new Session(io);
+  let exitCode: ExitCode = ExitCode.OK;
+  const program = buildProgram(io, async (command, run) => {
+    exitCode = (await run(session.globals(command))) ?? ExitCode.OK;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    const code = exitCodeOf(error);
+    // Commander has already printed its own errors (and the help).
+    if (!(error instanceof CommanderError)) {
+      io.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (argv.includes('--json')) io.stdout.write(`${toJson(errorDocument(error, code))}\n`);
+    }
+    return code;
+  } finally {
+    session.close();
+  }
+}
+
+type Action = (globals: GlobalOptions & { readonly session: Session }) => Promise<ExitCode | undefined>;
+type Runner = (command: Command, run: Action) => Promise<void>;
+
+function buildProgram(io: CliIo, runner: Runner): Command {
+  const program = new Command()
+    .name('outbox')
+    .description(
+      'Operate a serverless-outbox: inspect, replay, cancel, redrive, erase, recover. Finds the outbox in a ' +
+        'CloudFormation stack by its template metadata; AWS_ENDPOINT_URL points it at an emulator.',
+    )
+    .option(
+      '--stack <name>',
+      'the stack holding the outbox (default with AWS_ENDPOINT_URL: the *-local stack)',
+    )
+    .option('--json', 'print one JSON document on stdout instead of tables')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .exitOverride()
+    .showHelpAfterError('(outbox --help lists the commands and options)')
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+  const action = (command: Command, run: Action) => runner(command, run);
+
+  program
+    .command('stats')
+    .description('counts per status and topic, oldest PENDING and SENT-unconfirmed ages, DLQ depths')
+    .action(function (this: Command) {
+      return action(this, async ({ session }) => {
+        const stats = await (await session.admin()).stats();
+        session.print(stats, formatStats);
+        return undefined;
+      });
+    });
+
+  program
+    .command('list')
+    .description('a page of messages through the indexes (give at least one filter)')
+    .option('--status <status>', 'PENDING, SENT, FAILED or CANCELLED (CONFIRMED with --aggregate-id)')
+    .option('--topic <topic>')
+    .option('--aggregate-id <id>')
+    .option('--since <instant>', 'only messages created at or after this ISO-8601 instant')
+    .option('--limit <n>', 'messages per page (1–500, default 50)', integerOption('--limit'))
+    .option('--cursor <cursor>', 'the cursor the previous page printed')
+    .action(function (this: Command) {
+      const options = this.opts<{
+        status?: string;
+        topic?: string;
+        aggregateId?: string;
+        since?: string;
+        limit?: number;
+        cursor?: string;
+      }>();
+      return action(this, async ({ session }) => {
+        const page = await (await session.admin()).listMessages(options);
+        session.print(page, formatMessagePage);
+        return undefined;
+      });
+    });
+
+  program
+    .command('show')
+    .description('a message: its stored record, its history and its audit rows')
+    .argument('<id>', 'the message id')
+    .action(function (this: Command, id: string) {
+      return action(this, async ({ session }) => {
+        const details = await (await session.admin()).showMessage(id);
+        session.print(details, formatMessageDetails);
+        return undefined;
+      });
+    });
+
+  program
+    .command('replay')
+    .description(
+      'FAILED or CANCELLED → PENDING: one message by id, or a topic’s FAILED messages with --topic (paced)',
+    )
+    .argument('[id]', 'the message id (omit it with --topic)')
+    .requiredOption('--reason <text>', 'why: kept in the audit trail and the message history')
+    .option('--topic <topic>', 'bulk: replay the FAILED messages of this topic')
+    .option('--from <instant>', 'bulk: created at or after this ISO-8601 instant')
+    .option('--to <instant>', 'bulk: created at or before this ISO-8601 instant')
+    .option('--include-cancelled', 'bulk: replay CANCELLED messages of the range too')
+    .option('--rate <n>', 'bulk: replays per second at most', rateOption('--rate'), DEFAULTS.ratePerSecond)
+    .option('--dry-run', 'bulk: list what would be replayed, change nothing')
+    .action(function (this: Command, id: string | undefined) {
+      const options = this.opts<{
+        reason: string;
+        topic?: string;
+        from?: string;
+        to?: string;
+        includeCancelled?: boolean;
+        rate: number;
+        dryRun?: boolean;
+      }>();
+      return action(this, async ({ session }) => {
+        const admin = await session.admin();
+        const actor = await session.actor();
+        if (id !== undefined) {
+          const bulkOnly = ['topic', 'from', 'to', 'includeCancelled', 'dryRun'].filter(
+            (name) => options[name as keyof typeof options] !== undefined,
+          );
+          if (bulkOnly.length > 0) {
+            throw new InvalidAdminRequestError(
+              `--${kebab(bulkOnly[0] ?? '')}`,
+              'is for a bulk replay by --topic; omit the message id, or the option',
+            );
+          }
+          session.print(
+            await admin.replay({ messageId: id, reason: options.reason, actor }),
+            formatActionResult,
+          );
+          return undefined;
+        }
+        if (options.topic === undefined) {
+          throw new InvalidAdminRequestError('<id>', 'or --topic is required: which message(s) to replay');
+        }
+        const progress = progressReporter(io.stderr);
+        const report = await admin.bulkReplay({
+          topic: options.topic,
+          ...(options.from === undefined ? {} : { from: options.from }),
+          ...(options.to === undefined ? {} : { to: options.to }),
+          includeCancelled: options.includeCancelled === true,
+          reason: options.reason,
+          actor,
+          ratePerSecond: options.rate,
+          dryRun: options.dryRun === true,
+          onProgress: (p) => progress.replay(p),
+        });
+        progress.end();
+        session.print(report, formatBulkReplay);
+        return report.failed > 0 ? ExitCode.FAILURE : undefined;
+      });
+    });
+
+  program
+    .command('cancel')
+    .description('PENDING or FAILED → CANCELLED (a copy already in flight may still be applied)')
+    .argument('<id>', 'the message id')
+    .requiredOption('--reason <text>', 'why: kept in the audit trail and the message history')
+    .action(function (this: Command, id: string) {
+      const { reason } = this.opts<{ reason: string }>();
+      return action(this, async ({ session }) => {
+        const admin = await session.admin();
+        session.print(
+          await admin.cancel({ messageId: id, reason, actor: await session.actor() }),
+          formatActionResult,
+        );
+        return undefined;
+      });
+    });
+
+  program
+    .command('redrive')
+    .description('move dead letters back to their source queue (filtered, paced, journalled)')
+    .option('--topic <topic>', "only this topic's messages, from its queue's DLQ")
+    .option('--message-id <ids...>', 'only these outbox message ids')
+    .option('--queue <queue>', 'only this DLQ (URL or name, or its source queue’s)')
+    .option('--rate <n>', 'messages per second at most', rateOption('--rate'), DEFAULTS.ratePerSecond)
+    .option('--max <n>', 'move at most this many', integerOption('--max'))
+    .option('--dry-run', 'list what would move, change nothing')
+    .option('--reason <text>', 'why, for the audit trail')
+    .option('--no-move-task', 'on AWS, never hand an unfiltered redrive to an SQS message move task')
+    .action(function (this: Command) {
+      const options = this.opts<{
+        topic?: string;
+        messageId?: string[];
+        queue?: string;
+        rate: number;
+        max?: number;
+        dryRun?: boolean;
+        reason?: string;
+        moveTask: boolean;
+      }>();
+      return action(this, async ({ session }) => {
+        const admin = await session.admin();
+        const input: RedriveInput = {
+          ...(options.topic === undefined ? {} : { topic: options.topic }),
+          ...(options.messageId === undefined ? {} : { messageIds: options.messageId }),
+          ...(options.queue === undefined ? {} : { queue: options.queue }),
+          ...(options.max === undefined ? {} : { maxMessages: options.max }),
+          ...(options.reason === undefined ? {} : { reason: options.reason }),
+          ratePerSecond: options.rate,
+          dryRun: options.dryRun === true,
+          actor: await session.actor(),
+        };
+        if (options.moveTask && !session.onEmulator && admin.canUseMoveTask(input)) {
+          try {
+            const tasks = await admin.startMoveTasks({
+              actor: input.actor,
+              ...(input.queue === undefined ? {} : { queue: input.queue }),
+              ...(input.reason === undefined ? {} : { reason: input.reason }),
+              ...(Number.isInteger(input.ratePerSecond) && input.ratePerSecond <= 500
+                ? { ratePerSecond: input.ratePerSecond }
+                : {}),
+            });
+            session.print(tasks, formatMoveTasks);
+            return undefined;
+          } catch (error) {
+            if (!(error instanceof MoveTaskUnavailableError)) throw error;
+            io.stderr.write('note: no SQS message move task here; moving by receive/send/delete\n');
+          }
+        }
+        const progress = progressReporter(io.stderr);
+        const report = await admin.redriveDeadLetters({ ...input, onProgress: (p) => progress.redrive(p) });
+        progress.end();
+        session.print(report, formatRedrive);
+        return undefined;
+      });
+    });
+
+  program
+    .command('erase')
+    .description("erase an aggregate's messages and inbox rows (data-protection request), audited")
+    .requiredOption('--aggregate-id <id>', 'the aggregate')
+    .requiredOption('--reason <text>', 'why: kept in the audit trail (no personal data)')
+    .action(function (this: Command) {
+      const { aggregateId, reason } = this.opts<{ aggregateId: string; reason: string }>();
+      return action(this, async ({ session }) => {
+        const admin = await session.admin();
+        session.print(await admin.erase({ aggregateId, reason, actor: await session.actor() }), formatErase);
+        return undefined;
+      });
+    });
+
+  program
+    .command('recover')
+    .description(
+      'the runbook for a topic: check the downstream (--health), replay its FAILED messages, redrive its ' +
+        'DLQ, wait until they are CONFIRMED, print what remains (exit 0 only when nothing does)',
+    )
+    .requiredOption('--topic <topic>', 'the topic to recover')
+    .option('--health <module>', 'a module exporting checkHealth(topic, context) → {healthy, detail}')
+    .option(
+      '--rate <n>',
+      'replays and moves per second at most',
+      rateOption('--rate'),
+      DEFAULTS.ratePerSecond,
+    )
+    .option(
+      '--wait <seconds>',
+      'how long to wait for CONFIRMED',
+      integerOption('--wait'),
+      DEFAULTS.waitSeconds,
+    )
+    .option('--reason <text>', 'why, for the audit trail (default: outbox recover --topic <topic>)')
+    .action(function (this: Command) {
+      const options = this.opts<{
+        topic: string;
+        health?: string;
+        rate: number;
+        wait: number;
+        reason?: string;
+      }>();
+      return action(this, async ({ session }) => {
+        const check =
+          options.health === undefined
+            ? undefined
+            : await loadHealthCheck(options.health, io.cwd ?? process.cwd());
+        const admin = await session.admin();
+        const outbox = await session.outbox();
+        if (outbox.topicQueues[options.topic] === undefined) {
+          throw new InvalidAdminRequestError(
+            '--topic',
+            `is not a topic of the outbox in ${outbox.stackName} (${Object.keys(outbox.topicQueues).join(', ') || 'none'})`,
+          );
+        }
+        const progress = progressReporter(io.stderr);
+        const report = await recoverTopic(
+          {
+            admin,
+            ...(check === undefined
+              ? {}
+              : { health: { check, context: { outbox, clientConfig: session.config } } }),
+            clock: io.clients?.clock ?? (() => new Date()),
+            sleep: session.sleep,
+            onReplayProgress: (p) => progress.replay(p),
+            onRedriveProgress: (p) => progress.redrive(p),
+            onStep: (line) => {
+              progress.end();
+              io.stderr.write(`${line}…\n`);
+            },
+          },
+          {
+            topic: options.topic,
+            reason: options.reason ?? `outbox recover --topic ${options.topic}`,
+            actor: await session.actor(),
+            ratePerSecond: options.rate,
+            waitSeconds: options.wait,
+            ...(io.clients?.recoverPollIntervalMs === undefined
+              ? {}
+              : { pollIntervalMs: io.clients.recoverPollIntervalMs }),
+          },
+        );
+        progress.end();
+        session.print(report, formatRecover);
+        return {
+          [RecoverOutcome.RESOLVED]: ExitCode.OK,
+          [RecoverOutcome.UNRESOLVED]: ExitCode.FAILURE,
+          [RecoverOutcome.UNHEALTHY]: ExitCode.UNHEALTHY,
+        }[report.outcome];
+      });
+    });
+
+  return program;
+}
+
+/** What one run of the CLI holds: its clients, the discovered outbox and the operator, each made when first needed. */
+class Session {
+  readonly config: AwsClientConfig;
+  readonly onEmulator: boolean;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly #io: CliIo;
+  readonly #destroy: (() => void)[] = [];
+  #json = false;
+  #stack: string | undefined;
+  #outbox: Promise<DiscoveredOutbox> | undefined;
+  #admin: Promise<OutboxAdmin> | undefined;
+  #actor: Promise<string> | undefined;
+
+  constructor(io: CliIo) {
+    this.#io = io;
+    const endpoint = io.env.AWS_ENDPOINT_URL;
+    this.onEmulator = endpoint !== undefined && endpoint !== '';
+    const config = awsClientConfig(io.env);
+    this.config = this.onEmulator
+      ? {
+          ...config,
+          region: config.region ?? EMULATOR_DEFAULTS.region,
+          credentials: config.credentials ?? { ...EMULATOR_DEFAULTS.credentials },
+        }
+      : config;
+    this.sleep = io.clients?.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  }
+
+  globals(command: Command): GlobalOptions & { readonly session: Session } {
+    const globals = command.optsWithGlobals<GlobalOptions>();
+    this.#json = globals.json === true;
+    this.#stack = globals.stack;
+    return { ...globals, session: this };
+  }
+
+  /** Prints `value` as JSON with `--json`, else as `format` renders it. */
+  print<T>(value: T, format: (value: T) => string): void {
+    this.#io.stdout.write(`${this.#json ? toJson(value) : format(value)}\n`);
+  }
+
+  outbox(): Promise<DiscoveredOutbox> {
+    this.#outbox ??= (async () => {
+      const cloudFormation =
+        this.#io.clients?.cloudFormation ?? this.#own(new CloudFormationClient({ ...this.config }));
+      const stackName = await chooseStackName(cloudFormation, {
+        ...(this.#stack === undefined ? {} : { stack: this.#stack }),
+        ...(this.onEmulator ? { endpoint: this.#io.env.AWS_ENDPOINT_URL } : {}),
+      });
+      const outbox = await discoverOutbox(cloudFormation, stackName);
+      for (const note of outbox.notes) this.#io.stderr.write(`note: ${note}\n`);
+      return outbox;
+    })();
+    return this.#outbox;
+  }
+
+  admin(): Promise<OutboxAdmin> {
+    this.#admin ??= (async () => {
+      const outbox = await this.outbox();
+      const deps = this.#io.clients?.adminDeps?.(outbox, this.config) ?? this.#adminDeps(outbox);
+      // A DLQ that fits no route fails now, not in the middle of a redrive.
+      deadLetterRoutes(deps);
+      return new OutboxAdmin(deps);
+    })();
+    return this.#admin;
+  }
+
+  actor(): Promise<string> {
+    this.#actor ??= operatorIdentity({
+      env: this.#io.env,
+      ...(this.#io.clients?.callerIdentity === undefined
+        ? {}
+        : { callerIdentity: this.#io.clients.callerIdentity }),
+    });
+    return this.#actor;
+  }
+
+  close(): void {
+    for (const destroy of this.#destroy.splice(0)) destroy();
+  }
+
+  #adminDeps(outbox: DiscoveredOutbox): AdminDeps {
+    const client = this.#own(createDocumentClient(this.config));
+    const sqs = this.#own(createSqsClient(this.config));
+    return {
+      client,
+      queues: new SqsAdminQueues(sqs),
+      outboxTable: outbox.outboxTable,
+      auditTable: outbox.auditTable,
+      topicQueues: outbox.topicQueues,
+      deadLetterQueues: outbox.deadLetterQueues,
+      deliveryInboxes: outbox.deliveryInboxes,
+      dueShards: outbox.dueShards,
+      retentionDays: outbox.retentionDays,
+      clock: this.#io.clients?.clock ?? (() => new Date()),
+      newId: monotonicFactory(),
+      sleep: this.sleep,
+    };
+  }
+
+  #own<T extends { destroy(): void }>(client: T): T {
+    this.#destroy.push(() => client.destroy());
+    return client;
+  }
+}
+
+/** A positive whole number option. */
+function integerOption(flag: string): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < 1) {
+      throw new InvalidArgumentError(`${flag} must be a whole number above 0, got ${value}`);
+    }
+    return number;
+  };
+}
+
+/** A rate option: a number above 0. */
+function rateOption(flag: string): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (value.trim() === '' || !Number.isFinite(number) || number <= 0) {
+      throw new InvalidArgumentError(
+        `${flag} must be a number of operations per second above 0, got ${value}`,
+      );
+    }
+    return number;
+  };
+}
+
+/** JSON of a result; big integers (exact DynamoDB numbers) as text, sets as arrays. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_key, item: unknown) =>
+      typeof item === 'bigint' ? item.toString() : item instanceof Set ? [...item] : item,
+    2,
+  );
+}
+
+/** The `--json` document of an error: its class, its code (an outbox error's), its message and the exit code. */
+function errorDocument(error: unknown, exitCode: ExitCode): Record<string, unknown> {
+  return {
+    error: {
+      name: error instanceof Error ? error.name : 'Error',
+      ...(error instanceof OutboxError ? { code: error.code } : {}),
+      message: error instanceof Error ? error.message : String(error),
+      exitCode,
+    },
+  };
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+}
