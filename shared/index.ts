@@ -182,7 +182,7 @@ export {
   outboxTransaction,
   writeWithOutbox,
 } from './outbox/write-with-outbox.ts';
-export type { MessagePublisher, PublishResult } from './relay/message-publisher.ts';
+export { MESSAGE_ATTRIBUTES, type MessagePublisher, type PublishResult } from './relay/message-publisher.ts';
 export { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from './relay/relay-messages.ts';
 export { SqsPublisher } from './relay/sqs-publisher.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry/retry-policy.ts';

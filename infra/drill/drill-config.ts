@@ -1,4 +1,5 @@
 import type { FaultRates, HopFaultRates } from './faults.ts';
+import type { ObservedMetrics } from './observed-metrics.ts';
 
 /** What a drill run does. */
 export interface DrillConfig {
@@ -24,9 +25,13 @@ export interface DrillResult {
   readonly config: DrillConfig;
   readonly injected: Readonly<Record<string, number>>;
   readonly counts: Readonly<Record<string, number>>;
-  /** Deliveries the consumer saw again and suppressed through the inbox. */
-  readonly duplicatesSuppressed: number;
+  /** Records the consumer handled (each receive of each copy, whatever became of it). */
   readonly deliveries: number;
+  /**
+   * What the relay, sweeper and consumer functions would have published over the run, per topic: the drill calls
+   * the same cores and turns their counts into metrics with the same functions as the handler factories.
+   */
+  readonly metrics: ObservedMetrics;
   /** Wall-clock milliseconds to write every order and to settle afterwards. */
   readonly writeMs: number;
   readonly settleMs: number;

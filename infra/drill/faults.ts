@@ -2,6 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ConsumeDeps, Envelope, MessagePublisher, PublishResult, SweepStore } from 'serverless-outbox';
 import { transactionItemKeys } from './contention.ts';
+import type { UnreportedCommits } from './unreported-commits.ts';
 
 /** The faults injected at every hop of the pipeline, all at the drill's fault rate. */
 export const HOP_FAULT_KINDS = [
@@ -185,9 +186,14 @@ export function crashingSweeperStore(
 /**
  * A consumer that fails transiently before its effect, or crashes after the effect committed and before
  * the ack (the confirm is the last step before the ack, so failing it leaves the effect applied and the
- * message redelivered).
+ * message redelivered). With `commits`, an inbox row committed by a delivery whose confirm then fails
+ * (injected or not) is counted there: no metric counts it.
  */
-export function faultyConsumerDeps(deps: ConsumeDeps, faults: FaultInjector): ConsumeDeps {
+export function faultyConsumerDeps(
+  deps: ConsumeDeps,
+  faults: FaultInjector,
+  commits?: UnreportedCommits,
+): ConsumeDeps {
   const confirmer = deps.confirmer;
   return {
     ...deps,
@@ -198,7 +204,12 @@ export function faultyConsumerDeps(deps: ConsumeDeps, faults: FaultInjector): Co
           if (faults.roll('consumerTransientError')) {
             return Promise.reject(new InjectedFault('consumerTransientError', 'downstream unavailable'));
           }
-          return target.send(command);
+          const sent = target.send(command);
+          if (commits === undefined) return sent;
+          return sent.then((output) => {
+            commits.committed(command, deps.inboxTable);
+            return output;
+          });
         };
       },
     }),
@@ -206,14 +217,20 @@ export function faultyConsumerDeps(deps: ConsumeDeps, faults: FaultInjector): Co
       ? {}
       : {
           confirmer: {
-            confirm: async (messageId: string, now: Date) => {
-              if (faults.roll('consumerCrashAfterCommit')) {
-                throw new InjectedFault(
-                  'consumerCrashAfterCommit',
-                  `effect of ${messageId} committed, no ack`,
-                );
+            confirm: async (messageId: string, now: Date, outcome?: string) => {
+              const failed = commits?.confirming(messageId);
+              try {
+                if (faults.roll('consumerCrashAfterCommit')) {
+                  throw new InjectedFault(
+                    'consumerCrashAfterCommit',
+                    `effect of ${messageId} committed, no ack`,
+                  );
+                }
+                return await confirmer.confirm(messageId, now, outcome);
+              } catch (error) {
+                failed?.();
+                throw error;
               }
-              return confirmer.confirm(messageId, now);
             },
           },
         }),

@@ -1,5 +1,6 @@
 import { DEAD_LETTER_ATTRIBUTES, MessageStatus } from 'serverless-outbox';
 import type { DrillResult } from './drill-config.ts';
+import { checkMetrics, type MetricObservations } from './metric-invariants.ts';
 import type { RogueMessage } from './rogue-messages.ts';
 
 /** A message in the consumer's dead-letter queue: its body and its string attributes (the reason it is there). */
@@ -225,18 +226,39 @@ export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
   return counts;
 }
 
-/** The drill's result from the final tables and what the run counted along the way. */
+/** What a drill run counted along the way, besides the tables. */
+export type DrillRunFigures = Pick<
+  DrillResult,
+  'mode' | 'config' | 'injected' | 'deliveries' | 'writeMs' | 'settleMs' | 'simulatedMs' | 'metrics'
+> &
+  Pick<MetricObservations, 'unreportedCommits'>;
+
+/**
+ * The drill's result from the final tables and what the run counted along the way: the invariants of the tables,
+ * then those that hold the metrics to the tables.
+ */
 export function drillResult(
-  run: Pick<
-    DrillResult,
-    'mode' | 'config' | 'injected' | 'duplicatesSuppressed' | 'deliveries' | 'writeMs' | 'settleMs'
-  > & {
-    readonly simulatedMs?: number;
-  },
+  run: DrillRunFigures,
   snapshot: DrillSnapshot,
   counts: Readonly<Record<string, number>>,
 ): DrillResult {
-  return { ...run, counts: { ...outcomeCounts(snapshot), ...counts }, invariants: checkInvariants(snapshot) };
+  const { unreportedCommits, ...result } = run;
+  const unreported = Object.values(unreportedCommits).reduce(
+    (sum, { applied, rejected }) => sum + applied + rejected,
+    0,
+  );
+  return {
+    ...result,
+    counts: {
+      ...outcomeCounts(snapshot),
+      ...counts,
+      'inbox rows whose delivery failed after its commit (in no metric)': unreported,
+    },
+    invariants: [
+      ...checkInvariants(snapshot),
+      ...checkMetrics(snapshot, { metrics: run.metrics, unreportedCommits }),
+    ],
+  };
 }
 
 /** The four tables the invariants read. */

@@ -3,7 +3,6 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import {
-  type ConsumeResult,
   DEFAULT_DUE_SHARDS,
   DEFAULT_RETRY_POLICY,
   DEFAULT_SWEEPER_SETTINGS,
@@ -18,7 +17,13 @@ import {
   sweep,
 } from 'serverless-outbox';
 import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS, QUEUE_DEFAULTS } from 'serverless-outbox/cdk';
-import { consumeSqsBatch, relayStreamBatch, type SqsConsumer } from 'serverless-outbox/lambda';
+import {
+  consumeMetrics,
+  consumeSqsEvent,
+  relayStreamEvent,
+  type SqsConsumer,
+  sendMetrics,
+} from 'serverless-outbox/lambda';
 import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from 'serverless-outbox/testing';
 import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import { createOrder } from '../../functions/orders/create-order/create-order.ts';
@@ -38,6 +43,8 @@ import {
   seededRandom,
 } from './faults.ts';
 import { type DrillTable, drillResult, takeSnapshot } from './invariants.ts';
+import { CONSUMER_ACTOR } from './metric-invariants.ts';
+import { MetricsTally } from './observed-metrics.ts';
 import {
   HOT_SKU,
   hotOrderCount,
@@ -47,6 +54,7 @@ import {
   skuName,
 } from './order-factory.ts';
 import { type RogueMessage, rogueOutboxItems } from './rogue-messages.ts';
+import { UnreportedCommits } from './unreported-commits.ts';
 
 /** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
 const TICK_MS = 1_000;
@@ -94,7 +102,7 @@ const TABLES: Readonly<Record<DrillTable, MemoryTableSchema>> = {
 };
 
 /**
- * The scale drill: the same cores (createOrder, relayStreamBatch, consumeSqsBatch, sweep) and the same
+ * The scale drill: the same cores (createOrder, relayStreamEvent, consumeSqsEvent, sweep) and the same
  * DynamoDB update expressions as production, run against in-memory tables and queues with the same fault
  * injection as the moto drill, on a simulated clock so that hours of backoff pass in seconds. Halfway through
  * come the burst on the hot SKU, whose transactions are cancelled with TransactionConflict at the configured
@@ -144,21 +152,23 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     await memory.send(new PutCommand({ TableName: 'inventory', Item: { sku, available } }));
   }
 
-  const store = () =>
-    new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: CONFIRM_DEADLINE_MS });
+  // Each function's store names it in the history, as the handler factories' stores do.
+  const store = (actor: string) =>
+    new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: CONFIRM_DEADLINE_MS, actor });
   const poisoned = new Set<string>();
   const relayDeps: RelayDeps = {
     publisher: faultyPublisher(queues, faults, poisoned),
-    store: crashingAfterSend(store(), faults),
+    store: crashingAfterSend(store('relay'), faults),
     queueFor: (topic) => (topic === ORDER_CREATED ? QUEUE : undefined),
     retryPolicyFor: () => DEFAULT_RETRY_POLICY,
     clock,
     random,
   };
   const writer: OutboxWriterOptions = { client, outboxTable: 'outbox' };
+  // What the functions would have published, from the same cores and the same functions as the handler factories.
+  const metrics = new MetricsTally();
+  const commits = new UnreportedCommits();
   let deliveries = 0;
-  let duplicates = 0;
-  let requeued = 0;
   // The consumer's transactions on the hot SKU meet contention: TransactionConflict at the configured rate.
   const consumerClient = faultyDocumentClient(
     conflictingDocumentClient(
@@ -174,23 +184,22 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       {
         client: consumerClient,
         inboxTable: 'inbox',
-        confirmer: store(),
+        confirmer: store(CONSUMER_ACTOR),
         clock,
         random,
         // The clock is simulated: the consumer's few milliseconds between conflict retries pass at once.
         sleep: async () => {},
       },
       faults,
+      commits,
     ),
-    // Counts what the consumer saw: every delivery, the duplicates its inbox suppressed, the contention requeues.
+    // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
     logger: {
-      info: (_message, data) => {
+      info: () => {
         deliveries += 1;
-        if ((data as Partial<ConsumeResult>).kind === 'DUPLICATE') duplicates += 1;
       },
-      warn: (_message, data) => {
+      warn: () => {
         deliveries += 1;
-        if (data.disposition === 'REQUEUED') requeued += 1;
       },
     },
     failures: {
@@ -279,7 +288,8 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       const batch = takeBatch(stream, faults);
       if (batch.length === 0) continue;
       const event: DynamoDBStreamEvent = { Records: batch };
-      const response = await relayStreamBatch(event, relayDeps, quietLogger);
+      const { response, report } = await relayStreamEvent(event, relayDeps, quietLogger);
+      metrics.add(sendMetrics(report.topics));
       const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
       const firstFailed = batch.findIndex((record) => failed.has(record.dynamodb?.SequenceNumber ?? ''));
       if (firstFailed === -1) continue;
@@ -297,7 +307,10 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       const records = queues.receive(QUEUE, CONSUMER_BATCH_SIZE);
       if (records.length === 0) break;
       const event: SQSEvent = { Records: records };
-      const response = await consumeSqsBatch(event, context('inventoryConsumer'), consumer);
+      const { response, topics } = await commits.invocation(() =>
+        consumeSqsEvent(event, context('inventoryConsumer'), consumer),
+      );
+      metrics.add(consumeMetrics(topics));
       const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
       for (const record of records)
         if (!failed.has(record.messageId)) queues.delete(QUEUE, record.receiptHandle);
@@ -309,7 +322,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
         let rounds = 0;
         return sweep({
           ...relayDeps,
-          store: crashingSweeperStore(crashingAfterSend(store(), faults), faults, random),
+          store: crashingSweeperStore(crashingAfterSend(store('sweeper'), faults), faults, random),
           owner: `${owner}-${simulatedNow}`,
           deliveryCheckFor: () => inboxDeliveryCheck(client, 'inbox'),
           remainingMs: () => (rounds++ === 0 ? Number.MAX_SAFE_INTEGER : 0),
@@ -318,7 +331,13 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
         });
       }),
     );
-    for (const run of runs) sweeperErrors += run.status === 'rejected' ? 1 : run.value.errors;
+    for (const run of runs) {
+      if (run.status === 'rejected') sweeperErrors += 1;
+      else {
+        sweeperErrors += run.value.errors;
+        metrics.add(sendMetrics(run.value.topics));
+      }
+    }
 
     simulatedNow += TICK_MS;
     const settled = acknowledged.size - open.size;
@@ -340,11 +359,12 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       mode: 'memory',
       config,
       injected: { ...faults.injected },
-      duplicatesSuppressed: duplicates,
       deliveries,
       writeMs,
       settleMs,
       simulatedMs: simulatedNow - startedAt,
+      metrics: metrics.totals(),
+      unreportedCommits: commits.counts(),
     },
     snapshot,
     {
@@ -352,7 +372,6 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       'sweeper steps that failed (left to the lease)': sweeperErrors,
       'hot SKU orders (one burst)': hotOrders.size,
       'TransactionConflict cancellations (injected)': faults.injected.hotSkuConflict,
-      'requeued after losing every try to contention': requeued,
       'dead-lettered by consumer': queues.depth(DEAD_LETTER_QUEUE),
     },
   );

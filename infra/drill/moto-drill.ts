@@ -12,10 +12,12 @@ import {
   sweep,
 } from 'serverless-outbox';
 import {
+  consumeMetrics,
   consumerParts,
-  consumeSqsBatch,
+  consumeSqsEvent,
   relayDeps,
-  relayStreamBatch,
+  relayStreamEvent,
+  sendMetrics,
   sweeperDeps,
 } from 'serverless-outbox/lambda';
 import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
@@ -36,6 +38,7 @@ import {
   throttledStore,
 } from './faults.ts';
 import { type DeadLetterCopy, type DrillTable, drillResult, takeSnapshot } from './invariants.ts';
+import { MetricsTally } from './observed-metrics.ts';
 import {
   HOT_SKU,
   hotOrderCount,
@@ -45,6 +48,7 @@ import {
   skuName,
 } from './order-factory.ts';
 import { type RogueMessage, rogueOutboxItems, rogueUnreadableNumberItem } from './rogue-messages.ts';
+import { UnreportedCommits } from './unreported-commits.ts';
 
 /**
  * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,
@@ -85,17 +89,17 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   const poisoned = new Set<string>();
   // moto never answers TransactionConflict: the consumer's client gets DynamoDB's optimistic concurrency.
   const concurrency = new OptimisticConcurrency();
+  // What the functions would have published, from the same cores and the same functions as the handler factories.
+  const metrics = new MetricsTally();
+  const commits = new UnreportedCommits();
   let deliveries = 0;
-  let duplicates = 0;
-  let requeued = 0;
+  // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
   const counting = {
-    info: (_message: string, data: Record<string, unknown>) => {
+    info: () => {
       deliveries += 1;
-      if (data.kind === 'DUPLICATE') duplicates += 1;
     },
-    warn: (_message: string, data: Record<string, unknown>) => {
+    warn: () => {
       deliveries += 1;
-      if (data.disposition === 'REQUEUED') requeued += 1;
     },
   };
   const quiet = { info: () => {}, warn: () => {} };
@@ -125,11 +129,13 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
           publisher: faultyPublisher(deps.publisher, faults, poisoned),
           store: throttledStore(crashingAfterSend(deps.store, faults), faults),
         };
-        return (event) => {
+        return async (event) => {
           const records = (event as DynamoDBStreamEvent).Records.filter(
             () => !faults.roll('droppedStreamRecord'),
           );
-          return relayStreamBatch({ Records: records }, relay, quiet);
+          const { response, report } = await relayStreamEvent({ Records: records }, relay, quiet);
+          metrics.add(sendMetrics(report.topics));
+          return response;
         };
       },
       [CONSUMER]: (_base, env) => {
@@ -139,14 +145,20 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         const faulty = faultyConsumerDeps(
           { ...deps, client: faultyDocumentClient(concurrency.wrap(deps.client), faults) },
           faults,
+          commits,
         );
-        return (event, context) =>
-          consumeSqsBatch(event as SQSEvent, context as Context, {
-            plan,
-            deps: faulty,
-            logger: counting,
-            failures,
-          });
+        return async (event, context) => {
+          const { response, topics } = await commits.invocation(() =>
+            consumeSqsEvent(event as SQSEvent, context as Context, {
+              plan,
+              deps: faulty,
+              logger: counting,
+              failures,
+            }),
+          );
+          metrics.add(consumeMetrics(topics));
+          return response;
+        };
       },
       // The drill runs two sweepers of its own, continuously (below).
       'Outbox/Sweeper': () => async () => ({}),
@@ -167,11 +179,15 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       rogueMessages: new Map(),
       random,
       progress,
+      metrics,
     };
     const { acknowledged, writeMs, settleMs, sweepers, consumers } = await driveUntilSettled(run);
     trace('pausing the pollers');
     await runtime.pausePollers();
     trace('reading the tables and the dead-letter queue');
+    // Nothing is in flight any more: the metrics are read at the same point as the tables.
+    const observed = metrics.totals();
+    const unreportedCommits = commits.counts();
 
     const snapshot = await takeSnapshot((table) => scanAll(runtime, table), {
       initialStock,
@@ -190,10 +206,11 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         mode: 'moto',
         config,
         injected,
-        duplicatesSuppressed: duplicates,
         deliveries,
         writeMs,
         settleMs,
+        metrics: observed,
+        unreportedCommits,
       },
       snapshot,
       {
@@ -201,7 +218,6 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         [`consumer invocations by the ${CONSUMER_SCALE_OUT} extra instances`]: consumers.invocations(),
         'hot SKU orders (one burst)': run.hotOrders.size,
         'TransactionConflict cancellations (concurrent consumers)': concurrency.conflicts,
-        'requeued after losing every try to contention': requeued,
         'dead-lettered by consumer': snapshot.deadLetters.length,
       },
     );
@@ -227,6 +243,8 @@ interface DrillRun {
   readonly rogueMessages: Map<string, RogueMessage>;
   readonly random: () => number;
   readonly progress: Progress;
+  /** What the functions would have published; the sweepers add their runs' sends. */
+  readonly metrics: MetricsTally;
 }
 
 /**
@@ -257,7 +275,7 @@ async function driveUntilSettled(run: DrillRun) {
 
 /** Two sweepers side by side, each looping in short runs, one of which may crash at any step. */
 function startSweepers(run: DrillRun) {
-  const { runtime, faults, poisoned, random } = run;
+  const { runtime, faults, poisoned, random, metrics } = run;
   let running = true;
   let errors = 0;
   const loop = async (name: string) => {
@@ -278,6 +296,7 @@ function startSweepers(run: DrillRun) {
           settings: { ...DEFAULT_SWEEPER_SETTINGS, leaseMs: LEASE_MS, idleWaitMs: 500, stopBeforeMs: 0 },
         });
         errors += report.errors;
+        metrics.add(sendMetrics(report.topics));
       } catch {
         errors += 1;
       }

@@ -1,4 +1,5 @@
 import { type DrillResult, drillRates, type Progress } from './drill-config.ts';
+import { COUNTED_METRICS, type ObservedMetrics, percentile } from './observed-metrics.ts';
 
 /** A one-line progress bar on a terminal (plain lines every 10 % otherwise), written to stderr. */
 export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progress & { finish(): void } {
@@ -37,7 +38,7 @@ function seconds(ms: number): string {
 
 /**
  * The drill's report table: faults injected, how messages ended (the rogue ones apart), the hot SKU's burst
- * (conflicts, requeues, dead letters), duplicates, timings and invariants.
+ * (conflicts, dead letters), timings, the metrics the functions would have published per topic, and invariants.
  */
 export function formatReport(result: DrillResult): string {
   const { config } = result;
@@ -52,7 +53,6 @@ export function formatReport(result: DrillResult): string {
     table([
       ...Object.entries(result.counts).map(([name, count]) => [name, String(count)] as const),
       ['deliveries to the consumer', String(result.deliveries)],
-      ['duplicates suppressed by the inbox', String(result.duplicatesSuppressed)],
       ['time to write all orders', seconds(result.writeMs)],
       ['time to settle after that', seconds(result.settleMs)],
       ...(result.simulatedMs === undefined
@@ -60,8 +60,38 @@ export function formatReport(result: DrillResult): string {
         : ([['simulated time', seconds(result.simulatedMs)]] as const)),
     ]),
     '',
+    'Metrics observed (per topic)',
+    metricsTable(result.metrics),
+    '',
     'Invariants',
     table(result.invariants.map(({ name, ok, detail }) => [`${ok ? 'PASS' : 'FAIL'} ${name}`, detail])),
   ];
   return lines.join('\n');
+}
+
+/** One row per metric, one column per topic; ConfirmLatencyMs as its p50, p95 and max. */
+function metricsTable(metrics: ObservedMetrics): string {
+  const topics = Object.keys(metrics).sort();
+  if (topics.length === 0) return '  (none)';
+  const latency = (p: number) => (topic: string) => {
+    const value = percentile(metrics[topic]?.confirmLatenciesMs ?? [], p);
+    return value === undefined ? '–' : `${Math.round(value)} ms`;
+  };
+  const rows: (readonly string[])[] = [
+    ['metric', ...topics],
+    ...COUNTED_METRICS.map((name) => [
+      name,
+      ...topics.map((topic) => String(metrics[topic]?.counts[name] ?? 0)),
+    ]),
+    ['ConfirmLatencyMs p50', ...topics.map(latency(50))],
+    ['ConfirmLatencyMs p95', ...topics.map(latency(95))],
+    ['ConfirmLatencyMs max', ...topics.map(latency(100))],
+  ];
+  const widths = topics.map((_, column) => Math.max(...rows.map((row) => (row[column + 1] ?? '').length)));
+  const labelWidth = Math.max(...rows.map(([label]) => (label ?? '').length));
+  return rows
+    .map(([label = '', ...cells]) =>
+      `  ${label.padEnd(labelWidth)}  ${cells.map((cell, column) => cell.padStart(widths[column] ?? 0)).join('  ')}`.trimEnd(),
+    )
+    .join('\n');
 }

@@ -16,6 +16,7 @@ export {
   type OutboxMetricsPublisher,
   type TopicMetricValues,
 } from '../observability/outbox-metrics-publisher.ts';
+export { consumeMetrics, sendMetrics } from '../observability/report-metrics.ts';
 export { type RelayedStreamBatch, relayStreamBatch, relayStreamEvent } from '../relay/relay-stream-batch.ts';
 export { type ActorPolicy, adminActor, type CallerIdentity } from './admin-actor.ts';
 export {

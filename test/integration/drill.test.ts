@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { DrillConfig } from '../../infra/drill/drill-config.ts';
 import { uniformRates } from '../../infra/drill/faults.ts';
 import { runMotoDrill } from '../../infra/drill/moto-drill.ts';
+import { metricTotal } from '../../infra/drill/observed-metrics.ts';
 import { formatReport } from '../../infra/drill/report.ts';
 
 describe('the fault drill on moto (small)', () => {
-  it('keeps every invariant with 10 % faults at every hop, rogue messages and a hot SKU burst, and says so in its report', async () => {
+  it('keeps every invariant with 10 % faults at every hop, rogue messages and a hot SKU burst, and says so in its report, with the metrics it observed', async () => {
     const config: DrillConfig = {
       orders: 30,
       rates: uniformRates(0.1),
@@ -32,5 +33,32 @@ describe('the fault drill on moto (small)', () => {
       /PASS every rogue message .* 4 FAILED \(bigint, set, oversized, unreadable-number\)/,
     );
     expect(report).toMatch(/PASS contention dead-letters nothing/);
+    // The metrics the functions would have published, summed per topic, agree with the tables.
+    const metrics = result.metrics['order.created'];
+    expect(metrics?.counts.MessagesSent).toBeGreaterThan(0);
+    // The unreadable rogue message is counted under (unknown) when the sweeper, not the relay, fails it.
+    expect(metricTotal(result.metrics, 'MessagesFailed')).toBe((result.counts.FAILED ?? 0) + 4);
+    expect(metrics?.confirmLatenciesMs.length).toBeGreaterThan(0);
+    expect(report).toMatch(/Metrics observed \(per topic\)\n +metric .*order\.created/);
+    for (const name of [
+      'MessagesSent',
+      'SendFailures',
+      'RetriesScheduled',
+      'MessagesFailed',
+      'MessagesApplied',
+      'DuplicatesSuppressed',
+      'BusinessRejections',
+      'DeadLettered',
+      'Requeued',
+    ]) {
+      expect(report).toMatch(new RegExp(`\\n +${name}( +\\d+)+\\n`));
+    }
+    expect(report).toMatch(
+      /ConfirmLatencyMs p50 .*\d+ ms\n +ConfirmLatencyMs p95 .*\d+ ms\n +ConfirmLatencyMs max .*\d+ ms/,
+    );
+    expect(report).toMatch(
+      /PASS metrics agree with the tables per topic .* order\.created: \d+ FAILED, \d+ dead-lettered, [1-9]\d* confirmed by the consumer/,
+    );
+    expect(report).toMatch(/PASS metrics bound the sends per topic/);
   }, 600_000);
 });

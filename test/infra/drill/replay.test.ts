@@ -26,8 +26,8 @@ vi.mock('ulid', async (importOriginal) => {
 });
 
 /** What a run did, without its wall-clock timings. */
-function outcome({ injected, counts, deliveries, duplicatesSuppressed, simulatedMs }: DrillResult) {
-  return { injected, counts, deliveries, duplicatesSuppressed, simulatedMs };
+function outcome({ injected, counts, deliveries, metrics, simulatedMs }: DrillResult) {
+  return { injected, counts, deliveries, metrics, simulatedMs };
 }
 
 describe('the scale drill with a seed', () => {
