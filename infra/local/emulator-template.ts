@@ -18,8 +18,10 @@
  *   moto's UpdateStack reads an updated `ZipFile` as base64 (CreateStack reads it as source), so the
  *   placeholder is also valid base64 once non-alphabet characters are dropped: no `=`, and a number of
  *   base64 letters that is a multiple of four.
- * - A function's `Environment` is dropped: the local runtime resolves it from the synthesized template, and
- *   the emulator's copy never runs. Resource `Metadata` (construct paths, asset hashes) and the
+ * - A function's `Environment` keeps only its literal values (settings such as DUE_SHARDS, which operator
+ *   tools read from the deployed template); values built from intrinsics are dropped: the local runtime
+ *   resolves them from the synthesized template, and the emulator's copy never runs. Resource `Metadata`
+ *   other than the outbox roles (construct paths, asset hashes) and the
  *   `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
  *   restart against an emulator that already has the stack finds it unchanged and keeps it (and its data).
  *
@@ -108,12 +110,28 @@ const OUTBOX_ROLE_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 function withPlaceholderCode(resource: TemplateResource): TemplateResource {
-  const { Environment: _environment, ...properties } = resource.Properties ?? {};
+  const { Environment: environment, ...properties } = resource.Properties ?? {};
+  const literals = literalVariables(environment);
   // CloudFormation's inline code is written to index.js, so the handler must be `index.<export>`.
   return {
     ...resource,
-    Properties: { ...properties, Code: { ZipFile: PLACEHOLDER_FUNCTION_CODE }, Handler: 'index.handler' },
+    Properties: {
+      ...properties,
+      ...(literals === undefined ? {} : { Environment: { Variables: literals } }),
+      Code: { ZipFile: PLACEHOLDER_FUNCTION_CODE },
+      Handler: 'index.handler',
+    },
   };
+}
+
+/** The variables of a function's `Environment` whose values are plain strings, or undefined when none are. */
+function literalVariables(environment: unknown): Record<string, string> | undefined {
+  const variables = (environment as { Variables?: unknown } | undefined)?.Variables;
+  if (typeof variables !== 'object' || variables === null) return undefined;
+  const literals = Object.entries(variables).filter(
+    (entry): entry is [string, string] => typeof entry[1] === 'string',
+  );
+  return literals.length === 0 ? undefined : Object.fromEntries(literals);
 }
 
 function withoutDependencies(resource: TemplateResource, removed: ReadonlySet<string>): TemplateResource {

@@ -83,14 +83,34 @@ describe('templateForEmulator', () => {
     expect(base64Letters.length % 4).toBe(0);
   });
 
-  it('drops what changes without the resources changing: function environments, metadata, CDK analytics', () => {
+  it('drops what changes without the resources changing: environment values built from intrinsics, metadata, CDK analytics', () => {
     const result = templateForEmulator(cdkTemplate());
     expect(result.Resources.Relay?.Properties?.Environment).toBeUndefined();
     expect(result.Resources.Relay?.Metadata).toBeUndefined();
     expect(result.Resources.CDKMetadata).toBeUndefined();
   });
 
-  it('turns templates that differ only in code, environment or metadata into the same template', () => {
+  it('keeps the literal environment values, which operator tools read from the deployed template', () => {
+    const template = cdkTemplate();
+    const relay = template.Resources.Relay;
+    const result = templateForEmulator({
+      ...template,
+      Resources: {
+        ...template.Resources,
+        Relay: {
+          ...relay,
+          Type: 'AWS::Lambda::Function',
+          Properties: {
+            ...relay?.Properties,
+            Environment: { Variables: { TABLE: { Ref: 'Table' }, DUE_SHARDS: '16' } },
+          },
+        },
+      },
+    });
+    expect(result.Resources.Relay?.Properties?.Environment).toEqual({ Variables: { DUE_SHARDS: '16' } });
+  });
+
+  it('turns templates that differ only in code, intrinsic environment values or metadata into the same template', () => {
     const changed = cdkTemplate();
     const relay = changed.Resources.Relay;
     const edited: CloudFormationTemplate = {
@@ -102,7 +122,7 @@ describe('templateForEmulator', () => {
           Type: 'AWS::Lambda::Function',
           Properties: {
             ...relay?.Properties,
-            Environment: { Variables: { TABLE: 'other' } },
+            Environment: { Variables: { TABLE: { Ref: 'OtherTable' } } },
             Code: { S3Key: 'new.zip' },
           },
           Metadata: { 'aws:asset:path': 'asset.def' },
