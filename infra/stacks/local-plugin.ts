@@ -136,6 +136,10 @@ const plugin: LocalPlugin = {
     `    -d '{"customerId":"c-1","items":[{"sku":"SKU-APPLE","quantity":2}]}'`,
     `  curl -s ${runtime.apiUrl}/orders/<orderId>`,
     `  curl -s ${runtime.apiUrl}/inventory/SKU-APPLE`,
+    // The operator's command finds the stack through CloudFormation, which the embedded backend does not serve.
+    ...(runtime.backend === 'embedded'
+      ? []
+      : ['operate it:', `  AWS_ENDPOINT_URL=${runtime.endpoint} npm run outbox -- stats`]),
   ],
   async status(runtime) {
     counter ??= new DynamoDBClient(runtime.clientConfig);

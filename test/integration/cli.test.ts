@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
@@ -73,6 +74,9 @@ async function outbox(...argv: string[]): Promise<{ code: number; stdout: string
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     },
   });
+  // Set OUTBOX_CLI_TRANSCRIPT to a file to record the session (the README's "Operating it" shows one).
+  const transcript = process.env.OUTBOX_CLI_TRANSCRIPT;
+  if (transcript) appendFileSync(transcript, `$ npm run outbox -- ${argv.join(' ')}\n${stdout}${stderr}\n`);
   return { code, stdout, stderr };
 }
 
@@ -106,6 +110,7 @@ describe('outbox CLI on the local stack (moto)', () => {
     });
     failedId = String(failed.messageId);
 
+    expect((await outbox('stats')).stdout).toMatch(/order\.created/);
     const stats = await outbox('stats', '--json');
     expect(stats.code).toBe(0);
     const counts = JSON.parse(stats.stdout);
@@ -119,6 +124,14 @@ describe('outbox CLI on the local stack (moto)', () => {
     expect(JSON.parse(list.stdout).items).toEqual([
       expect.objectContaining({ messageId: failedId, status: 'FAILED', aggregateId: 'order-cli-failed' }),
     ]);
+
+    // The same, as an operator reads it: tables.
+    const table = await outbox('list', '--status', 'FAILED');
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`${failedId} +FAILED +order\\.created +order-cli-failed`));
+    const shown = await outbox('show', failedId);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('InternalError: rejected by the test');
   });
 
   it('replays it: the next sweep sends it and it is CONFIRMED, with the replay in its history', async () => {
@@ -132,6 +145,7 @@ describe('outbox CLI on the local stack (moto)', () => {
     await sweepOnce();
     await waitForMessageStatus(runtime, 'order-cli-failed', 'CONFIRMED');
 
+    expect((await outbox('show', failedId)).stdout).toMatch(/REPLAYED/);
     const show = await outbox('show', failedId, '--json');
     expect(show.code).toBe(0);
     const details = JSON.parse(show.stdout);
