@@ -68,12 +68,18 @@ describe('deployStack', () => {
     await dynamodb.send(new PutItemCommand({ TableName: table, Item: { noteId: { S: 'kept' } } }));
   });
 
-  it('keeps the stack and its data when the template is unchanged, or changed only in code or environment', async () => {
+  it('keeps the stack and its data when the template is unchanged, or changed only in code or in environment values built from intrinsics', async () => {
     const recoded = withResource(template, 'Writer', (resource) => ({
       ...resource,
       Properties: {
         ...resource.Properties,
-        Environment: { Variables: { GREETING: 'changed' } },
+        Environment: {
+          Variables: {
+            ...(resource.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)
+              ?.Variables,
+            REGION_LABEL: { 'Fn::Join': ['-', ['notes', { Ref: 'AWS::Region' }]] },
+          },
+        },
         Code: { ZipFile: 'x' },
       },
       Metadata: { ...resource.Metadata, 'aws:asset:hash': 'changed' },

@@ -36,6 +36,8 @@ describe('functionEnvironment', () => {
     ).toEqual({
       NOTES_TABLE: 'Notes-local-Notes-X1',
       POWERTOOLS_LOG_LEVEL: 'INFO',
+      // Nothing reads embedded-metric-format lines locally.
+      POWERTOOLS_METRICS_DISABLED: 'true',
       RETRIES: '3',
       AWS_ENDPOINT_URL: 'http://127.0.0.1:5000',
       AWS_REGION: 'eu-west-1',

@@ -141,6 +141,8 @@ describe('the packed library', () => {
     const { stdout } = await run(bin, ['--help'], { cwd: project });
     expect(stdout).toMatch(/Usage: outbox/);
     expect(stdout).toMatch(/recover/);
-    await expect(run(bin, ['list', '--limit', '0'], { cwd: project })).rejects.toMatchObject({ code: 2 });
+    await expect(run(bin, ['list', '--limit', '0'], { cwd: project })).rejects.toMatchObject({
+      cause: { code: 2 },
+    });
   });
 });
