@@ -302,7 +302,7 @@ describe('DynamoOutboxStore.confirm', () => {
     await expect(store.confirm(messageId, FIXED_NOW)).resolves.toBe('ALREADY_CONFIRMED');
   });
 
-  it('records the confirmation of a CANCELLED message as APPLIED_AFTER_CANCEL, keeping the status (issue 8: a copy in flight may land after a cancel)', async () => {
+  it('records the confirmation of a CANCELLED message as APPLIED_AFTER_CANCEL, keeping the status (a copy in flight may land after a cancel)', async () => {
     ddb
       .on(UpdateCommand)
       .rejectsOnce(conditionFailed(outboxItem({ messageId, status: 'CANCELLED' })))

@@ -114,7 +114,7 @@ describe('the state machine under interleaved actors (pure model)', () => {
     expect([...TERMINAL_STATUSES].sort()).toEqual([...TERMINAL].sort());
   });
 
-  it('only ever makes allowed changes, never leaves CONFIRMED, leaves CANCELLED only by replay, and FAILED only by replay, cancel or confirm (issue 8: operators cancel FAILED and replay CANCELLED)', () => {
+  it('only ever makes allowed changes, never leaves CONFIRMED, leaves CANCELLED only by replay, and FAILED only by replay, cancel or confirm (operators cancel FAILED and replay CANCELLED)', () => {
     fc.assert(
       fc.property(steps, (interleaving) => {
         let status: MessageStatus = PENDING;

@@ -79,7 +79,7 @@ describe('state machine', () => {
     expect(isAllowedChange(from, to)).toBe(false);
   });
 
-  it('lets an operator cancel a FAILED message and replay a CANCELLED one (issue 8: cancel and replay are operator moves)', () => {
+  it('lets an operator cancel a FAILED message and replay a CANCELLED one (cancel and replay are operator moves)', () => {
     expect(applyTransition(FAILED, 'cancel')).toBe(CANCELLED);
     expect(applyTransition(CANCELLED, 'replay')).toBe(PENDING);
     expect(TRANSITIONS.replay.byOperator).toBe(true);
@@ -119,7 +119,7 @@ describe('state machine', () => {
     for (const [from, to] of allowed) expect(isAllowedChange(from, to), `${from} → ${to}`).toBe(true);
   });
 
-  it("allows nothing out of CONFIRMED, and out of CANCELLED only an operator's replay (issue 8: a cancel can be undone)", () => {
+  it("allows nothing out of CONFIRMED, and out of CANCELLED only an operator's replay (a cancel can be undone)", () => {
     for (const name of TRANSITION_NAMES) expect(applyTransition(CONFIRMED, name)).toBeUndefined();
     for (const to of ALL_STATUSES) expect(isAllowedChange(CONFIRMED, to)).toBe(false);
     const leavingCancelled = TRANSITION_NAMES.filter((name) => {

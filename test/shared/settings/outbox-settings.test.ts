@@ -250,7 +250,7 @@ describe('RETRY_POLICIES', () => {
 describe('what each shipped function reads', () => {
   const names = (list: readonly Setting<unknown>[]) => list.map((setting) => setting.name);
 
-  it('the relay: its table, routes, policies, deadline, retention, and the due shards (issue 8: a FAILED message is filed in the attention index under its shard)', () => {
+  it('the relay: its table, routes, policies, deadline, retention, and the due shards (a FAILED message is filed in the attention index under its shard)', () => {
     expect(names(RELAY_SETTINGS)).toEqual([
       'OUTBOX_TABLE',
       'TOPIC_QUEUES',

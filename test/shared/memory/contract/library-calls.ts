@@ -198,7 +198,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
       expect(await message(1)).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
     });
 
-    it('answers NOT_FOUND for an unknown message, and records a delivery that lands on a cancelled one without leaving CANCELLED (issue 8)', async () => {
+    it('answers NOT_FOUND for an unknown message, and records a delivery that lands on a cancelled one without leaving CANCELLED', async () => {
       await putMessage({ messageId: testMessageId(2), status: MessageStatus.CANCELLED });
 
       expect(await store.confirm(testMessageId(1), FIXED_NOW)).toBe('NOT_FOUND');
