@@ -54,6 +54,9 @@ export async function synthesizeApp(options: SynthesizeOptions): Promise<Synthes
       cwd: options.projectDir,
       timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
       env: {
+        // CDK's built-in CloudFormation validation (a WASM rule engine, warnings only by default) takes most of
+        // a synth: `cdk synth` runs it, a local start need not. An explicit CDK_VALIDATION is kept.
+        CDK_VALIDATION: 'false',
         ...(options.env ?? process.env),
         CDK_OUTDIR: outdir,
         CDK_CONTEXT_JSON: JSON.stringify({ ...context, ...LOCAL_SYNTH_CONTEXT }),
