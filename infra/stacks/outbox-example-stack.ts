@@ -16,14 +16,13 @@ const entry = (path: string): string => fileURLToPath(new URL(`../../functions/$
 /**
  * API Gateway's answer to a body that fails its model, in the handlers' 400 shape:
  * `{error, details: [{field, problem}]}`.
- * A gateway response template is plain variable substitution, not VTL, so `$util.escapeJavaScript` is not
- * available and the message is inserted as is: typical messages such as
- * `[numeric instance is lower than the required minimum (minimum: 1, found: 0)]` keep the body valid JSON,
- * but validationErrorString may contain double quotes (property names in some messages are quoted), which
- * would break it. Not verified against real API Gateway.
+ * A gateway response template is plain variable substitution, not VTL: there is no escaping, and the
+ * validator's message (`$context.error.validationErrorString`) carries double quotes and echoes the input, so
+ * any variable spliced in could turn the body into invalid JSON with user input in it. The body is therefore
+ * fixed text; the handlers' own validation, which runs for bodies the model lets through, names each field.
  */
 const BAD_REQUEST_BODY_TEMPLATE =
-  '{"error":"invalid request body","details":[{"field":"(body)","problem":"$context.error.validationErrorString"}]}';
+  '{"error":"invalid request body","details":[{"field":"(body)","problem":"does not match the request model"}]}';
 
 /** Props of the {@link OutboxExampleStack}. */
 export interface OutboxExampleStackProps extends StackProps {

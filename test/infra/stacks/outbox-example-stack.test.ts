@@ -597,15 +597,35 @@ describe('REST API', () => {
     const properties = propertiesOf(json, onlyId(ids, 'BAD_REQUEST_BODY gateway response'));
     expect(properties.StatusCode).toBe('400');
     const body = (properties.ResponseTemplates as Record<string, string>)['application/json'] ?? '';
-    expect(body).toContain('$context.error.validationErrorString');
-    // What API Gateway's validator says about a body like {"items": [{"sku": "A", "quantity": 0}]}.
-    const problem = '[numeric instance is lower than the required minimum (minimum: 1, found: 0)]';
-    const answered: unknown = JSON.parse(body.replaceAll('$context.error.validationErrorString', problem));
     // The same shape, field for field, as a handler's own 400 for an invalid body.
     const fromHandler: unknown = JSON.parse(
-      errorResponse(400, 'invalid request body', [{ field: '(body)', problem }]).body,
+      errorResponse(400, 'invalid request body', [
+        { field: '(body)', problem: 'does not match the request model' },
+      ]).body,
     );
-    expect(answered).toEqual(fromHandler);
+    expect(JSON.parse(body)).toEqual(fromHandler);
+  });
+
+  it.each([
+    'plain',
+    'say "hi"',
+    'back\\slash \\u0000',
+    'line\nbreak\r\ttab',
+    '"]}',
+    '[object has missing required properties (["customerId"])]',
+    '{"injected":true}',
+  ])('keeps every gateway response valid JSON when API Gateway substitutes %j into it', (hostile) => {
+    const templates = idsOfType(json, 'AWS::ApiGateway::GatewayResponse').flatMap((id) =>
+      Object.values((propertiesOf(json, id).ResponseTemplates ?? {}) as Record<string, string>),
+    );
+    expect(templates.length).toBeGreaterThan(0);
+    for (const template of templates) {
+      // Gateway response templates are plain substitution: every variable is replaced by its raw text.
+      const substituted = template.replaceAll(/\$(context|stageVariables|util)\.[A-Za-z.]+/g, hostile);
+      expect(() => JSON.parse(substituted), template).not.toThrow();
+      // Nor does user input reach the answer.
+      expect(substituted).not.toContain(hostile);
+    }
   });
 });
 
