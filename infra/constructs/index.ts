@@ -19,6 +19,7 @@ export {
   SWEEPER_DEFAULTS,
   TABLE_DEFAULTS,
 } from './defaults.ts';
+export { grantKeyUse, KEY_ACTIONS, type KeyUse } from './key-grants.ts';
 export { LOCAL_ENTRY_METADATA } from './local-metadata.ts';
 export {
   ADMIN_DEFAULTS,
@@ -34,7 +35,12 @@ export {
   outboxMetric,
 } from './outbox-metrics.ts';
 export type { OutboxAlarmThresholds } from './outbox-monitoring.ts';
-export { QueueWithDlq, type QueueWithDlqProps, type QueueWithDlqSettings } from './queue-with-dlq.ts';
+export {
+  QueueWithDlq,
+  type QueueWithDlqProps,
+  type QueueWithDlqSettings,
+  queueEncryption,
+} from './queue-with-dlq.ts';
 export { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
 export {
   markOutboxRole,

@@ -1,6 +1,7 @@
 import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -34,6 +35,11 @@ export interface OutboxArchiveOptions extends OutboxArchiveProps {
   readonly metricsNamespace: string;
   /** What happens to a new bucket and the archiver's log group when they leave the stack. */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * The outbox's customer-managed key, for a new bucket.
+   * @default - SSE-S3
+   */
+  readonly encryptionKey?: kms.IKey;
 }
 
 /** The archive of expired messages, as {@link addOutboxArchive} built it. */
@@ -99,7 +105,14 @@ export function addOutboxArchive(scope: Construct, options: OutboxArchiveOptions
 
 function newArchiveBucket(scope: Construct, options: OutboxArchiveOptions): s3.Bucket {
   const bucket = new s3.Bucket(scope, 'ArchiveBucket', {
-    encryption: ARCHIVE_DEFAULTS.encryption,
+    ...(options.encryptionKey === undefined
+      ? { encryption: ARCHIVE_DEFAULTS.encryption }
+      : {
+          encryption: s3.BucketEncryption.KMS,
+          encryptionKey: options.encryptionKey,
+          // One data key per bucket for a while instead of one KMS request per object.
+          bucketKeyEnabled: true,
+        }),
     enforceSSL: ARCHIVE_DEFAULTS.enforceSSL,
     blockPublicAccess: ARCHIVE_DEFAULTS.blockPublicAccess,
     versioned: ARCHIVE_DEFAULTS.versioned,

@@ -1,4 +1,5 @@
 import type { Duration } from 'aws-cdk-lib';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { QUEUE_DEFAULTS } from './defaults.ts';
@@ -25,6 +26,12 @@ export interface QueueWithDlqProps {
    * @default Duration.days(14)
    */
   readonly deadLetterRetention?: Duration;
+  /**
+   * A customer-managed KMS key for both queues; senders then need `kms:GenerateDataKey` and `kms:Decrypt` on it
+   * and receivers `kms:Decrypt`.
+   * @default - SQS-managed server-side encryption (SSE-SQS)
+   */
+  readonly encryptionKey?: kms.IKey;
 }
 
 /** The settings a {@link QueueWithDlq} was built with, defaults filled in. */
@@ -66,16 +73,25 @@ export class QueueWithDlq extends Construct {
             ],
     });
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: QUEUE_DEFAULTS.encryption,
+      ...queueEncryption(props.encryptionKey),
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,
       retentionPeriod: this.settings.deadLetterRetention,
     });
     this.queue = new sqs.Queue(this, 'Queue', {
-      encryption: QUEUE_DEFAULTS.encryption,
+      ...queueEncryption(props.encryptionKey),
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,
       visibilityTimeout: this.settings.visibilityTimeout,
       retentionPeriod: this.settings.retentionPeriod,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: this.settings.maxReceiveCount },
     });
   }
+}
+
+/** SQS-managed encryption, or `key` when one is given. */
+export function queueEncryption(
+  key: kms.IKey | undefined,
+): Pick<sqs.QueueProps, 'encryption' | 'encryptionMasterKey'> {
+  return key === undefined
+    ? { encryption: QUEUE_DEFAULTS.encryption }
+    : { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: key };
 }

@@ -6,6 +6,7 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -35,11 +36,12 @@ import {
   SWEEPER_DEFAULTS,
   TABLE_DEFAULTS,
 } from './defaults.ts';
+import { grantKeyUse } from './key-grants.ts';
 import { addOutboxAdminApi, type OutboxAdminApi, type OutboxAdminApiProps } from './outbox-admin-api.ts';
 import { addOutboxArchive, type OutboxArchiveProps } from './outbox-archive.ts';
 import { kebabCase, OutboxFunction } from './outbox-function.ts';
 import { type OutboxAlarmThresholds, OutboxMonitoring } from './outbox-monitoring.ts';
-import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
+import { QueueWithDlq, type QueueWithDlqProps, queueEncryption } from './queue-with-dlq.ts';
 import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 
@@ -190,6 +192,15 @@ export interface TransactionalOutboxProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * A customer-managed KMS key for everything the outbox creates that holds messages: the outbox, inbox and
+   * audit tables (and so the outbox stream), every topic queue, dead-letter queue and the failure queue, and a
+   * new archive bucket. Each function is granted exactly the use of the key its calls need (`kms:Decrypt` and
+   * `kms:DescribeKey` to read; `kms:Encrypt`, `kms:GenerateDataKey*` and `kms:ReEncrypt*` as well to write).
+   * Tables and queues you pass in keep their own encryption. The alarm topic has its own key either way.
+   * @default - AWS-owned keys for the tables, SSE-SQS for the queues, SSE-S3 for the archive
+   */
+  readonly encryptionKey?: kms.IKey;
 }
 
 /** Props of a consumer added with {@link TransactionalOutbox.addConsumer}. */
@@ -311,6 +322,8 @@ export class TransactionalOutbox extends Construct {
   public readonly archiveBucket: s3.IBucket | undefined;
   /** The archiver, when `archive` is set. */
   public readonly archiver: OutboxFunction | undefined;
+  /** The customer-managed key of the outbox's tables, queues and archive, when `encryptionKey` is set. */
+  public readonly encryptionKey: kms.IKey | undefined;
 
   readonly #props: TransactionalOutboxProps;
   readonly #removalPolicy: RemovalPolicy | undefined;
@@ -325,6 +338,7 @@ export class TransactionalOutbox extends Construct {
     super(scope, id);
     this.#props = props;
     this.#removalPolicy = props.removalPolicy;
+    this.encryptionKey = props.encryptionKey;
     this.node.addValidation({ validate: () => [...new Set(this.#problems)] });
 
     this.table = props.existingOutboxTable ?? this.#newOutboxTable(props.outboxTableProps ?? {});
@@ -340,7 +354,10 @@ export class TransactionalOutbox extends Construct {
     const routes = new Map<string, sqs.IQueue>();
     for (const [name, queueProps] of Object.entries(props.queues)) {
       const { topics, ...settings } = queueProps;
-      const queue = new QueueWithDlq(this, `${name}Queue`, settings);
+      const queue = new QueueWithDlq(this, `${name}Queue`, {
+        encryptionKey: props.encryptionKey,
+        ...settings,
+      });
       markOutboxRole(queue.queue, OutboxResourceRole.TOPIC_QUEUE, { topics });
       markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.DEAD_LETTER_QUEUE, { source: queue.queue });
       queues[name] = queue;
@@ -360,7 +377,7 @@ export class TransactionalOutbox extends Construct {
     }
 
     this.failureQueue = new sqs.Queue(this, 'RelayFailureQueue', {
-      encryption: QUEUE_DEFAULTS.encryption,
+      ...queueEncryption(props.encryptionKey),
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,
       retentionPeriod: FAILURE_QUEUE_DEFAULTS.retentionPeriod,
     });
@@ -429,6 +446,8 @@ export class TransactionalOutbox extends Construct {
       onFailure: new sources.SqsDlq(this.failureQueue),
     });
     this.relay.addEventSource(this.streamSource);
+    // Reads the stream, updates items and sends (the failure queue too, from the mapping).
+    grantKeyUse(this.encryptionKey, this.relay, 'write');
 
     this.sweeper = new OutboxFunction(this, 'Sweeper', {
       timeout: SWEEPER_DEFAULTS.timeout,
@@ -466,6 +485,7 @@ export class TransactionalOutbox extends Construct {
     ]);
     grantOnTable(this.table, this.sweeper, ['dynamodb:UpdateItem']);
     for (const queue of routes.values()) queue.grantSendMessages(this.sweeper);
+    grantKeyUse(this.encryptionKey, this.sweeper, 'write');
     this.sweeperSchedule = new events.Rule(this, 'SweeperSchedule', {
       description: 'Runs the outbox sweeper',
       schedule: props.sweeperSchedule ?? events.Schedule.rate(SWEEPER_DEFAULTS.scheduleRate),
@@ -489,7 +509,10 @@ export class TransactionalOutbox extends Construct {
             entry: SHIPPED_ARCHIVER_ENTRY,
             metricsNamespace: this.metricsNamespace,
             removalPolicy: this.#removalPolicy,
+            ...(props.encryptionKey === undefined ? {} : { encryptionKey: props.encryptionKey }),
           });
+    // Reads the stream and writes objects (into a new bucket encrypted with the key).
+    if (archive !== undefined) grantKeyUse(this.encryptionKey, archive.archiver, 'write');
     this.archiveBucket = archive?.bucket;
     this.archiver = archive?.archiver;
     if (archive !== undefined) this.#monitoring.watchFunction(archive.archiver);
@@ -568,6 +591,7 @@ export class TransactionalOutbox extends Construct {
       ...(this.#removalPolicy === undefined ? {} : { removalPolicy: this.#removalPolicy }),
     });
     this.#monitoring.watchFunction(adminApi.function);
+    grantKeyUse(this.encryptionKey, adminApi.function, 'write');
     // The admin's inboxes and grants are those of the consumers added so far.
     this.node.addValidation({
       validate: () =>
@@ -601,6 +625,7 @@ export class TransactionalOutbox extends Construct {
       ),
     );
     grantOnTable(this.table, fn, ['dynamodb:PutItem']);
+    grantKeyUse(this.encryptionKey, fn, 'write');
   }
 
   /**
@@ -610,6 +635,7 @@ export class TransactionalOutbox extends Construct {
   bindReader(fn: lambda.Function): void {
     fn.addEnvironment(OutboxSettings.outboxTable.name, this.table.tableName);
     grantQueryOnIndexes(this.table, fn, [OUTBOX_KEYS.aggregateIndex.name]);
+    grantKeyUse(this.encryptionKey, fn, 'read');
   }
 
   /**
@@ -712,6 +738,8 @@ export class TransactionalOutbox extends Construct {
       // Reconciliation only asks whether the inbox has the message.
       grantOnTable(inboxTable, this.sweeper, ['dynamodb:GetItem']);
     }
+    // Receives, writes its inbox and confirms in the outbox, and dead-letters itself.
+    grantKeyUse(this.encryptionKey, fn, 'write');
     const consumer = { function: fn, inboxTable, queue };
     this.#consumersByQueue.set(props.queue, consumer);
     return consumer;
@@ -727,6 +755,7 @@ export class TransactionalOutbox extends Construct {
     }
     const table = new dynamodb.Table(this, 'Table', {
       billingMode: TABLE_DEFAULTS.billingMode,
+      ...this.#tableEncryption(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
       removalPolicy: this.#removalPolicy ?? TABLE_DEFAULTS.removalPolicy,
       timeToLiveAttribute: OUTBOX_KEYS.ttlAttribute,
@@ -755,6 +784,7 @@ export class TransactionalOutbox extends Construct {
     }
     const table = new dynamodb.Table(this, 'AuditTable', {
       billingMode: TABLE_DEFAULTS.billingMode,
+      ...this.#tableEncryption(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
       removalPolicy: this.#removalPolicy ?? TABLE_DEFAULTS.removalPolicy,
       ...overrides,
@@ -802,6 +832,7 @@ export class TransactionalOutbox extends Construct {
     }
     return new dynamodb.Table(this, id, {
       billingMode: TABLE_DEFAULTS.billingMode,
+      ...this.#tableEncryption(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
       removalPolicy: this.#removalPolicy ?? TABLE_DEFAULTS.removalPolicy,
       timeToLiveAttribute: INBOX_KEYS.ttlAttribute,
@@ -840,6 +871,13 @@ export class TransactionalOutbox extends Construct {
         );
       }
     }
+  }
+
+  /** The outbox's key for a new table, when it has one. */
+  #tableEncryption(): Pick<dynamodb.TableProps, 'encryption' | 'encryptionKey'> {
+    return this.encryptionKey === undefined
+      ? {}
+      : { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: this.encryptionKey };
   }
 
   #retentionDays(): number {
