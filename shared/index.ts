@@ -142,6 +142,7 @@ export {
   OUTBOX_TOPICS_METADATA,
   OutboxResourceRole,
 } from './observability/resource-roles.ts';
+export { type LoggableError, loggableError } from './observability/loggable-error.ts';
 export { xrayTraceHeader } from './observability/xray-trace-header.ts';
 export { type HistoryEntry, HistoryEvent, historyOf } from './outbox/history.ts';
 export {

@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { loggableError } from 'serverless-outbox';
 import { jsonResponse } from './responses.ts';
 
 /**
@@ -12,7 +13,8 @@ export function httpErrorBoundary(
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
-      logger.error('request failed', { error: request.error });
+      // The error reduced to name, message and codes: an SDK error object carries the items it failed on.
+      logger.error('request failed', { error: loggableError(request.error) });
       request.response = jsonResponse(500, {
         error: 'internal error',
         requestId: request.context.awsRequestId,

@@ -6,6 +6,7 @@ import type { AdminDeps } from '../admin/admin-deps.ts';
 import { adminDeps } from '../admin/admin-deps-from-env.ts';
 import { MoveTaskUnavailableError } from '../admin/admin-errors.ts';
 import { OutboxAdmin } from '../admin/outbox-admin.ts';
+import { loggableError } from '../observability/loggable-error.ts';
 import type { Env } from '../settings/setting.ts';
 import { type ActorPolicy, adminActor } from './admin-actor.ts';
 import { type AdminCommand, parseAdminRequest } from './admin-requests.ts';
@@ -59,7 +60,7 @@ export async function handleAdminRequest(
   } catch (error) {
     const answer = adminErrorAnswer(error);
     if (answer !== undefined) return answer;
-    deps.logger.error('admin request failed', { action: command.kind, actor, error });
+    deps.logger.error('admin request failed', { action: command.kind, actor, error: loggableError(error) });
     return adminErrorResponse(500, { error: 'internal error', requestId: context.awsRequestId });
   }
 }
