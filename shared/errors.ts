@@ -7,6 +7,8 @@ export const OutboxErrorCode = {
   POISON_MESSAGE: 'POISON_MESSAGE',
   INVALID_MESSAGE: 'INVALID_MESSAGE',
   MESSAGE_TOO_LARGE: 'MESSAGE_TOO_LARGE',
+  // A claim-checked payload whose S3 object is gone or unreadable (see ClaimCheckObjectMissingError).
+  CLAIM_CHECK_OBJECT_MISSING: 'CLAIM_CHECK_OBJECT_MISSING',
   // An operator's request the admin refuses (see AdminError).
   INVALID_REQUEST: 'INVALID_REQUEST',
   REASON_REQUIRED: 'REASON_REQUIRED',

@@ -1,6 +1,7 @@
 /**
  * `serverless-outbox`: the transactional outbox core. Write business items and the messages that must follow
- * them in one DynamoDB transaction, relay and sweep them to SQS, and consume them exactly once in effect; and
+ * them in one DynamoDB transaction (payloads too large for SQS through an S3 claim check), relay and sweep them
+ * to SQS, and consume them exactly once in effect; and
  * operate it: list, show, replay, cancel, redrive, count and erase (`OutboxAdmin`), every action audited.
  * Handler factories are in `serverless-outbox/lambda`, the CDK construct in `serverless-outbox/cdk`, and
  * in-memory DynamoDB and SQS for tests in `serverless-outbox/testing`.
@@ -85,8 +86,29 @@ export {
   type AwsClientConfig,
   awsClientConfig,
   createDocumentClient,
+  createS3Client,
   createSqsClient,
 } from './aws/clients.ts';
+export {
+  ClaimCheckIntegrityError,
+  ClaimCheckObjectMissingError,
+  type MissingObjectReason,
+} from './claim-check/claim-check-errors.ts';
+export {
+  CLAIM_CHECK_HEADER,
+  CLAIM_CHECK_PREFIX,
+  type ClaimCheckObject,
+  type ClaimCheckPayload,
+  type ClaimCheckReference,
+  DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
+} from './claim-check/claim-check-reference.ts';
+export type {
+  ClaimCheckReading,
+  ClaimCheckStore,
+  ClaimCheckWriting,
+} from './claim-check/claim-check-store.ts';
+export { resolveClaimCheck } from './claim-check/resolve-claim-check.ts';
+export { S3ClaimCheckStore } from './claim-check/s3-claim-check-store.ts';
 export type { HealthCheck, HealthCheckContext, HealthResult } from './cli/health-check.ts';
 export {
   APPLIED,
@@ -130,6 +152,7 @@ export {
   topicSchema,
 } from './message/envelope.ts';
 export { MessageStatus } from './message/message-status.ts';
+export { type LoggableError, loggableError } from './observability/loggable-error.ts';
 export {
   DEFAULT_METRICS_NAMESPACE,
   OUTBOX_METRIC_DIMENSIONS,
@@ -142,7 +165,6 @@ export {
   OUTBOX_TOPICS_METADATA,
   OutboxResourceRole,
 } from './observability/resource-roles.ts';
-export { type LoggableError, loggableError } from './observability/loggable-error.ts';
 export { xrayTraceHeader } from './observability/xray-trace-header.ts';
 export { type HistoryEntry, HistoryEvent, historyOf } from './outbox/history.ts';
 export {
@@ -178,6 +200,8 @@ export {
 } from './outbox/state-machine.ts';
 export { DEFAULT_RETENTION_DAYS } from './outbox/transition-updates.ts';
 export {
+  type ClaimCheckedWrite,
+  claimCheckWrite,
   type OutboxWrite,
   type OutboxWriterOptions,
   outboxTransaction,

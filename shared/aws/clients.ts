@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { safeUnmarshallOptions } from './dynamo-numbers.ts';
@@ -51,4 +52,12 @@ export function createDocumentClient(config: AwsClientConfig = {}): DynamoDBDocu
 /** An SQS client. */
 export function createSqsClient(config: AwsClientConfig = {}): SQSClient {
   return new SQSClient({ ...config });
+}
+
+/**
+ * An S3 client. With an emulator endpoint it addresses buckets by path (`http://host:port/bucket/key`): a
+ * bucket name cannot become a subdomain of `localhost` or an IP address.
+ */
+export function createS3Client(config: AwsClientConfig = {}): S3Client {
+  return new S3Client({ ...config, forcePathStyle: config.endpoint !== undefined });
 }

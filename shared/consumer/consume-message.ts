@@ -1,4 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
+import { resolveClaimCheck } from '../claim-check/resolve-claim-check.ts';
 import { TransactionConditionError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import type { ConfirmOutcome, OutboxStore } from '../outbox/outbox-store.ts';
@@ -38,6 +40,11 @@ export interface ConsumeDeps {
   readonly inboxTable: string;
   /** Tells the producer's outbox that the message was applied, and its outcome; omit when the producer is elsewhere. */
   readonly confirmer?: Pick<OutboxStore, 'confirm'>;
+  /**
+   * Where payloads too large for the queue are read from (the producer's claim check).
+   * @default - none: a message that carries a reference fails with a ConfigError naming CLAIM_CHECK_BUCKET
+   */
+  readonly claimCheck?: ClaimCheckReading;
   readonly clock: () => Date;
   /** @default 30 */
   readonly inboxRetentionDays?: number;
@@ -67,15 +74,19 @@ export interface ConsumeResult {
  * business actions commit in ONE TransactWriteItems. A duplicate fails the inbox condition and is skipped;
  * a failed business condition becomes a recorded outcome rather than an endless retry; a conflict with a
  * concurrent transaction is retried here with jittered backoff; any other error is thrown so that only this
- * record is retried. Afterwards the producer's message is confirmed, with the outcome.
+ * record is retried. Afterwards the producer's message is confirmed, with the outcome. A claim-checked payload is
+ * read from S3 and verified first; a missing or altered object fails the message, which is never applied
+ * without its payload.
  * @example
  * const result = await consumeMessage(envelope, planStockReservation(inventoryTable), deps);
  */
 export async function consumeMessage(
-  message: Envelope,
+  received: Envelope,
   plan: PlanEffect,
   deps: ConsumeDeps,
 ): Promise<ConsumeResult> {
+  // The plan always sees the payload as it was written, fetched and verified when it was claim-checked.
+  const message = await resolveClaimCheck(received, deps.claimCheck);
   const decided = plan(message);
   const recorded = await retryConflicts(
     () =>

@@ -1,10 +1,12 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from '../aws/clients.ts';
+import { S3ClaimCheckStore } from '../claim-check/s3-claim-check-store.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
 import { consumeSqsEvent, type SqsConsumer } from '../consumer/sqs-consumer.ts';
 import { SqsQueueOperations } from '../consumer/sqs-queue-operations.ts';
@@ -37,11 +39,14 @@ export interface ConsumerClients {
   readonly client?: DynamoDBDocumentClient;
   /** @default an SQS client from the environment's AWS settings */
   readonly sqsClient?: SQSClient;
+  /** @default an S3 client from the environment's AWS settings (used only with CLAIM_CHECK_BUCKET) */
+  readonly s3Client?: S3Client;
 }
 
 /**
  * A consumer's parts from its environment (see `CONSUMER_SETTINGS`): the inbox, the confirmation of the
- * producer's outbox (when `OUTBOX_TABLE` is set), and failure handling on its queue and dead-letter queue.
+ * producer's outbox (when `OUTBOX_TABLE` is set), the claim check it reads large payloads from (when
+ * `CLAIM_CHECK_BUCKET` is set), and failure handling on its queue and dead-letter queue.
  */
 export function consumerParts(
   env: Env,
@@ -51,6 +56,7 @@ export function consumerParts(
   const clients = awsClientConfig(env);
   const client = parts.client ?? createDocumentClient(clients);
   const outboxTable = readOptionalSetting(env, OutboxSettings.outboxTable);
+  const claimCheckBucket = readOptionalSetting(env, OutboxSettings.claimCheckBucket);
   return {
     plan: plan(env),
     deps: {
@@ -66,6 +72,14 @@ export function consumerParts(
               actor: 'consumer',
               retentionDays: readSetting(env, OutboxSettings.retentionDays),
             }),
+          }),
+      ...(claimCheckBucket === undefined
+        ? {}
+        : {
+            claimCheck: {
+              store: new S3ClaimCheckStore(parts.s3Client ?? createS3Client(clients)),
+              bucket: claimCheckBucket,
+            },
           }),
       clock: () => new Date(),
     },
@@ -108,6 +122,7 @@ export function createConsumerHandler(
     const parts = consumerParts(env, options.plan, {
       client: tracer.captureAWSv3Client(createDocumentClient(clients)),
       sqsClient: tracer.captureAWSv3Client(createSqsClient(clients)),
+      s3Client: tracer.captureAWSv3Client(createS3Client(clients)),
     });
     const consumer: SqsConsumer = { ...parts, logger };
     return middy(async (event: SQSEvent, context: Context) => {

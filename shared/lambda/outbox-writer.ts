@@ -1,12 +1,14 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { awsClientConfig, createDocumentClient } from '../aws/clients.ts';
+import { awsClientConfig, createDocumentClient, createS3Client } from '../aws/clients.ts';
+import { S3ClaimCheckStore } from '../claim-check/s3-claim-check-store.ts';
 import type { OutboxWriterOptions } from '../outbox/write-with-outbox.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
-import { type Env, readSetting } from '../settings/setting.ts';
+import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 
 /**
  * The options of `writeWithOutbox` from a function's environment (see `WRITER_SETTINGS`, which
- * `TransactionalOutbox.bindWriter` sets): the outbox table, its due-shard count and the stream grace period.
+ * `TransactionalOutbox.bindWriter` sets): the outbox table, its due-shard count, the stream grace period and,
+ * when CLAIM_CHECK_BUCKET is set, the claim check that puts payloads over CLAIM_CHECK_THRESHOLD_BYTES in S3.
  * @example
  * const writer = outboxWriterFromEnv(env);
  * await writeWithOutbox(writer, { actions: [putOrder], messages: [orderCreated] });
@@ -15,10 +17,20 @@ export function outboxWriterFromEnv(
   env: Env,
   client: DynamoDBDocumentClient = createDocumentClient(awsClientConfig(env)),
 ): OutboxWriterOptions {
+  const bucket = readOptionalSetting(env, OutboxSettings.claimCheckBucket);
   return {
     client,
     outboxTable: readSetting(env, OutboxSettings.outboxTable),
     dueShards: readSetting(env, OutboxSettings.dueShards),
     streamGraceMs: readSetting(env, OutboxSettings.streamGraceMs),
+    ...(bucket === undefined
+      ? {}
+      : {
+          claimCheck: {
+            store: new S3ClaimCheckStore(createS3Client(awsClientConfig(env))),
+            bucket,
+            thresholdBytes: readSetting(env, OutboxSettings.claimCheckThresholdBytes),
+          },
+        }),
   };
 }

@@ -1,7 +1,7 @@
 /**
- * `serverless-outbox/testing`: in-memory DynamoDB (Document client), DynamoDB Streams and SQS that behave
- * like the services for everything the outbox uses, so a service's own tests can run its writer, relay,
- * consumer and sweeper without an emulator.
+ * `serverless-outbox/testing`: in-memory DynamoDB (Document client), DynamoDB Streams, SQS and S3 (for
+ * claim-checked payloads) that behave like the services for everything the outbox uses, so a service's own
+ * tests can run its writer, relay, consumer and sweeper without an emulator.
  */
 export {
   type MemoryChange,
@@ -10,6 +10,12 @@ export {
   type MemoryIndexSchema,
   type MemoryTableSchema,
 } from './memory-document-client.ts';
+export {
+  type MemoryLifecycleRule,
+  MemoryObjectStore,
+  MemoryObjectStoreError,
+  type MemoryStoredObject,
+} from './memory-object-store.ts';
 export {
   type MemoryMessageAttribute,
   type MemoryOutgoingMessage,

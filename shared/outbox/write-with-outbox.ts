@@ -1,10 +1,15 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { MessageTooLargeError } from '../errors.ts';
+import { CLAIM_CHECK_HEADER, type ClaimCheckObject, checkIn } from '../claim-check/claim-check-reference.ts';
+import type { ClaimCheckWriting } from '../claim-check/claim-check-store.ts';
+import { InvalidMessageError, MessageTooLargeError } from '../errors.ts';
 import { assertValidMessage, type Envelope } from '../message/envelope.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../relay/wire-format.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { transactWrite } from '../transaction/transact-write.ts';
-import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
+import {
+  assertWithinTransactionLimits,
+  type TransactWriteAction,
+} from '../transaction/transaction-limits.ts';
 import { newOutboxItem, OUTBOX_KEYS } from './outbox-item.ts';
 
 /** Where and how the writer stores messages. */
@@ -27,6 +32,12 @@ export interface OutboxWriterOptions {
    * @default 262144 (SQS's 256 KiB)
    */
   readonly maxMessageBytes?: number;
+  /**
+   * Where payloads of messages larger than `thresholdBytes` on the wire go: each is put in S3 (under
+   * `claim-check/<messageId>/`) before the transaction, and the message carries a reference instead.
+   * @default - no claim check: a message larger than the queue accepts is refused
+   */
+  readonly claimCheck?: ClaimCheckWriting;
   /** @default () => new Date() */
   readonly clock?: () => Date;
 }
@@ -72,9 +83,51 @@ export function outboxTransaction(
   return [...write.actions, ...messagePuts];
 }
 
+/** A write whose large payloads were moved into claim-check objects. */
+export interface ClaimCheckedWrite {
+  /** The write to commit: every large message replaced by one that refers to its object. */
+  readonly write: OutboxWrite;
+  /** The objects to store before the transaction, one per large message. */
+  readonly objects: readonly ClaimCheckObject[];
+}
+
+/**
+ * Moves the payload of every message larger than the threshold on the wire (body and attributes, as SQS counts
+ * them) into a claim-check object; a message at or below it is left as it is. Pure.
+ */
+export function claimCheckWrite(
+  write: OutboxWrite,
+  claimCheck: Omit<ClaimCheckWriting, 'store'>,
+): ClaimCheckedWrite {
+  const thresholdBytes = OutboxSettings.claimCheckThresholdBytes.validate(
+    claimCheck.thresholdBytes ?? OutboxSettings.claimCheckThresholdBytes.defaultValue ?? 0,
+  );
+  const objects: ClaimCheckObject[] = [];
+  const messages = write.messages.map((message) => {
+    assertValidMessage(message);
+    assertNoClaimCheckMarker(message);
+    if (messageSizeBytes(message) <= thresholdBytes) return message;
+    const checkedIn = checkIn(message, { bucket: claimCheck.bucket });
+    objects.push(checkedIn.object);
+    return checkedIn.message;
+  });
+  return { write: { ...write, messages }, objects };
+}
+
+/** The claim-check marker is the library's: a producer setting it would make a consumer misread the payload. */
+function assertNoClaimCheckMarker(message: Envelope): void {
+  if (message.headers[CLAIM_CHECK_HEADER] !== undefined) {
+    throw new InvalidMessageError(
+      `headers["${CLAIM_CHECK_HEADER}"]`,
+      'is set by the claim check only; use another header name',
+    );
+  }
+}
+
 /**
  * Commits business items and outbox messages in ONE DynamoDB transaction: either the order and its
- * `order.created` message both exist, or neither does (and no stream record is produced).
+ * `order.created` message both exist, or neither does (and no stream record is produced). With `claimCheck`, the
+ * payload of a message larger than the threshold is put in S3 first and the message carries a reference to it.
  * Throws, before anything is sent: InvalidMessageError (a payload that is not plain JSON, with the path of the
  * offending value), MessageTooLargeError (larger than the queue accepts), TransactionLimitError (a DynamoDB
  * limit); and TransactionConditionError (each action's reason, business actions first) when a condition fails.
@@ -87,11 +140,17 @@ export function outboxTransaction(
 export async function writeWithOutbox(options: OutboxWriterOptions, write: OutboxWrite): Promise<void> {
   if (write.messages.length === 0) throw new RangeError('writeWithOutbox needs at least one message');
   const now = (options.clock ?? (() => new Date()))();
+  for (const message of write.messages) assertNoClaimCheckMarker(message);
+  const checked =
+    options.claimCheck === undefined ? { write, objects: [] } : claimCheckWrite(write, options.claimCheck);
+  const actions = outboxTransaction(checked.write, { ...options, now });
+  // Refused before any object is stored, so a write DynamoDB would refuse leaves nothing behind at all.
+  assertWithinTransactionLimits(actions);
+  // Objects first, then the transaction: a committed message always finds its object, and an object whose
+  // transaction fails is never referenced and expires with the bucket's lifecycle rule on the prefix.
+  const store = options.claimCheck?.store;
+  if (store !== undefined) await Promise.all(checked.objects.map((object) => store.put(object)));
   // The first message id as the idempotency token: if the SDK retries a write whose response was lost,
   // DynamoDB answers the retry with success instead of failing the order's own condition (a false 409).
-  await transactWrite(
-    options.client,
-    outboxTransaction(write, { ...options, now }),
-    write.messages[0]?.messageId,
-  );
+  await transactWrite(options.client, actions, write.messages[0]?.messageId);
 }

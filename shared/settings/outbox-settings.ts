@@ -4,6 +4,11 @@
  * writes them, so a name is written in one place and a value is checked the same way at synth and at start.
  */
 import { z } from 'zod';
+import {
+  DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
+  MAX_CLAIM_CHECK_THRESHOLD_BYTES,
+  MIN_CLAIM_CHECK_THRESHOLD_BYTES,
+} from '../claim-check/claim-check-reference.ts';
 import { DEFAULT_VISIBILITY_BACKOFF, MAX_VISIBILITY_SECONDS } from '../consumer/failure-handling.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox.ts';
 import { topicSchema } from '../message/envelope.ts';
@@ -15,6 +20,9 @@ import { integerSetting, jsonSetting, textSetting } from './setting.ts';
 
 /** DynamoDB's table names: 3–255 of letters, digits, `_`, `.` and `-`. */
 const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name');
+
+/** S3's bucket names: 3–63 of lowercase letters, digits, `.` and `-`, starting and ending with a letter or digit. */
+const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name');
 
 /** An SQS queue URL. */
 const queueUrl = z.url('must be a queue URL');
@@ -123,8 +131,23 @@ export const OutboxSettings = {
   }),
   archiveBucket: textSetting(
     { name: 'ARCHIVE_BUCKET', description: 'the S3 bucket the archiver writes expired messages to' },
-    z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name'),
+    bucketName,
   ),
+  claimCheckBucket: textSetting(
+    {
+      name: 'CLAIM_CHECK_BUCKET',
+      description:
+        'the S3 bucket of claim-checked payloads; absent: large messages are refused and references unread',
+    },
+    bucketName,
+  ),
+  claimCheckThresholdBytes: integerSetting({
+    name: 'CLAIM_CHECK_THRESHOLD_BYTES',
+    description: 'the wire size above which a message keeps its payload in S3 and carries a reference',
+    min: MIN_CLAIM_CHECK_THRESHOLD_BYTES,
+    max: MAX_CLAIM_CHECK_THRESHOLD_BYTES,
+    defaultValue: DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
+  }),
 } as const;
 
 /** The variables the shipped archiver reads. */
@@ -146,7 +169,10 @@ export const RELAY_SETTINGS = [
 /** The variables the shipped sweeper reads. */
 export const SWEEPER_SETTINGS = [...RELAY_SETTINGS, OutboxSettings.deliveryInboxes] as const;
 
-/** The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm). */
+/**
+ * The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm,
+ * CLAIM_CHECK_BUCKET only to read claim-checked payloads).
+ */
 export const CONSUMER_SETTINGS = [
   OutboxSettings.inboxTable,
   OutboxSettings.inboxRetentionDays,
@@ -157,6 +183,7 @@ export const CONSUMER_SETTINGS = [
   OutboxSettings.maxReceiveCount,
   OutboxSettings.visibilityBackoffBaseSeconds,
   OutboxSettings.visibilityBackoffMaxSeconds,
+  OutboxSettings.claimCheckBucket,
 ] as const;
 
 /**
@@ -173,9 +200,11 @@ export const ADMIN_SETTINGS = [
   OutboxSettings.retentionDays,
 ] as const;
 
-/** The variables a writer reads with `outboxWriterFromEnv`. */
+/** The variables a writer reads with `outboxWriterFromEnv` (CLAIM_CHECK_BUCKET only to claim-check payloads). */
 export const WRITER_SETTINGS = [
   OutboxSettings.outboxTable,
   OutboxSettings.dueShards,
   OutboxSettings.streamGraceMs,
+  OutboxSettings.claimCheckBucket,
+  OutboxSettings.claimCheckThresholdBytes,
 ] as const;

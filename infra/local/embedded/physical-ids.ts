@@ -31,6 +31,7 @@ const NAME_LIMITS: Readonly<Record<string, number>> = {
   'AWS::SNS::Topic': 256,
   'AWS::Logs::LogGroup': 512,
   'AWS::StepFunctions::StateMachine': 80,
+  'AWS::S3::Bucket': 63,
 };
 const DEFAULT_LIMIT = 128;
 
@@ -48,6 +49,7 @@ export const NAME_PROPERTIES: Readonly<Record<string, string>> = {
   'AWS::Logs::LogGroup': 'LogGroupName',
   'AWS::StepFunctions::StateMachine': 'StateMachineName',
   'AWS::ApiGateway::Stage': 'StageName',
+  'AWS::S3::Bucket': 'BucketName',
 };
 
 /**
@@ -124,6 +126,18 @@ export function recordedResource(
       return { physicalId: randomId(6), attributes: {} };
     case 'AWS::Lambda::EventSourceMapping':
       return { physicalId: randomUUID(), attributes: {} };
+    case 'AWS::S3::Bucket': {
+      // Bucket names are lower case (CloudFormation lowers the stack and logical id it builds them from).
+      const bucket = resource.name ?? generatedName(resource).toLowerCase();
+      return {
+        physicalId: bucket,
+        attributes: {
+          Arn: `arn:aws:s3:::${bucket}`,
+          DomainName: `${bucket}.s3.amazonaws.com`,
+          RegionalDomainName: `${bucket}.s3.${scope.region}.amazonaws.com`,
+        },
+      };
+    }
     default:
       return {
         physicalId: name,

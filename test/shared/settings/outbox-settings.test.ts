@@ -51,6 +51,12 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
   maxReceiveCount: { valid: ['5', 5], malformed: ['0', '1001', '', 'five'] },
   visibilityBackoffBaseSeconds: { valid: ['1', 1], malformed: ['0', '43201', '1.5'] },
   visibilityBackoffMaxSeconds: { valid: ['43200', 43_200], malformed: ['0', '43201', '-900'] },
+  claimCheckBucket: {
+    valid: ['shop-outbox-claims', 'shop-outbox-claims'],
+    malformed: ['', 'ab', 'Claims', 'claims_bucket', 'claims-'],
+  },
+  // 1 KiB to 240 KiB: a kept-inline message still fits SQS's 256 KiB with the dead-letter reason attributes.
+  claimCheckThresholdBytes: { valid: ['65536', 65_536], malformed: ['1023', '245761', '64k', '6.5e4'] },
 };
 
 const settings = Object.entries(OutboxSettings) as [SettingKey, Setting<unknown>][];
@@ -115,6 +121,7 @@ describe('OutboxSettings', () => {
       INBOX_RETENTION_DAYS: 30,
       VISIBILITY_BACKOFF_BASE_SECONDS: 10,
       VISIBILITY_BACKOFF_MAX_SECONDS: 900,
+      CLAIM_CHECK_THRESHOLD_BYTES: 65_536,
     });
   });
 
@@ -139,6 +146,7 @@ describe('OutboxSettings', () => {
       'DEAD_LETTER_QUEUE_URL',
       'MAX_RECEIVE_COUNT',
       'ARCHIVE_BUCKET',
+      'CLAIM_CHECK_BUCKET',
     ]);
   });
 });
@@ -282,7 +290,7 @@ describe('what each shipped function reads', () => {
     expect(() => readSetting({}, OutboxSettings.auditTable)).toThrow(/AUDIT_TABLE is not set/);
   });
 
-  it('a consumer: its inbox, the outbox to confirm, its queues and backoff', () => {
+  it('a consumer: its inbox, the outbox to confirm, its queues and backoff, the claim-check bucket', () => {
     expect(names(CONSUMER_SETTINGS).sort()).toEqual(
       [
         'INBOX_TABLE',
@@ -294,11 +302,18 @@ describe('what each shipped function reads', () => {
         'MAX_RECEIVE_COUNT',
         'VISIBILITY_BACKOFF_BASE_SECONDS',
         'VISIBILITY_BACKOFF_MAX_SECONDS',
+        'CLAIM_CHECK_BUCKET',
       ].sort(),
     );
   });
 
-  it('a writer: the outbox table and what the sweeper must agree on', () => {
-    expect(names(WRITER_SETTINGS)).toEqual(['OUTBOX_TABLE', 'DUE_SHARDS', 'STREAM_GRACE_MS']);
+  it('a writer: the outbox table, what the sweeper must agree on, and the claim check', () => {
+    expect(names(WRITER_SETTINGS)).toEqual([
+      'OUTBOX_TABLE',
+      'DUE_SHARDS',
+      'STREAM_GRACE_MS',
+      'CLAIM_CHECK_BUCKET',
+      'CLAIM_CHECK_THRESHOLD_BYTES',
+    ]);
   });
 });
