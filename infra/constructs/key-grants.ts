@@ -13,7 +13,7 @@ export type KeyUse = 'read' | 'write';
 /** The key actions each use needs (the same sets `Table.grantReadData`/`grantWriteData` give a key). */
 export const KEY_ACTIONS: Readonly<Record<KeyUse, readonly string[]>> = {
   read: ['kms:Decrypt', 'kms:DescribeKey'],
-  write: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey*', 'kms:ReEncrypt*'],
+  write: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey*'],
 };
 
 /**

@@ -6,6 +6,7 @@ import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
+import { grantKeyUse } from './key-grants.ts';
 import { OutboxFunction } from './outbox-function.ts';
 import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
@@ -23,7 +24,7 @@ export const ADMIN_DEFAULTS = {
 /** Props of {@link TransactionalOutbox.addAdminApi}. */
 export interface OutboxAdminApiProps {
   /**
-   * Props merged over the admin function's defaults (Node 22, ARM64, 29 s, 512 MB, the shipped handler).
+   * Props merged over the admin function's defaults (Node 24, ARM64, 29 s, 512 MB, the shipped handler).
    * @default - the defaults
    */
   readonly functionProps?: Partial<nodejs.NodejsFunctionProps>;
@@ -105,7 +106,6 @@ export function addOutboxAdminApi(scope: Construct, options: OutboxAdminApiOptio
         'sqs:ChangeMessageVisibility',
         'sqs:GetQueueAttributes',
         'sqs:StartMessageMoveTask',
-        'sqs:ListMessageMoveTasks',
       ],
       resourceArns: [deadLetterQueue.queueArn],
     });
@@ -114,8 +114,8 @@ export function addOutboxAdminApi(scope: Construct, options: OutboxAdminApiOptio
       actions: ['sqs:SendMessage', 'sqs:GetQueueAttributes'],
       resourceArns: [queue.queueArn],
     });
-    deadLetterQueue.encryptionMasterKey?.grantDecrypt(fn);
-    queue.encryptionMasterKey?.grantEncryptDecrypt(fn);
+    grantKeyUse(deadLetterQueue.encryptionMasterKey, fn, 'read');
+    grantKeyUse(queue.encryptionMasterKey, fn, 'write');
   }
   // An erase deletes the aggregate's inbox rows: DeleteItem only.
   for (const inbox of options.inboxTables) grantOnTable(inbox, fn, ['dynamodb:DeleteItem']);

@@ -86,7 +86,8 @@ export function addOutboxArchive(scope: Construct, options: OutboxArchiveOptions
     actions: ['s3:PutObject'],
     resourceArns: [bucket.arnForObjects('*')],
   });
-  bucket.encryptionKey?.grantEncrypt(archiver);
+  // A PutObject under SSE-KMS asks for a data key with the caller's right; nothing else of the key.
+  bucket.encryptionKey?.grant(archiver, 'kms:GenerateDataKey');
 
   const streamSource = new sources.DynamoEventSource(options.table, {
     // From the oldest record: items that expired before the mapping existed are archived too.

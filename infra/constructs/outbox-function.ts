@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { type CfnResource, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -33,7 +34,7 @@ export interface OutboxFunctionProps extends nodejs.NodejsFunctionProps {
 }
 
 /**
- * A Node.js Lambda function with the outbox's defaults — Node 22 on ARM64, an esbuild bundle with the SDK
+ * A Node.js Lambda function with the outbox's defaults — Node 24 on ARM64, an esbuild bundle with the SDK
  * inside, X-Ray active tracing, its own log group, Powertools service name and log level — that also records its handler module
  * in the template, so the local runtime can run it in-process from the synthesized template alone.
  * @example
@@ -57,6 +58,13 @@ export class OutboxFunction extends nodejs.NodejsFunction {
         retention: logGroupRetention ?? FUNCTION_DEFAULTS.logRetention,
         removalPolicy: logGroupRemovalPolicy ?? RemovalPolicy.RETAIN,
       });
+    // A role of its own without AWSLambdaBasicExecutionRole, whose logs grant covers every log group of the
+    // account: this function writes to its own log group only (granted below). A role you give is left alone.
+    const role =
+      functionProps.role ??
+      new iam.Role(scope, `${id}ServiceRole`, {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      });
     super(scope, id, {
       runtime: FUNCTION_DEFAULTS.runtime,
       architecture: FUNCTION_DEFAULTS.architecture,
@@ -65,6 +73,7 @@ export class OutboxFunction extends nodejs.NodejsFunction {
       tracing: FUNCTION_DEFAULTS.tracing,
       ...functionProps,
       logGroup,
+      role,
       bundling: { ...defaultBundling(), ...functionProps.bundling },
       environment: {
         POWERTOOLS_SERVICE_NAME: serviceName ?? kebabCase(id),
@@ -75,6 +84,14 @@ export class OutboxFunction extends nodejs.NodejsFunction {
         ...(metricsNamespace === undefined ? {} : { POWERTOOLS_METRICS_NAMESPACE: metricsNamespace }),
       },
     });
+    if (functionProps.role === undefined) {
+      // Lambda creates the function's log streams and puts its events there, with the function's role.
+      iam.Grant.addToPrincipal({
+        grantee: role,
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resourceArns: [logGroup.logGroupRef.logGroupArn],
+      });
+    }
     this.serviceName = functionProps.environment?.POWERTOOLS_SERVICE_NAME ?? serviceName ?? kebabCase(id);
     // Relative to the project root (where `cdk synth` runs), so the template holds no machine's paths.
     const entry = relative(process.cwd(), props.entry).split('\\').join('/');

@@ -263,3 +263,21 @@ export function appliedAfterCancelUpdate({ messageId, now, outcome, by }: Confir
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
 }
+
+/**
+ * Every attribute a consumer's confirmation names (the key, what it sets and removes, what its condition reads),
+ * taken from the two updates it sends, so that an IAM grant limited to these (`dynamodb:Attributes`) cannot
+ * drift from the code.
+ */
+export const CONFIRMATION_ATTRIBUTES: readonly string[] = [
+  ...new Set(
+    [confirmUpdate, appliedAfterCancelUpdate].flatMap((update) =>
+      Object.values(
+        update({ messageId: '-', now: new Date(0), outcome: '-' }).ExpressionAttributeNames ?? {},
+      ),
+    ),
+  ),
+].sort();
+
+/** The `ReturnValues` a confirmation asks for: none (a failed condition returns the item by itself). */
+export const CONFIRMATION_RETURN_VALUES = 'NONE';

@@ -128,7 +128,6 @@ describe('TransactionalOutbox.addAdminApi', () => {
       'sqs:ChangeMessageVisibility on Arn',
       'sqs:DeleteMessage on Arn',
       'sqs:GetQueueAttributes on Arn',
-      'sqs:ListMessageMoveTasks on Arn',
       'sqs:ReceiveMessage on Arn',
       'sqs:StartMessageMoveTask on Arn',
     ]);

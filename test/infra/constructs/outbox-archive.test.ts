@@ -32,7 +32,8 @@ const STREAM_READ = [
 
 /** A service whose outbox archives, and the ids of its table, bucket and archiver. */
 function archived(props: Parameters<typeof outboxService>[0] = {}) {
-  const service = outboxService({ archive: true, ...props });
+  // Without the claim check's bucket, so every bucket of the template is the archive's.
+  const service = outboxService({ archive: true, claimCheck: false, ...props });
   const json = templateOf(service.stack);
   const bucket = service.outbox.archiveBucket;
   if (bucket === undefined) throw new Error('no archive bucket');
@@ -54,7 +55,7 @@ beforeAll(() => {
 describe('TransactionalOutbox archive', () => {
   describe('without archive', () => {
     it('creates no bucket, archiver, mapping or alarm of it', () => {
-      const plain = outboxService();
+      const plain = outboxService({ claimCheck: false });
       const json = templateOf(plain.stack);
       expect(plain.outbox.archiveBucket).toBeUndefined();
       expect(plain.outbox.archiver).toBeUndefined();
@@ -66,7 +67,7 @@ describe('TransactionalOutbox archive', () => {
     });
 
     it('creates nothing of it with archive: false', () => {
-      const json = templateOf(outboxService({ archive: false }).stack);
+      const json = templateOf(outboxService({ archive: false, claimCheck: false }).stack);
       expect(idsOfType(json, 'AWS::S3::Bucket')).toEqual([]);
       expect(idsOfType(json, 'AWS::Lambda::Function')).toHaveLength(2);
     });
@@ -133,7 +134,7 @@ describe('TransactionalOutbox archive', () => {
     it('runs the shipped archiver, told its bucket, with its own service name', () => {
       expect(entryOf(service.json, service.archiver)).toBe('shared/lambda/entries/archiver.ts');
       expect(propertiesOf(service.json, service.archiver)).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         Timeout: 60,
@@ -204,6 +205,7 @@ describe('TransactionalOutbox archive', () => {
       );
       expect(elsewhere).toEqual([
         XRAY_STATEMENT,
+        expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'] }),
         { Action: 'dynamodb:ListStreams', Effect: 'Allow', Resource: '*' },
       ]);
     });
@@ -227,7 +229,7 @@ describe('TransactionalOutbox archive', () => {
     const BUCKET_ARN = 'arn:aws:s3:::orders-archive';
 
     it('creates no bucket and may only put objects into that one', () => {
-      const given = outboxService({}, (stack) => ({
+      const given = outboxService({ claimCheck: false }, (stack) => ({
         archive: { bucket: s3.Bucket.fromBucketArn(stack, 'Archive', BUCKET_ARN) },
       }));
       const json = templateOf(given.stack);
@@ -238,7 +240,7 @@ describe('TransactionalOutbox archive', () => {
     });
 
     it('refuses a transition time, which only a new bucket gets', () => {
-      const given = outboxService({}, (stack) => ({
+      const given = outboxService({ claimCheck: false }, (stack) => ({
         archive: {
           bucket: s3.Bucket.fromBucketArn(stack, 'Archive', BUCKET_ARN),
           transitionAfter: Duration.days(10),

@@ -104,7 +104,6 @@ describe('TransactionalOutbox with a customer-managed key', () => {
       use: 'write',
     },
     { name: 'a writer', pick: (s: Encrypted) => s.writer, use: 'write' },
-    { name: 'the archiver', pick: (s: Encrypted) => s.outbox.archiver, use: 'write' },
     { name: 'the admin API', pick: (s: Encrypted) => s.admin.function, use: 'write' },
     { name: 'a reader (index pages only)', pick: (s: Encrypted) => s.reader, use: 'read' },
   ] as const)('grants $name exactly the key actions its use needs ($use)', ({ pick, use }) => {
@@ -112,6 +111,17 @@ describe('TransactionalOutbox with a customer-managed key', () => {
     if (fn === undefined) throw new Error('missing function');
     const statements = roleStatements(keyed.json, logicalId(keyed, fn.functionName));
     expect(actionsOnArn(statements, keyArn(keyed))).toEqual([...KEY_ACTIONS[use]].sort());
+  });
+
+  it('grants the archiver decryption for the stream and only data keys for the objects it writes', () => {
+    const archiver = keyed.outbox.archiver;
+    if (archiver === undefined) throw new Error('missing archiver');
+    const statements = roleStatements(keyed.json, logicalId(keyed, archiver.functionName));
+    expect(actionsOnArn(statements, keyArn(keyed))).toEqual([
+      'kms:Decrypt',
+      'kms:DescribeKey',
+      'kms:GenerateDataKey',
+    ]);
   });
 
   it('grants a reader no right to encrypt: it cannot write what the key protects', () => {

@@ -42,10 +42,10 @@ beforeAll(() => {
 }, SYNTH_TIMEOUT_MS);
 
 describe('OutboxFunction', () => {
-  it('runs on Node 22 / ARM64 with 10 s and 256 MB, logging as its id in kebab case at INFO, with no namespace', () => {
+  it('runs on Node 24 / ARM64 with 10 s and 256 MB, logging as its id in kebab case at INFO, with no namespace', () => {
     const { json, id } = functionStack();
     expect(propertiesOf(json, id)).toMatchObject({
-      Runtime: 'nodejs22.x',
+      Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
       Timeout: 10,
