@@ -15,6 +15,7 @@ import type { LocalRuntime } from './runtime.ts';
 import { type LocalPlugin, loadPlugin } from './start-plugin.ts';
 import { statusConsole } from './status-console.ts';
 import { synthesizeApp } from './synthesize-app.ts';
+import type { RouteDefinition } from './template/read-routes.ts';
 
 /** Settings of the CLI, from flags and the environment. */
 export interface StartOptions {
@@ -112,10 +113,7 @@ export function describeRuntime(runtime: LocalRuntime, readyMs: number): string[
     `  backend    ${backend}`,
     `  stack      ${runtime.stackName} (${deployment})`,
     `  REST API   ${runtime.apiUrl}`,
-    ...section(
-      'routes',
-      runtime.app.routes.map((route) => `${route.method.padEnd(6)} ${route.path} → ${route.functionName}`),
-    ),
+    ...section('routes', describeRoutes(runtime.app.routes)),
     ...section(
       'pollers',
       runtime.pollers.map((poller) => poller.description),
@@ -128,6 +126,26 @@ export function describeRuntime(runtime: LocalRuntime, readyMs: number): string[
       'not run locally',
       runtime.app.skipped.map((skipped) => `${skipped.name} (${skipped.type}): ${skipped.reason}`),
     ),
+  ];
+}
+
+/**
+ * One line per route, marking each whose template method requires authorisation (AWS_IAM, COGNITO_USER_POOLS,
+ * CUSTOM), which the local API does not check, and a last line saying what that means here and on AWS.
+ */
+export function describeRoutes(routes: readonly RouteDefinition[]): string[] {
+  const lines = routes.map(
+    (route) =>
+      `${route.method.padEnd(6)} ${route.path} → ${route.functionName}` +
+      (route.authorization === undefined ? '' : `  [${route.authorization}: not enforced locally]`),
+  );
+  const kinds = [...new Set(routes.flatMap((route) => route.authorization ?? []))];
+  if (kinds.length === 0) return lines;
+  return [
+    ...lines,
+    `${kinds.join(', ')} authorisation is not enforced locally: the marked routes answer any request here, ` +
+      'and refuse unauthorised ones on AWS' +
+      (kinds.includes('AWS_IAM') ? ' (sign a request there with `npx outbox call <METHOD> <path>`)' : ''),
   ];
 }
 

@@ -8,21 +8,13 @@ import { grantOnTable, OutboxFunction, TABLE_DEFAULTS, TransactionalOutbox } fro
 import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-request.ts';
 import { orderRequestSchema } from '../../functions/orders/create-order/order-request.ts';
 import { ORDER_CREATED } from '../../functions/orders/order.ts';
+import { type ApiAuthorization, ApiAuthorizationKind, methodAuthorization } from './api-authorization.ts';
+import { type ApiEdgeProps, apiEdgeRestApiProps, hardenApiEdge } from './api-edge.ts';
+import { acknowledgeExampleNagFindings } from './example-nag-suppressions.ts';
 import { requestModelSchema } from './request-model-schema.ts';
 
 /** A handler module of the example, by its path in the repository. */
 const entry = (path: string): string => fileURLToPath(new URL(`../../functions/${path}`, import.meta.url));
-
-/**
- * API Gateway's answer to a body that fails its model, in the handlers' 400 shape:
- * `{error, details: [{field, problem}]}`.
- * A gateway response template is plain variable substitution, not VTL: there is no escaping, and the
- * validator's message (`$context.error.validationErrorString`) carries double quotes and echoes the input, so
- * any variable spliced in could turn the body into invalid JSON with user input in it. The body is therefore
- * fixed text; the handlers' own validation, which runs for bodies the model lets through, names each field.
- */
-const BAD_REQUEST_BODY_TEMPLATE =
-  '{"error":"invalid request body","details":[{"field":"(body)","problem":"does not match the request model"}]}';
 
 /** Props of the {@link OutboxExampleStack}. */
 export interface OutboxExampleStackProps extends StackProps {
@@ -31,6 +23,16 @@ export interface OutboxExampleStackProps extends StackProps {
    * @default RemovalPolicy.DESTROY - an example that `cdk destroy` removes completely
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Who may call the orders and inventory routes. `/admin` is AWS_IAM whatever this says.
+   * @default ApiAuthorization.iam() - SigV4-signed requests from principals allowed `execute-api:Invoke`
+   */
+  readonly apiAuthorization?: ApiAuthorization;
+  /**
+   * The API's edge: access and execution logs, the account's CloudWatch role, throttling, WAF, CORS.
+   * @default - see `API_EDGE_DEFAULTS`: logs kept a month, no CloudWatch role, 100 rps / 200 burst
+   */
+  readonly apiEdge?: ApiEdgeProps;
 }
 
 /**
@@ -41,7 +43,7 @@ export interface OutboxExampleStackProps extends StackProps {
 export class OutboxExampleStack extends Stack {
   /** The outbox between the two services. */
   public readonly outbox: TransactionalOutbox;
-  /** The REST API: orders, inventory and the outbox's IAM-authorised `/admin` routes. */
+  /** The REST API: orders, inventory (authorised as `apiAuthorization` says) and the IAM-authorised `/admin`. */
   public readonly api: apigateway.RestApi;
 
   constructor(scope: Construct, id: string, props: OutboxExampleStackProps = {}) {
@@ -96,19 +98,26 @@ export class OutboxExampleStack extends Stack {
     });
     grantOnTable(inventory, getStock, ['dynamodb:GetItem']);
 
+    const edge = props.apiEdge ?? {};
     this.api = new apigateway.RestApi(this, 'Api', {
       restApiName: `${this.stackName}-api`,
       description: 'Orders and inventory of the transactional outbox example',
       endpointConfiguration: { types: [apigateway.EndpointType.REGIONAL] },
-      // No account-wide CloudWatch role: it is shared by every API in the account and region, so one stack
-      // should not own it. Execution and access logging need it and are therefore left off.
-      cloudWatchRole: false,
-      // X-Ray on the API too: a request's trace continues through the relay and the consumer.
-      deployOptions: { throttlingRateLimit: 100, throttlingBurstLimit: 200, tracingEnabled: true },
+      ...apiEdgeRestApiProps(this, { edge, removalPolicy }),
     });
-    const validator = this.api.addRequestValidator('BodyValidator', {
+    // Every business route gets the same authorisation, given per method (not as the API's default method
+    // options): /admin sets AWS_IAM, which an inherited Cognito or Lambda authorizer would contradict.
+    const authorized = methodAuthorization(
+      this,
+      props.apiAuthorization ?? { kind: ApiAuthorizationKind.IAM },
+    );
+    const validator = this.api.addRequestValidator('RequestValidator', {
       validateRequestBody: true,
-      validateRequestParameters: false,
+      validateRequestParameters: true,
+    });
+    const withPath = (parameter: string) => ({
+      requestValidator: validator,
+      requestParameters: { [`method.request.path.${parameter}`]: true },
     });
     const withBody = (name: string, schema: Parameters<typeof requestModelSchema>[0]) => ({
       requestValidator: validator,
@@ -122,18 +131,26 @@ export class OutboxExampleStack extends Stack {
     });
     const integration = (target: lambda.IFunction) => new apigateway.LambdaIntegration(target);
     const ordersResource = this.api.root.addResource('orders');
-    ordersResource.addMethod('POST', integration(createOrder), withBody('createOrder', orderRequestSchema));
-    ordersResource.addResource('{orderId}').addMethod('GET', integration(getOrder));
+    ordersResource.addMethod('POST', integration(createOrder), {
+      ...authorized,
+      ...withBody('createOrder', orderRequestSchema),
+    });
+    ordersResource
+      .addResource('{orderId}')
+      .addMethod('GET', integration(getOrder), { ...authorized, ...withPath('orderId') });
     const skuResource = this.api.root.addResource('inventory').addResource('{sku}');
-    skuResource.addMethod('PUT', integration(putStock), withBody('putStock', stockRequestSchema));
-    skuResource.addMethod('GET', integration(getStock));
+    skuResource.addMethod('PUT', integration(putStock), {
+      ...authorized,
+      ...withPath('sku'),
+      ...withBody('putStock', stockRequestSchema),
+    });
+    skuResource.addMethod('GET', integration(getStock), { ...authorized, ...withPath('sku') });
     // Operations under /admin, IAM-authorised only: list, show, replay, cancel, redrive, stats, erase.
     this.outbox.addAdminApi(this.api);
-    this.api.addGatewayResponse('BadRequestBody', {
-      type: apigateway.ResponseType.BAD_REQUEST_BODY,
-      statusCode: '400',
-      templates: { 'application/json': BAD_REQUEST_BODY_TEMPLATE },
-    });
+    // Logs with retention, JSON gateway responses that never carry internal errors, the web ACL.
+    hardenApiEdge(this, { api: this.api, edge, removalPolicy });
+    // cdk-nag findings of the example's own API and functions that are its design, with their reasons.
+    acknowledgeExampleNagFindings(this, this.api);
 
     // Named outputs (created on the stack, so each logical id is exactly the name) for tools and tests.
     const outputs = {

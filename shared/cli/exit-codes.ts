@@ -25,7 +25,8 @@ Exit codes:
   1  failure, or recover left something unresolved
   2  usage or configuration error (a bad argument, no such stack, a stack without an outbox)
   3  recover: the downstream is not healthy; nothing was replayed or moved
-  4  not found, or the message's status does not allow the action`;
+  4  not found, or the message's status does not allow the action
+  call: a 2xx or 3xx answer 0; 400 2; 404 or 409 4; any other 4xx or 5xx 1`;
 
 /**
  * The exit code an error ends the CLI with: argument and configuration errors 2, the admin core's refusals by
@@ -39,5 +40,16 @@ export function exitCodeOf(error: unknown): ExitCode {
     return ExitCode.FAILURE;
   }
   if (error instanceof ConfigError) return ExitCode.USAGE;
+  return ExitCode.FAILURE;
+}
+
+/**
+ * The exit code of an API's answer to `outbox call`, by the same rules as the admin core's refusals: a 2xx or
+ * 3xx answer 0, 400 (a bad request) 2, 404 and 409 4, any other 4xx or 5xx 1.
+ */
+export function exitCodeOfHttpStatus(status: number): ExitCode {
+  if (status < 400) return ExitCode.OK;
+  if (status === 400) return ExitCode.USAGE;
+  if (status === 404 || status === 409) return ExitCode.NOT_FOUND;
   return ExitCode.FAILURE;
 }

@@ -2,7 +2,10 @@
  * The `outbox` CLI: the operations core (`OutboxAdmin`) from a terminal, against AWS or an emulator
  * (`AWS_ENDPOINT_URL`), on the outbox found in a CloudFormation stack by its template metadata.
  */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { monotonicFactory } from 'ulid';
 import type { AdminDeps } from '../admin/admin-deps.ts';
@@ -17,8 +20,9 @@ import {
   createDocumentClient,
   createSqsClient,
 } from '../aws/clients.ts';
-import { OutboxError } from '../errors.ts';
-import { EXIT_CODES_HELP, ExitCode, exitCodeOf } from './exit-codes.ts';
+import { ConfigError, describeError, OutboxError } from '../errors.ts';
+import { type ApiAnswer, callApi, signingRegion } from './call-api.ts';
+import { EXIT_CODES_HELP, ExitCode, exitCodeOf, exitCodeOfHttpStatus } from './exit-codes.ts';
 import {
   formatActionResult,
   formatBulkReplay,
@@ -34,7 +38,12 @@ import { loadHealthCheck } from './health-check.ts';
 import { type CallerIdentity, operatorIdentity } from './operator-identity.ts';
 import { type ProgressStream, progressReporter } from './progress.ts';
 import { RecoverOutcome, recoverTopic } from './recover.ts';
-import { type DiscoveredOutbox, discoverOutbox } from './stack-discovery.ts';
+import {
+  type DiscoveredOutbox,
+  discoverOutbox,
+  readStackOutputs,
+  StackDiscoveryError,
+} from './stack-discovery.ts';
 import { chooseStackName } from './stack-name.ts';
 
 /** Clients and seams a test (or another front end) may give the CLI instead of the default ones. */
@@ -67,6 +76,9 @@ const EMULATOR_DEFAULTS = {
 } as const;
 
 const DEFAULTS = { ratePerSecond: 10, waitSeconds: 300 } as const;
+
+/** The stack output that holds the REST API's URL (the example stack's `apiUrl`). */
+const API_URL_OUTPUT = 'apiUrl';
 
 interface GlobalOptions {
   readonly stack?: string;
@@ -406,7 +418,87 @@ function buildProgram(io: CliIo, runner: Runner): Command {
       });
     });
 
+  program
+    .command('call')
+    .description(
+      "call the stack's REST API signed with SigV4 (execute-api) by the default AWS credential chain; the " +
+        'body goes to stdout, the status to stderr; a 4xx or 5xx answer exits non-zero',
+    )
+    .argument('<method>', 'GET, POST, PUT, DELETE…')
+    .argument('<path>', 'the path below the API URL, with any query string: /orders, /inventory/SKU-1')
+    .option('--data <body>', 'the request body, sent exactly as given (JSON); @file reads it from a file')
+    .option('--url <url>', `the API URL, stage included (default: the stack's ${API_URL_OUTPUT} output)`)
+    .option('-H, --header <header...>', 'an extra header, as "name: value"')
+    .action(function (this: Command, method: string, path: string) {
+      const options = this.opts<{ data?: string; url?: string; header?: string[] }>();
+      return action(this, async ({ session }) => {
+        if (!/^[A-Za-z]+$/.test(method)) {
+          throw new ConfigError(`<method> must be an HTTP method such as GET or POST, got ${method}`);
+        }
+        const baseUrl = options.url ?? (await session.apiUrl());
+        const body =
+          options.data?.startsWith('@') === true
+            ? await readBody(resolve(io.cwd ?? process.cwd(), options.data.slice(1)))
+            : options.data;
+        const answer = await callApi(
+          {
+            baseUrl,
+            method,
+            path,
+            ...(body === undefined ? {} : { body }),
+            headers: headersOf(options.header ?? []),
+          },
+          {
+            region: signingRegion(baseUrl, io.env),
+            credentials: session.config.credentials ?? defaultProvider(),
+          },
+        );
+        io.stderr.write(
+          `HTTP ${answer.status} ${answer.statusText}${answer.requestId === undefined ? '' : ` (request id ${answer.requestId})`}\n`,
+        );
+        session.print({ ...answer, body: parsedBody(answer.body) }, () => formatAnswer(answer));
+        return exitCodeOfHttpStatus(answer.status);
+      });
+    });
+
   return program;
+}
+
+/** The answer's body as received, on its own line (`--json` prints the whole answer instead). */
+function formatAnswer(answer: ApiAnswer): string {
+  return answer.body.endsWith('\n') ? answer.body.slice(0, -1) : answer.body;
+}
+
+/** A JSON body parsed, for `--json`; any other body as its text. */
+function parsedBody(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+/** `--header name: value` options as headers. */
+function headersOf(headers: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    headers.map((header) => {
+      const at = header.indexOf(':');
+      const name = header.slice(0, at).trim();
+      if (at < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+        throw new ConfigError(`--header must be "name: value", got ${header}`);
+      }
+      return [name, header.slice(at + 1).trim()];
+    }),
+  );
+}
+
+/** A request body from a file (`--data @file`). */
+async function readBody(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (cause) {
+    throw new ConfigError(`--data: cannot read ${path}: ${describeError(cause)}`, { cause });
+  }
 }
 
 /** What one run of the CLI holds: its clients, the discovered outbox and the operator, each made when first needed. */
@@ -462,6 +554,31 @@ class Session {
       return outbox;
     })();
     return this.#outbox;
+  }
+
+  /**
+   * The REST API's URL from the stack's `apiUrl` output. Against an emulator the API is the local runtime's,
+   * which the stack does not know: `--url` is required there.
+   */
+  async apiUrl(): Promise<string> {
+    if (this.onEmulator) {
+      throw new ConfigError(
+        `--url is required with AWS_ENDPOINT_URL: the local API is served by npm start (it prints the URL as REST API)`,
+      );
+    }
+    const cloudFormation =
+      this.#io.clients?.cloudFormation ?? this.#own(new CloudFormationClient({ ...this.config }));
+    const stackName = await chooseStackName(cloudFormation, {
+      ...(this.#stack === undefined ? {} : { stack: this.#stack }),
+    });
+    const url = (await readStackOutputs(cloudFormation, stackName))[API_URL_OUTPUT];
+    if (url === undefined) {
+      throw new StackDiscoveryError(
+        stackName,
+        `has no ${API_URL_OUTPUT} output: give the API URL with --url`,
+      );
+    }
+    return url;
   }
 
   admin(): Promise<OutboxAdmin> {

@@ -2,6 +2,7 @@ import {
   type CloudFormationClient,
   DescribeStacksCommand,
   GetTemplateCommand,
+  type Output,
   paginateListStackResources,
   type StackResourceSummary,
 } from '@aws-sdk/client-cloudformation';
@@ -81,23 +82,13 @@ export async function discoverOutbox(
   const outputs: Record<string, string> = {};
   try {
     const { Stacks } = await client.send(new DescribeStacksCommand({ StackName: stackName }));
-    for (const output of Stacks?.[0]?.Outputs ?? []) {
-      if (output.OutputKey !== undefined && output.OutputValue !== undefined)
-        outputs[output.OutputKey] = output.OutputValue;
-    }
+    Object.assign(outputs, outputsOf(Stacks?.[0]?.Outputs));
     body = (await client.send(new GetTemplateCommand({ StackName: stackName }))).TemplateBody;
     for await (const page of paginateListStackResources({ client }, { StackName: stackName })) {
       summaries.push(...(page.StackResourceSummaries ?? []));
     }
   } catch (cause) {
-    const missing = /does not exist/i.test(describeError(cause));
-    throw new StackDiscoveryError(
-      stackName,
-      missing
-        ? 'not found (check --stack, the region and AWS_ENDPOINT_URL)'
-        : `cannot be read: ${describeError(cause)}`,
-      { cause },
-    );
+    throw unreadable(stackName, cause);
   }
   let template: StackTemplate;
   try {
@@ -106,6 +97,24 @@ export async function discoverOutbox(
     throw new StackDiscoveryError(stackName, 'its template is not JSON (a CDK stack is)', { cause });
   }
   return outboxOfStack({ stackName, template, summaries, outputs });
+}
+
+/**
+ * The outputs of a deployed stack (DescribeStacks), by name. Throws a {@link StackDiscoveryError} when the
+ * stack does not exist or cannot be read.
+ * @example
+ * const { apiUrl } = await readStackOutputs(new CloudFormationClient({}), 'OutboxExample');
+ */
+export async function readStackOutputs(
+  client: CloudFormationClient,
+  stackName: string,
+): Promise<Readonly<Record<string, string>>> {
+  try {
+    const { Stacks } = await client.send(new DescribeStacksCommand({ StackName: stackName }));
+    return outputsOf(Stacks?.[0]?.Outputs);
+  } catch (cause) {
+    throw unreadable(stackName, cause);
+  }
 }
 
 /**
@@ -212,6 +221,28 @@ export function outboxOfStack(stack: {
     outputs: stack.outputs ?? {},
     notes,
   };
+}
+
+/** A stack's outputs by name. */
+function outputsOf(outputs: readonly Output[] | undefined): Record<string, string> {
+  const byName: Record<string, string> = {};
+  for (const output of outputs ?? []) {
+    if (output.OutputKey !== undefined && output.OutputValue !== undefined)
+      byName[output.OutputKey] = output.OutputValue;
+  }
+  return byName;
+}
+
+/** The error for a stack CloudFormation would not describe: not found, or another failure. */
+function unreadable(stackName: string, cause: unknown): StackDiscoveryError {
+  const missing = /does not exist/i.test(describeError(cause));
+  return new StackDiscoveryError(
+    stackName,
+    missing
+      ? 'not found (check --stack, the region and AWS_ENDPOINT_URL)'
+      : `cannot be read: ${describeError(cause)}`,
+    { cause },
+  );
 }
 
 function topicsOf(stackName: string, resource: StackResource): string[] {

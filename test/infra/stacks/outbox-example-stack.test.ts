@@ -323,9 +323,9 @@ describe('functions', () => {
     expect(names.sort()).toEqual([...functionNames].sort());
   });
 
-  it.each(functionNames)('runs %s on Node 22 / ARM64 with its timeout and memory', (name) => {
+  it.each(functionNames)('runs %s on Node 24 / ARM64 with its timeout and memory', (name) => {
     expect(propertiesOf(json, fn(name))).toMatchObject({
-      Runtime: 'nodejs22.x',
+      Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
       Timeout: FUNCTIONS[name].timeout,
@@ -402,9 +402,17 @@ describe('function environments', () => {
       'MAX_RECEIVE_COUNT',
       'OUTBOX_TABLE',
       'RETENTION_DAYS',
+      'CLAIM_CHECK_BUCKET',
       'POWERTOOLS_METRICS_NAMESPACE',
     ],
-    CreateOrder: ['ORDERS_TABLE', 'OUTBOX_TABLE', 'DUE_SHARDS', 'STREAM_GRACE_MS'],
+    CreateOrder: [
+      'ORDERS_TABLE',
+      'OUTBOX_TABLE',
+      'DUE_SHARDS',
+      'STREAM_GRACE_MS',
+      'CLAIM_CHECK_BUCKET',
+      'CLAIM_CHECK_THRESHOLD_BYTES',
+    ],
     GetOrder: ['ORDERS_TABLE', 'OUTBOX_TABLE'],
     PutStock: ['INVENTORY_TABLE'],
     GetStock: ['INVENTORY_TABLE'],
@@ -553,12 +561,13 @@ describe('REST API', () => {
     expect(idsOfType(json, 'AWS::ApiGateway::Method')).toHaveLength(ROUTES.length);
   });
 
-  it('authorises every /admin method with IAM and leaves the business routes open', () => {
+  it('authorises every method, /admin included, with IAM by default: callers sign with SigV4', () => {
     for (const route of ROUTES) {
       expect(methodOf(route.method, route.path).AuthorizationType, `${route.method} ${route.path}`).toBe(
-        route.path.startsWith('/admin') ? 'AWS_IAM' : 'NONE',
+        'AWS_IAM',
       );
     }
+    expect(idsOfType(json, 'AWS::ApiGateway::Authorizer')).toEqual([]);
   });
 
   it('traces the API stage with X-Ray', () => {
@@ -568,7 +577,10 @@ describe('REST API', () => {
 
   it('validates the bodies of POST /orders and PUT /inventory/{sku} against the handlers’ zod schemas', () => {
     const validatorId = onlyId(idsOfType(json, 'AWS::ApiGateway::RequestValidator'), 'request validator');
-    expect(propertiesOf(json, validatorId)).toMatchObject({ ValidateRequestBody: true });
+    expect(propertiesOf(json, validatorId)).toMatchObject({
+      ValidateRequestBody: true,
+      ValidateRequestParameters: true,
+    });
     const cases = [
       { method: 'POST', path: '/orders', schema: orderRequestSchema },
       { method: 'PUT', path: '/inventory/{sku}', schema: stockRequestSchema },
@@ -584,10 +596,81 @@ describe('REST API', () => {
     }
   });
 
-  it('leaves GET routes without body validation', () => {
-    for (const route of ROUTES.filter((candidate) => candidate.method === 'GET')) {
-      expect(methodOf(route.method, route.path).RequestValidatorId).toBeUndefined();
+  it('requires the path parameter of every {orderId} and {sku} route, through the validator', () => {
+    const validatorId = onlyId(idsOfType(json, 'AWS::ApiGateway::RequestValidator'), 'request validator');
+    const withParameter = ROUTES.filter((route) => /\{(orderId|sku)\}/.test(route.path));
+    expect(withParameter).toHaveLength(3);
+    for (const route of withParameter) {
+      const parameter = /\{(\w+)\}/.exec(route.path)?.[1] ?? '';
+      const properties = methodOf(route.method, route.path);
+      expect(properties.RequestParameters, `${route.method} ${route.path}`).toEqual({
+        [`method.request.path.${parameter}`]: true,
+      });
+      expect(properties.RequestValidatorId).toEqual({ Ref: validatorId });
     }
+  });
+
+  it('gives GET routes no body model', () => {
+    for (const route of ROUTES.filter((candidate) => candidate.method === 'GET')) {
+      expect(methodOf(route.method, route.path).RequestModels).toBeUndefined();
+    }
+  });
+
+  it('logs every request as one JSON line (request id, caller, ip, method, route, status, latency), kept a month', () => {
+    const stage = propertiesOf(json, onlyId(idsOfType(json, 'AWS::ApiGateway::Stage'), 'API stage'));
+    const setting = stage.AccessLogSetting as { DestinationArn: unknown; Format: string };
+    const logGroupId = refTarget(setting.DestinationArn) ?? '';
+    expect(resource(json, logGroupId)).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      Properties: { RetentionInDays: 30 },
+    });
+    // API Gateway fills the variables in; the format itself is a JSON object of them.
+    const fields = JSON.parse(setting.Format) as Record<string, string>;
+    expect(fields).toMatchObject({
+      requestId: '$context.requestId',
+      ip: '$context.identity.sourceIp',
+      caller: '$context.identity.caller',
+      userArn: '$context.identity.userArn',
+      httpMethod: '$context.httpMethod',
+      resourcePath: '$context.resourcePath',
+      status: '$context.status',
+      responseLatency: '$context.responseLatency',
+    });
+    // Nothing a caller writes (user agent, raw path) reaches the unescaped log line.
+    expect(Object.values(fields)).not.toContain('$context.identity.userAgent');
+    expect(Object.values(fields)).not.toContain('$context.path');
+  });
+
+  it('logs execution errors without bodies to a group kept a month, throttles at 100 rps / 200 burst', () => {
+    const stage = propertiesOf(json, onlyId(idsOfType(json, 'AWS::ApiGateway::Stage'), 'API stage'));
+    expect(stage.MethodSettings).toEqual([
+      expect.objectContaining({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        ThrottlingRateLimit: 100,
+        ThrottlingBurstLimit: 200,
+      }),
+    ]);
+    const apiId = onlyId(idsOfType(json, 'AWS::ApiGateway::RestApi'), 'REST API');
+    const executionLogs = idsOfType(json, 'AWS::Logs::LogGroup').filter((id) =>
+      renderString(propertiesOf(json, id).LogGroupName ?? '').startsWith('API-Gateway-Execution-Logs_'),
+    );
+    const logGroupId = onlyId(executionLogs, 'execution log group');
+    expect(renderString(propertiesOf(json, logGroupId).LogGroupName)).toBe(
+      `API-Gateway-Execution-Logs_\${${apiId}}/${String(stage.StageName)}`,
+    );
+    expect(propertiesOf(json, logGroupId).RetentionInDays).toBe(30);
+  });
+
+  it('leaves the account’s CloudWatch role, WAF and CORS alone unless asked', () => {
+    expect(idsOfType(json, 'AWS::ApiGateway::Account')).toEqual([]);
+    expect(idsOfType(json, 'AWS::WAFv2::WebACLAssociation')).toEqual([]);
+    const options = idsOfType(json, 'AWS::ApiGateway::Method').filter(
+      (id) => propertiesOf(json, id).HttpMethod === 'OPTIONS',
+    );
+    expect(options).toEqual([]);
   });
 
   it('answers an invalid body with the handlers’ {error, details: [{field, problem}]} 400', () => {
@@ -606,7 +689,7 @@ describe('REST API', () => {
     expect(JSON.parse(body)).toEqual(fromHandler);
   });
 
-  it.each([
+  const HOSTILE = [
     'plain',
     'say "hi"',
     'back\\slash \\u0000',
@@ -614,17 +697,80 @@ describe('REST API', () => {
     '"]}',
     '[object has missing required properties (["customerId"])]',
     '{"injected":true}',
-  ])('keeps every gateway response valid JSON when API Gateway substitutes %j into it', (hostile) => {
-    const templates = idsOfType(json, 'AWS::ApiGateway::GatewayResponse').flatMap((id) =>
-      Object.values((propertiesOf(json, id).ResponseTemplates ?? {}) as Record<string, string>),
+  ];
+
+  /** Every gateway response of the API by its type, with its JSON template. */
+  const gatewayResponses = (): Record<string, string> =>
+    Object.fromEntries(
+      idsOfType(json, 'AWS::ApiGateway::GatewayResponse').map((id) => {
+        const properties = propertiesOf(json, id);
+        const templates = (properties.ResponseTemplates ?? {}) as Record<string, string>;
+        return [String(properties.ResponseType), templates['application/json'] ?? ''];
+      }),
     );
-    expect(templates.length).toBeGreaterThan(0);
-    for (const template of templates) {
-      // Gateway response templates are plain substitution: every variable is replaced by its raw text.
-      const substituted = template.replaceAll(/\$(context|stageVariables|util)\.[A-Za-z.]+/g, hostile);
-      expect(() => JSON.parse(substituted), template).not.toThrow();
-      // Nor does user input reach the answer.
-      expect(substituted).not.toContain(hostile);
+
+  it('answers in JSON for the gateway’s own refusals and failures, the defaults included', () => {
+    expect(Object.keys(gatewayResponses())).toEqual(
+      expect.arrayContaining([
+        'DEFAULT_4XX',
+        'DEFAULT_5XX',
+        'ACCESS_DENIED',
+        'MISSING_AUTHENTICATION_TOKEN',
+        'INVALID_SIGNATURE',
+        'EXPIRED_TOKEN',
+        'UNAUTHORIZED',
+        'THROTTLED',
+        'WAF_FILTERED',
+        'BAD_REQUEST_BODY',
+        'BAD_REQUEST_PARAMETERS',
+        'INTEGRATION_FAILURE',
+        'INTEGRATION_TIMEOUT',
+        'AUTHORIZER_FAILURE',
+      ]),
+    );
+  });
+
+  it.each(HOSTILE)(
+    'keeps every gateway response valid JSON in the handlers’ shape when API Gateway substitutes %j into it',
+    (hostile) => {
+      const responses = Object.entries(gatewayResponses());
+      expect(responses.length).toBeGreaterThan(10);
+      for (const [type, template] of responses) {
+        // Gateway response templates are plain substitution: $context.error.messageString arrives quoted as a
+        // JSON string; every other variable would arrive as its raw text.
+        const substituted = template
+          .replaceAll('$context.error.messageString', JSON.stringify(hostile))
+          .replaceAll(/\$(context|stageVariables|util|input|method)\.[A-Za-z.]+/g, hostile);
+        let body: unknown;
+        expect(() => {
+          body = JSON.parse(substituted);
+        }, `${type}: ${template}`).not.toThrow();
+        expect(body, type).toEqual({
+          error: expect.any(String),
+          details: expect.any(Array),
+          ...(template.includes('$context.error.messageString') ? { message: hostile } : {}),
+        });
+        // The quoted message is the only place user input may reach the answer.
+        const { message: _message, ...rest } = body as Record<string, unknown>;
+        expect(JSON.stringify(rest), type).not.toContain(hostile);
+      }
+    },
+  );
+
+  it('tells nothing of an internal failure: every 5xx answer is fixed text', () => {
+    const serverErrors = [
+      'DEFAULT_5XX',
+      'INTEGRATION_FAILURE',
+      'INTEGRATION_TIMEOUT',
+      'AUTHORIZER_FAILURE',
+      'AUTHORIZER_CONFIGURATION_ERROR',
+      'API_CONFIGURATION_ERROR',
+    ];
+    const responses = gatewayResponses();
+    for (const type of serverErrors) {
+      const template = responses[type] ?? '';
+      expect(template, type).not.toContain('$');
+      expect(JSON.parse(template), type).toEqual({ error: expect.any(String), details: [] });
     }
   });
 });
