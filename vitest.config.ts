@@ -24,7 +24,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['test/shared/**/*.test.ts', 'test/functions/**/*.test.ts'],
+          include: ['test/shared/**/*.test.ts', 'test/functions/**/*.test.ts', 'test/fuzz/**/*.test.ts'],
           // Property tests run hundreds of cases; on a busy two-core machine that can pass vitest's 5 s default.
           testTimeout: 30_000,
         },

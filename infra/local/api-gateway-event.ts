@@ -44,6 +44,25 @@ export interface ApiResponse {
   readonly body: Buffer;
 }
 
+/**
+ * The path and raw query of an HTTP request target: an origin-form target (`/orders?x=1`) is split as sent, an
+ * absolute-form one (`http://host/orders`) is read for its path; `undefined` for anything else (`*`, a
+ * malformed URL). A path that starts with `//` stays a path: it does not name a host.
+ * @example
+ * requestTarget('/orders/o-1?dry=1'); // { path: '/orders/o-1', query: 'dry=1' }
+ */
+export function requestTarget(target: string): { readonly path: string; readonly query: string } | undefined {
+  if (target.startsWith('/')) {
+    const separator = target.indexOf('?');
+    return separator < 0
+      ? { path: target, query: '' }
+      : { path: target.slice(0, separator), query: target.slice(separator + 1) };
+  }
+  if (!URL.canParse(target) || !/^https?:/i.test(target)) return undefined;
+  const url = new URL(target);
+  return { path: url.pathname, query: url.search.slice(1) };
+}
+
 /** The proxy event API Gateway would send for `request` on the matched route. */
 export function toProxyEvent(request: ApiRequest, context: ApiEventContext): APIGatewayProxyEvent {
   const multiValueHeaders = groupPairs(pairs(request.rawHeaders));

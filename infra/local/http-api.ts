@@ -11,6 +11,7 @@ import {
   badGateway,
   fromProxyResult,
   jsonResponse,
+  requestTarget,
   toProxyEvent,
 } from './api-gateway-event.ts';
 import { matchRoute } from './api-routes.ts';
@@ -75,22 +76,28 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     void handle(request, port).then(
       (answer) => send(response, answer),
       (error: unknown) => {
-        log(`[api] ${request.method} ${request.url}: ${String(error)}`);
+        // A client that hung up before its body arrived has nobody left to answer, and failed nothing here.
+        if (request.readableAborted) return;
+        // The path only: a query string may carry a signature or a token (a presigned URL's X-Amz-Signature).
+        log(`[api] ${request.method} ${(request.url ?? '').split('?')[0]}: ${String(error)}`);
         send(response, badGateway());
       },
     );
   });
 
   async function handle(request: IncomingMessage, listeningOn: number): Promise<ApiResponse> {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    // Read as sent, not resolved against a base URL: `//x/orders` is a path, and a malformed target is the
+    // client's error (400), not the server's.
+    const target = requestTarget(request.url ?? '/');
+    if (target === undefined) return jsonResponse(400, { error: 'the request target is not a path' });
     const method = request.method ?? 'GET';
-    const match = matchRoute(options.routes, method, url.pathname);
+    const match = matchRoute(options.routes, method, target.path);
     if (match.kind === 'not-found')
-      return jsonResponse(404, { error: `no route for ${method} ${url.pathname}` });
+      return jsonResponse(404, { error: `no route for ${method} ${target.path}` });
     if (match.kind === 'method-not-allowed') {
       return jsonResponse(
         405,
-        { error: `${method} is not allowed on ${url.pathname}` },
+        { error: `${method} is not allowed on ${target.path}` },
         { allow: match.allowed.join(', ') },
       );
     }
@@ -104,8 +111,8 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     const event = toProxyEvent(
       {
         method,
-        path: url.pathname,
-        query: url.search.slice(1),
+        path: target.path,
+        query: target.query,
         rawHeaders: request.rawHeaders,
         body,
         sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
@@ -125,7 +132,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     const invocation = await options.invoke(match.route.functionName, event);
     if (!invocation.ok) {
       log(
-        `[api] ${method} ${url.pathname} → ${match.route.functionName} failed: ${describe(invocation.error)}`,
+        `[api] ${method} ${target.path} → ${match.route.functionName} failed: ${describe(invocation.error)}`,
       );
       return badGateway();
     }

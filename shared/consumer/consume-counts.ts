@@ -21,7 +21,10 @@ export type ConsumeCountsByTopic = Record<string, TopicConsumeCounts>;
 
 /** The counts of `topic` in `counts`, created at zero when the topic has none yet. */
 export function consumeCountsOf(counts: ConsumeCountsByTopic, topic: string): TopicConsumeCounts {
-  counts[topic] ??= {
+  // Own entries only: a topic comes from the message, and `counts['__proto__']` would be Object.prototype.
+  const existing = Object.hasOwn(counts, topic) ? counts[topic] : undefined;
+  if (existing !== undefined) return existing;
+  const created = {
     applied: 0,
     duplicates: 0,
     rejected: 0,
@@ -29,5 +32,11 @@ export function consumeCountsOf(counts: ConsumeCountsByTopic, topic: string): To
     requeued: 0,
     confirmLatenciesMs: [],
   };
-  return counts[topic];
+  Object.defineProperty(counts, topic, {
+    value: created,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return created;
 }

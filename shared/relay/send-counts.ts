@@ -27,8 +27,17 @@ export interface SendProblem {
 
 /** The counts of `topic` in `counts`, created at zero when the topic has none yet. */
 export function topicCounts(counts: SendCountsByTopic, topic: string): TopicSendCounts {
-  counts[topic] ??= { accepted: 0, sendFailures: 0, retryScheduled: 0, failed: 0 };
-  return counts[topic];
+  // Own entries only: a topic comes from a stored message, and `counts['__proto__']` would be Object.prototype.
+  const existing = Object.hasOwn(counts, topic) ? counts[topic] : undefined;
+  if (existing !== undefined) return existing;
+  const created = { accepted: 0, sendFailures: 0, retryScheduled: 0, failed: 0 };
+  Object.defineProperty(counts, topic, {
+    value: created,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return created;
 }
 
 /** Adds every figure of `from` to `into`. */

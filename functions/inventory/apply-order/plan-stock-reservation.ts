@@ -25,6 +25,14 @@ export function planStockReservation(inventoryTable: string, clock: () => Date):
     const quantities = new Map<string, number>();
     for (const { sku, quantity } of order.data.items)
       quantities.set(sku, (quantities.get(sku) ?? 0) + quantity);
+    for (const [sku, quantity] of quantities) {
+      // Lines of one SKU may add up past what a number holds exactly; the stock would be decremented wrongly.
+      if (!Number.isSafeInteger(quantity)) {
+        throw new PoisonMessageError(
+          `the quantities of ${sku} add up to ${quantity}, past the safe integer range`,
+        );
+      }
+    }
     const now = clock().toISOString();
     return {
       apply: [...quantities].map(([sku, quantity]) => ({

@@ -9,8 +9,9 @@ import {
   TransactionLimitError,
   writeWithOutbox,
 } from 'serverless-outbox';
-import { headerValue, parseJsonBody } from '../../http/parse-request.ts';
+import { parseJsonBody } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
+import { traceparentOf } from '../../http/trace-context.ts';
 import { ORDER_CREATED, type Order, type OrderCreatedPayload } from '../order.ts';
 import { answerExistingOrder } from './existing-order.ts';
 import { MAX_ORDER_BODY_BYTES, orderRequestSchema } from './order-request.ts';
@@ -58,7 +59,7 @@ export async function createOrder(
     items: request.value.items,
     createdAt: now.toISOString(),
   };
-  const write: OrderWrite = { order, now, traceparent: headerValue(event, 'traceparent') };
+  const write: OrderWrite = { order, now, traceparent: traceparentOf(event) };
   try {
     const messageId = await retryConflicts(
       () => writeOrder(write, deps),
