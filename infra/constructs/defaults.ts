@@ -39,8 +39,9 @@ export const QUEUE_DEFAULTS = {
 
 /** Settings of every Lambda function. */
 export const FUNCTION_DEFAULTS = {
-  // nodejs20.x is deprecated on AWS; the handlers are bundled for the runtime they run on.
-  runtime: lambda.Runtime.NODEJS_22_X,
+  // The newest Node.js runtime Lambda offers (aws-cdk-lib's NODEJS_LATEST, pinned so a CDK upgrade never
+  // changes the runtime unseen); the handlers are bundled for the runtime they run on.
+  runtime: lambda.Runtime.NODEJS_24_X,
   architecture: lambda.Architecture.ARM_64,
   timeout: Duration.seconds(10),
   memorySize: 256,
@@ -59,7 +60,7 @@ export function defaultBundling(): nodejs.BundlingOptions {
   return {
     minify: true,
     sourceMap: true,
-    target: 'node22',
+    target: 'node24',
     format: nodejs.OutputFormat.ESM,
     // Prefer the ESM builds of dependencies (middy 6 ships ESM only; the SDK tree-shakes better as ESM).
     mainFields: ['module', 'main'],
@@ -166,6 +167,25 @@ export const ARCHIVE_DEFAULTS = {
   enforceSSL: true,
   blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
   versioned: false,
+} as const;
+
+/**
+ * Settings of the S3 bucket of claim-checked payloads (messages too large for their queue). The threshold is the
+ * library's (`OutboxSettings.claimCheckThresholdBytes`); the objects' expiry is computed from the outbox's
+ * retention and redelivery horizon.
+ */
+export const CLAIM_CHECK_DEFAULTS = {
+  encryption: s3.BucketEncryption.S3_MANAGED,
+  enforceSSL: true,
+  blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+  objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+  // Off: each key names its content (message id and SHA-256) and is written once, so there is nothing to
+  // restore, and noncurrent versions would outlive the expiry rule that bounds how long a payload is kept.
+  versioned: false,
+  // Payloads go in one PutObject; a multipart upload someone else left unfinished is removed the next day.
+  abortIncompleteMultipartUploadAfter: Duration.days(1),
+  // Past the retention and the redelivery horizon: the lifecycle counts whole days from midnight UTC.
+  expirationMarginDays: 1,
 } as const;
 
 /** Settings of the archiver function and its stream mapping. */

@@ -7,6 +7,7 @@ export {
   ALARM_DEFAULTS,
   ARCHIVE_DEFAULTS,
   ARCHIVER_DEFAULTS,
+  CLAIM_CHECK_DEFAULTS,
   CONSUMER_DEFAULTS,
   defaultBundling,
   FAILURE_QUEUE_DEFAULTS,
@@ -27,6 +28,11 @@ export {
   type OutboxAdminApiProps,
 } from './outbox-admin-api.ts';
 export type { OutboxArchiveProps } from './outbox-archive.ts';
+export {
+  OutboxClaimCheck,
+  type OutboxClaimCheckOptions,
+  type OutboxClaimCheckProps,
+} from './outbox-claim-check.ts';
 export { OutboxFunction, type OutboxFunctionProps } from './outbox-function.ts';
 export {
   OUTBOX_METRIC_DIMENSIONS,

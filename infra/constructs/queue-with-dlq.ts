@@ -3,6 +3,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { QUEUE_DEFAULTS } from './defaults.ts';
+import { acknowledgeNagFindings, OUTBOX_NAG_REASONS } from './nag-suppressions.ts';
 
 /** Props of a {@link QueueWithDlq}. */
 export interface QueueWithDlqProps {
@@ -84,6 +85,7 @@ export class QueueWithDlq extends Construct {
       retentionPeriod: this.settings.retentionPeriod,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: this.settings.maxReceiveCount },
     });
+    acknowledgeNagFindings(this.deadLetterQueue, [OUTBOX_NAG_REASONS.deadLetterQueueRedrive]);
   }
 }
 

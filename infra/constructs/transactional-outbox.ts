@@ -26,6 +26,10 @@ import {
   topicSchema,
 } from '../../shared/index.ts';
 import {
+  CONFIRMATION_ATTRIBUTES,
+  CONFIRMATION_RETURN_VALUES,
+} from '../../shared/outbox/transition-updates.ts';
+import {
   CONSUMER_DEFAULTS,
   FAILURE_QUEUE_DEFAULTS,
   METRICS_DEFAULTS,
@@ -37,12 +41,21 @@ import {
   TABLE_DEFAULTS,
 } from './defaults.ts';
 import { grantKeyUse } from './key-grants.ts';
+import { acknowledgeOutboxNagFindings } from './nag-suppressions.ts';
 import { addOutboxAdminApi, type OutboxAdminApi, type OutboxAdminApiProps } from './outbox-admin-api.ts';
 import { addOutboxArchive, type OutboxArchiveProps } from './outbox-archive.ts';
+import { OutboxClaimCheck, type OutboxClaimCheckProps } from './outbox-claim-check.ts';
 import { kebabCase, OutboxFunction } from './outbox-function.ts';
 import { type OutboxAlarmThresholds, OutboxMonitoring } from './outbox-monitoring.ts';
 import { QueueWithDlq, type QueueWithDlqProps, queueEncryption } from './queue-with-dlq.ts';
-import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+import {
+  grantLimitedUpdate,
+  grantOnTable,
+  grantQueryOnIndexes,
+  grantSendMessage,
+  queueEventSource,
+  queueFailureDestination,
+} from './table-grants.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 
 /** CloudWatch namespaces: letters, digits and `. - _ / # :`, at most 255, never `AWS/`. */
@@ -140,6 +153,13 @@ export interface TransactionalOutboxProps {
    */
   readonly archive?: boolean | OutboxArchiveProps;
   /**
+   * Payloads too large for their queue: a message larger than `thresholdBytes` on the wire keeps its payload in
+   * S3 under `claim-check/` and carries a reference, which consumers resolve and verify (see
+   * `OutboxClaimCheck`); `false` refuses such messages at write instead.
+   * @default - a new bucket, 64 KiB threshold
+   */
+  readonly claimCheck?: false | OutboxClaimCheckProps;
+  /**
    * Props merged over the defaults of the audit table (operator actions: on demand, PITR, no TTL). The key
    * cannot be changed.
    * @default - the defaults
@@ -168,12 +188,12 @@ export interface TransactionalOutboxProps {
    */
   readonly dashboardName?: string;
   /**
-   * Props merged over the relay function's defaults (Node 22, ARM64, 30 s, 512 MB, the shipped handler).
+   * Props merged over the relay function's defaults (Node 24, ARM64, 30 s, 512 MB, the shipped handler).
    * @default - the defaults
    */
   readonly relayFunctionProps?: Partial<nodejs.NodejsFunctionProps>;
   /**
-   * Props merged over the sweeper function's defaults (Node 22, ARM64, 60 s, 512 MB, the shipped handler).
+   * Props merged over the sweeper function's defaults (Node 24, ARM64, 60 s, 512 MB, the shipped handler).
    * @default - the defaults
    */
   readonly sweeperFunctionProps?: Partial<nodejs.NodejsFunctionProps>;
@@ -196,7 +216,7 @@ export interface TransactionalOutboxProps {
    * A customer-managed KMS key for everything the outbox creates that holds messages: the outbox, inbox and
    * audit tables (and so the outbox stream), every topic queue, dead-letter queue and the failure queue, and a
    * new archive bucket. Each function is granted exactly the use of the key its calls need (`kms:Decrypt` and
-   * `kms:DescribeKey` to read; `kms:Encrypt`, `kms:GenerateDataKey*` and `kms:ReEncrypt*` as well to write).
+   * `kms:DescribeKey` to read; `kms:Encrypt` and `kms:GenerateDataKey*` as well to write).
    * Tables and queues you pass in keep their own encryption. The alarm topic has its own key either way.
    * @default - AWS-owned keys for the tables, SSE-SQS for the queues, SSE-S3 for the archive
    */
@@ -210,7 +230,7 @@ export interface OutboxConsumerProps {
   /** The handler module; it exports `handler = createConsumerHandler({ plan })`. */
   readonly entry: string;
   /**
-   * Props merged over the consumer function's defaults (Node 22, ARM64, 30 s, 256 MB); add your own
+   * Props merged over the consumer function's defaults (Node 24, ARM64, 30 s, 256 MB); add your own
    * environment (your business tables) here.
    * @default - the defaults
    */
@@ -324,6 +344,8 @@ export class TransactionalOutbox extends Construct {
   public readonly archiver: OutboxFunction | undefined;
   /** The customer-managed key of the outbox's tables, queues and archive, when `encryptionKey` is set. */
   public readonly encryptionKey: kms.IKey | undefined;
+  /** The claim check of large payloads (its bucket, threshold and expiry), unless `claimCheck` is false. */
+  public readonly claimCheck: OutboxClaimCheck | undefined;
 
   readonly #props: TransactionalOutboxProps;
   readonly #removalPolicy: RemovalPolicy | undefined;
@@ -428,7 +450,7 @@ export class TransactionalOutbox extends Construct {
     markOutboxRole(this.relay, OutboxResourceRole.RELAY);
     // Marks messages SENT or records a failed attempt: UpdateItem on the table, nothing else.
     grantOnTable(this.table, this.relay, ['dynamodb:UpdateItem']);
-    for (const queue of routes.values()) queue.grantSendMessages(this.relay);
+    for (const queue of routes.values()) grantSendMessage(queue, this.relay);
 
     const stream = { ...OUTBOX_STREAM_DEFAULTS, ...props.streamProps };
     this.streamSource = new sources.DynamoEventSource(this.table, {
@@ -443,7 +465,8 @@ export class TransactionalOutbox extends Construct {
       filters: OUTBOX_STREAM_DEFAULTS.filters.map((pattern) => lambda.FilterCriteria.filter(pattern)),
       // One failed record fails alone; the relay reports it instead of failing the batch.
       reportBatchItemFailures: true,
-      onFailure: new sources.SqsDlq(this.failureQueue),
+      // Lambda sends the metadata of a batch it gives up on with the relay's role: SendMessage only.
+      onFailure: queueFailureDestination(this.failureQueue),
     });
     this.relay.addEventSource(this.streamSource);
     // Reads the stream, updates items and sends (the failure queue too, from the mapping).
@@ -484,7 +507,7 @@ export class TransactionalOutbox extends Construct {
       OUTBOX_KEYS.attentionIndex.name,
     ]);
     grantOnTable(this.table, this.sweeper, ['dynamodb:UpdateItem']);
-    for (const queue of routes.values()) queue.grantSendMessages(this.sweeper);
+    for (const queue of routes.values()) grantSendMessage(queue, this.sweeper);
     grantKeyUse(this.encryptionKey, this.sweeper, 'write');
     this.sweeperSchedule = new events.Rule(this, 'SweeperSchedule', {
       description: 'Runs the outbox sweeper',
@@ -512,10 +535,23 @@ export class TransactionalOutbox extends Construct {
             ...(props.encryptionKey === undefined ? {} : { encryptionKey: props.encryptionKey }),
           });
     // Reads the stream and writes objects (into a new bucket encrypted with the key).
-    if (archive !== undefined) grantKeyUse(this.encryptionKey, archive.archiver, 'write');
+    // The archiver only reads the stream (its records are decrypted with the caller's right); its puts are
+    // granted with the bucket.
+    if (archive !== undefined) this.encryptionKey?.grant(archive.archiver, 'kms:Decrypt');
     this.archiveBucket = archive?.bucket;
+    this.claimCheck =
+      props.claimCheck === false
+        ? undefined
+        : new OutboxClaimCheck(this, 'ClaimCheck', {
+            ...props,
+            ...props.claimCheck,
+            queues: this.queues,
+            topicRoutes: routes,
+          });
     this.archiver = archive?.archiver;
     if (archive !== undefined) this.#monitoring.watchFunction(archive.archiver);
+    // cdk-nag findings that are the outbox's design, with their reasons (see nag-suppressions.ts).
+    acknowledgeOutboxNagFindings(this);
   }
 
   /** The CloudWatch namespace of the metrics every function of the outbox publishes. */
@@ -608,7 +644,8 @@ export class TransactionalOutbox extends Construct {
 
   /**
    * Lets `fn` write messages with `writeWithOutbox`: sets the writer's settings (OUTBOX_TABLE, DUE_SHARDS,
-   * STREAM_GRACE_MS, read with `outboxWriterFromEnv`) and allows PutItem on the outbox table — nothing else.
+   * STREAM_GRACE_MS, read with `outboxWriterFromEnv`) and allows PutItem on the outbox table — nothing else but,
+   * with the claim check, its settings and s3:PutObject under the bucket's `claim-check/` prefix.
    */
   bindWriter(fn: lambda.Function): void {
     fn.addEnvironment(OutboxSettings.outboxTable.name, this.table.tableName);
@@ -625,6 +662,7 @@ export class TransactionalOutbox extends Construct {
       ),
     );
     grantOnTable(this.table, fn, ['dynamodb:PutItem']);
+    this.claimCheck?.bindWriter(fn);
     grantKeyUse(this.encryptionKey, fn, 'write');
   }
 
@@ -721,18 +759,23 @@ export class TransactionalOutbox extends Construct {
     this.#checkInboxRetention(id, props.queue, inboxRetentionDays);
 
     fn.addEventSource(
-      new sources.SqsEventSource(queue.queue, {
+      queueEventSource(queue.queue, {
         batchSize: props.batchSize ?? CONSUMER_DEFAULTS.batchSize,
         maxBatchingWindow: props.maxBatchingWindow ?? CONSUMER_DEFAULTS.maxBatchingWindow,
-        // A failed message is retried alone; the rest of the batch is deleted.
-        reportBatchItemFailures: true,
       }),
     );
     // The inbox put commits with the effect in one transaction: PutItem on the inbox, nothing else there.
     grantOnTable(inboxTable, fn, ['dynamodb:PutItem']);
     // A message that can never be processed is dead-lettered by the consumer itself, with its reason.
-    queue.deadLetterQueue.grantSendMessages(fn);
-    if (props.confirm !== false) grantOnTable(this.table, fn, ['dynamodb:UpdateItem']);
+    grantSendMessage(queue.deadLetterQueue, fn);
+    this.claimCheck?.bindConsumer(fn);
+    // Confirming touches only the confirmation's attributes and asks nothing back.
+    if (props.confirm !== false) {
+      grantLimitedUpdate(this.table, fn, {
+        attributes: CONFIRMATION_ATTRIBUTES,
+        returnValues: [CONFIRMATION_RETURN_VALUES],
+      });
+    }
     if (props.reconcile !== false) {
       for (const topic of topics) this.#deliveryInboxes.set(topic, inboxTable.tableName);
       // Reconciliation only asks whether the inbox has the message.

@@ -47,7 +47,8 @@ function queueIds({ stack, outbox }: OutboxService, name = 'orderEvents') {
   };
 }
 
-const SEND = ['sqs:GetQueueAttributes on Arn', 'sqs:GetQueueUrl on Arn', 'sqs:SendMessage on Arn'];
+/** Sending is SendMessage alone: nothing the outbox runs reads a queue's URL or attributes. */
+const SEND = ['sqs:SendMessage on Arn'];
 const STREAM_READ = [
   'dynamodb:DescribeStream on StreamArn',
   'dynamodb:GetRecords on StreamArn',
@@ -266,11 +267,11 @@ describe('TransactionalOutbox', () => {
   });
 
   describe('relay', () => {
-    it('runs the shipped relay on Node 22 / ARM64 with the documented defaults', () => {
+    it('runs the shipped relay on Node 24 / ARM64 with the documented defaults', () => {
       const json = templateOf(outboxService().stack);
       const relay = functionId(json, 'Outbox/Relay');
       expect(propertiesOf(json, relay)).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         Timeout: 30,
@@ -336,7 +337,7 @@ describe('TransactionalOutbox', () => {
         Timeout: 90,
         MemorySize: 1024,
         Description: 'relays the order outbox',
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
       });
       const environment = environmentOf(json, relay);
@@ -369,12 +370,12 @@ describe('TransactionalOutbox', () => {
   });
 
   describe('sweeper', () => {
-    it('runs the shipped sweeper every minute on Node 22 / ARM64, with its own log group', () => {
+    it('runs the shipped sweeper every minute on Node 24 / ARM64, with its own log group', () => {
       const json = templateOf(outboxService().stack);
       const sweeper = functionId(json, 'Outbox/Sweeper');
       const properties = propertiesOf(json, sweeper);
       expect(properties).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         Timeout: 60,
@@ -512,7 +513,7 @@ describe('TransactionalOutbox', () => {
       const { json } = withConsumer();
       const consumer = functionId(json, 'Outbox/Consumer');
       expect(propertiesOf(json, consumer)).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         Timeout: 30,
@@ -597,7 +598,6 @@ describe('TransactionalOutbox', () => {
         'sqs:ChangeMessageVisibility on Arn',
         'sqs:DeleteMessage on Arn',
         'sqs:GetQueueAttributes on Arn',
-        'sqs:GetQueueUrl on Arn',
         'sqs:ReceiveMessage on Arn',
       ]);
       expect(grantsOn(statements, deadLetters)).toEqual(SEND);
@@ -723,7 +723,13 @@ describe('TransactionalOutbox', () => {
       const statements = roleStatements(json, functionId(json, 'Writer'));
       const table = resolvedTarget(service.stack, service.outbox.table.tableName);
       expect(grantsOn(statements, table)).toEqual(['dynamodb:PutItem on Arn']);
-      expect(statements).toEqual([XRAY_STATEMENT, expect.objectContaining({ Action: 'dynamodb:PutItem' })]);
+      // Besides X-Ray and its own log group: the outbox item, and a large payload's object in the claim check.
+      expect(statements).toEqual([
+        XRAY_STATEMENT,
+        expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'] }),
+        expect.objectContaining({ Action: 'dynamodb:PutItem' }),
+        expect.objectContaining({ Action: 's3:PutObject' }),
+      ]);
     });
   });
 

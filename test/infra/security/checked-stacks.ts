@@ -1,0 +1,77 @@
+/**
+ * The apps the security checks (cfn-lint, cdk-nag) run on: the example app, and two service stacks that use
+ * the `TransactionalOutbox` construct as a user of `serverless-outbox/cdk` writes them.
+ */
+import { App, Stack, Stage } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import { TransactionalOutbox } from 'serverless-outbox/cdk';
+import { buildExampleStack } from '../../../infra/synth-template.ts';
+import { CONSUMER_ENTRY, ORDER_EVENTS } from '../constructs/outbox-service.ts';
+
+/** A synthesized app and the stacks in it the checks read. */
+export interface CheckedApp {
+  readonly app: Stage;
+  readonly stacks: readonly Stack[];
+}
+
+/** Options of {@link exampleApp}. */
+export interface ExampleAppOptions {
+  /** Where the app writes its cloud assembly. */
+  readonly outdir: string;
+  /** The variant the local runtime deploys to an emulator. */
+  readonly emulator?: boolean;
+}
+
+/** The example app (`cdk synth`'s), synthesized. */
+export function exampleApp(options: ExampleAppOptions): CheckedApp {
+  const stack = buildExampleStack({ emulator: options.emulator === true }, options.outdir);
+  const app = Stage.of(stack);
+  if (app === undefined) throw new Error('the example stack is in no app');
+  app.synth();
+  return { app, stacks: [stack] };
+}
+
+/** An outbox with every default and one consumer: the least a user writes. */
+export function minimalOutboxStack(app: App): TransactionalOutbox {
+  const stack = new Stack(app, 'MinimalOutbox');
+  const outbox = new TransactionalOutbox(stack, 'Outbox', { queues: ORDER_EVENTS });
+  outbox.addConsumer('Consumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
+  return outbox;
+}
+
+/** The path of the REST API in {@link fullOutboxStack}: the user's, only its `/admin` routes are the outbox's. */
+export const USER_API_ID = 'Api';
+
+/**
+ * An outbox with every option that adds resources: a customer-managed key, the S3 archive and the admin API
+ * (on a REST API of the user's), with one consumer.
+ */
+export function fullOutboxStack(app: App): TransactionalOutbox {
+  const stack = new Stack(app, 'FullOutbox');
+  const encryptionKey = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+  const outbox = new TransactionalOutbox(stack, 'Outbox', {
+    queues: ORDER_EVENTS,
+    archive: true,
+    encryptionKey,
+  });
+  outbox.addConsumer('Consumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
+  const api = new apigateway.RestApi(stack, USER_API_ID, { cloudWatchRole: false });
+  outbox.addAdminApi(api);
+  return outbox;
+}
+
+/** A test app holding {@link minimalOutboxStack} and {@link fullOutboxStack}, synthesized into `outdir`. */
+export function constructApp(
+  outdir: string,
+): CheckedApp & { readonly minimal: TransactionalOutbox; readonly full: TransactionalOutbox } {
+  // The context of the other construct tests' apps: path metadata, and no bundling.
+  const app = new App({
+    outdir,
+    context: { 'aws:cdk:enable-path-metadata': true, 'aws:cdk:bundling-stacks': [] },
+  });
+  const minimal = minimalOutboxStack(app);
+  const full = fullOutboxStack(app);
+  app.synth();
+  return { app, stacks: [Stack.of(minimal), Stack.of(full)], minimal, full };
+}
