@@ -3,6 +3,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Env } from 'serverless-outbox';
 import { createLogger, type EnvHandler, handlerFromEnv } from 'serverless-outbox/lambda';
+import { CORS_ALLOW_ORIGIN, corsOrigin } from './cors.ts';
 import { httpErrorBoundary } from './error-boundary.ts';
 
 /** The core of an HTTP function: an API Gateway proxy event in, a response out. */
@@ -24,6 +25,10 @@ export function httpHandler(
   return handlerFromEnv((env) => {
     const core = build(env);
     const logger = createLogger(service, env);
-    return middy(core).use(injectLambdaContext(logger)).use(httpErrorBoundary(logger));
+    // Middy runs `after` and `onError` in reverse order of use: the origin goes on after the boundary's 500.
+    return middy(core)
+      .use(corsOrigin(env[CORS_ALLOW_ORIGIN] || undefined))
+      .use(injectLambdaContext(logger))
+      .use(httpErrorBoundary(logger));
   });
 }

@@ -33,7 +33,7 @@ export interface ApiEdgeProps {
   readonly webAclArn?: string;
   /**
    * CORS for browsers: preflight (OPTIONS, unauthenticated, as browsers send it) on every resource and the
-   * origin on the gateway's own error answers. The handlers' answers carry no CORS header.
+   * origin (when it allows one) on the gateway's own error answers and on the handlers' answers.
    * @default - no CORS
    */
   readonly cors?: apigateway.CorsOptions;
@@ -176,7 +176,15 @@ function accessLogFormat(): string {
  * among several by the request's origin).
  */
 function corsHeaders(cors: apigateway.CorsOptions | undefined): Record<string, string> {
+  const origin = corsAllowOrigin(cors);
+  return origin === undefined ? {} : { 'Access-Control-Allow-Origin': `'${origin}'` };
+}
+
+/**
+ * The one origin the handlers' answers and the gateway's own name in `access-control-allow-origin`, when CORS
+ * allows exactly one (with several, only the preflight can answer per origin).
+ */
+export function corsAllowOrigin(cors: apigateway.CorsOptions | undefined): string | undefined {
   const [origin, other] = cors?.allowOrigins ?? [];
-  if (origin === undefined || other !== undefined) return {};
-  return { 'Access-Control-Allow-Origin': `'${origin}'` };
+  return origin === undefined || other !== undefined ? undefined : origin;
 }

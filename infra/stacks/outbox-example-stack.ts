@@ -9,7 +9,7 @@ import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-re
 import { orderRequestSchema } from '../../functions/orders/create-order/order-request.ts';
 import { ORDER_CREATED } from '../../functions/orders/order.ts';
 import { type ApiAuthorization, ApiAuthorizationKind, methodAuthorization } from './api-authorization.ts';
-import { type ApiEdgeProps, apiEdgeRestApiProps, hardenApiEdge } from './api-edge.ts';
+import { type ApiEdgeProps, apiEdgeRestApiProps, corsAllowOrigin, hardenApiEdge } from './api-edge.ts';
 import { acknowledgeExampleNagFindings } from './example-nag-suppressions.ts';
 import { requestModelSchema } from './request-model-schema.ts';
 
@@ -75,10 +75,15 @@ export class OutboxExampleStack extends Stack {
     });
     grantOnTable(inventory, inventoryConsumer.function, ['dynamodb:UpdateItem']);
 
+    // With CORS for one origin, the handlers name it on their answers as the gateway does on its own.
+    const allowOrigin = corsAllowOrigin(props.apiEdge?.cors);
     const fn = (functionId: string, path: string, environment: Record<string, string>) =>
       new OutboxFunction(this, functionId, {
         entry: entry(path),
-        environment,
+        environment: {
+          ...environment,
+          ...(allowOrigin === undefined ? {} : { CORS_ALLOW_ORIGIN: allowOrigin }),
+        },
         logGroupRemovalPolicy: removalPolicy,
       });
     const createOrder = fn('CreateOrder', 'orders/create-order/handler.ts', {

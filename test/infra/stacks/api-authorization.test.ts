@@ -13,6 +13,8 @@ import { cdkJsonContext, createExampleStack } from '../../../infra/stacks/exampl
 import type { OutboxExampleStack } from '../../../infra/stacks/outbox-example-stack.ts';
 import {
   type CfnTemplate,
+  environmentOf,
+  functionId,
   idsOfType,
   onlyId,
   propertiesOf,
@@ -135,6 +137,14 @@ describe('a Cognito user pools authorizer, with the edge options all set', () =>
       expect(propertiesOf(json, id).ResponseParameters).toEqual({
         'gatewayresponse.header.Access-Control-Allow-Origin': "'https://shop.example.com'",
       });
+    }
+  });
+
+  it('tells the functions behind the routes the origin, so their own answers name it too', () => {
+    for (const name of ['CreateOrder', 'GetOrder', 'PutStock', 'GetStock']) {
+      expect(environmentOf(json, functionId(json, name)).CORS_ALLOW_ORIGIN, name).toBe(
+        'https://shop.example.com',
+      );
     }
   });
 });
