@@ -65,22 +65,43 @@ export class SqsQueueOperations implements QueueOperations {
       [DEAD_LETTER_ATTRIBUTES.receiveCount]: record.attributes.ApproximateReceiveCount,
       [DEAD_LETTER_ATTRIBUTES.sourceQueue]: record.eventSourceARN,
     };
-    const attributes: Record<string, MessageAttributeValue> = Object.fromEntries(
-      Object.entries(reasonAttributes).map(([name, value]) => [
-        name,
-        { DataType: 'String', StringValue: value },
-      ]),
-    );
+    const attributes = stringAttributes(reasonAttributes);
     for (const [name, value] of Object.entries(copiedAttributes(record))) {
       if (!(name in attributes)) attributes[name] = value;
     }
-    // The body stays exactly as received, so a replay sends it back unchanged. SQS allows 10 attributes;
-    // the reason comes first so it is never the one dropped.
+    try {
+      // The body stays exactly as received, so a replay sends it back unchanged. SQS allows 10 attributes;
+      // the reason comes first so it is never the one dropped.
+      await this.#sendDeadLetter(
+        queueUrl,
+        record,
+        Object.fromEntries(Object.entries(attributes).slice(0, 10)),
+      );
+    } catch (error) {
+      if (!isTooLarge(error)) throw error;
+      // A message near SQS's size limit has no room for the copied attributes: keep the body and the reason,
+      // with a short error, rather than leave the message to the redrive policy without any reason.
+      await this.#sendDeadLetter(
+        queueUrl,
+        record,
+        stringAttributes({
+          [DEAD_LETTER_ATTRIBUTES.reason]: reason,
+          [DEAD_LETTER_ATTRIBUTES.lastError]: lastError.slice(0, 200) || '-',
+        }),
+      );
+    }
+  }
+
+  async #sendDeadLetter(
+    queueUrl: string,
+    record: SQSRecord,
+    attributes: Record<string, MessageAttributeValue>,
+  ): Promise<void> {
     await this.#client.send(
       new SendMessageCommand({
         QueueUrl: queueUrl,
         MessageBody: record.body,
-        MessageAttributes: Object.fromEntries(Object.entries(attributes).slice(0, 10)),
+        MessageAttributes: attributes,
         // A FIFO queue's DLQ must be FIFO, and SQS refuses a FIFO send without a group: keep the original
         // group, and dedupe on the SQS message id so a retried dead-lettering does not land twice.
         ...(queueUrl.endsWith('.fifo')
@@ -92,6 +113,22 @@ export class SqsQueueOperations implements QueueOperations {
       }),
     );
   }
+}
+
+/** String message attributes from names and values. */
+function stringAttributes(values: Record<string, string>): Record<string, MessageAttributeValue> {
+  return Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]),
+  );
+}
+
+/** Whether SQS refused a send for its size (body and attributes together over the queue's maximum). */
+function isTooLarge(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    /InvalidParameterValue|MessageTooLong/.test(error.name) &&
+    /shorter than|too long|size/i.test(error.message)
+  );
 }
 
 /** A received record's string attributes as a send takes them; SQS refuses an empty value. */

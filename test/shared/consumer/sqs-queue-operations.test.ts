@@ -229,3 +229,43 @@ describe('SqsQueueOperations.requeue', () => {
     expect(input).not.toHaveProperty('DelaySeconds');
   });
 });
+
+describe('SqsQueueOperations.deadLetter at the size limit', () => {
+  /** What SQS answers when body and attributes together pass the queue's maximum message size. */
+  const tooLong = () =>
+    Object.assign(
+      new Error('One or more parameters are invalid. Reason: Message must be shorter than 262144 bytes.'),
+      { name: 'InvalidParameterValue' },
+    );
+
+  it('resends the body with only the reason and a short error when the full attributes do not fit', async () => {
+    sqs.on(SendMessageCommand).rejectsOnce(tooLong()).resolves({ MessageId: 'dlq-2' });
+    const record = sqsRecord(message);
+    await operations.deadLetter({ queueUrl: DLQ, record, reason: 'POISON', lastError: 'x'.repeat(900) });
+
+    const calls = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(calls).toHaveLength(2);
+    const [, resent] = calls;
+    if (resent === undefined) throw new Error('no second send');
+    expect(resent.MessageBody).toBe(record.body);
+    expect(attributesOf(resent)).toEqual({
+      [DEAD_LETTER_ATTRIBUTES.reason]: 'POISON',
+      [DEAD_LETTER_ATTRIBUTES.lastError]: 'x'.repeat(200),
+    });
+  });
+
+  it('does not retry other refusals: the error reaches the caller, which leaves the record to the queue', async () => {
+    sqs
+      .on(SendMessageCommand)
+      .rejects(Object.assign(new Error('Access to the resource is denied'), { name: 'AccessDenied' }));
+    await expect(
+      operations.deadLetter({
+        queueUrl: DLQ,
+        record: sqsRecord(message),
+        reason: 'POISON',
+        lastError: 'bad',
+      }),
+    ).rejects.toThrow('Access to the resource is denied');
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
+  });
+});
