@@ -113,6 +113,15 @@ export class OutboxClaimCheck extends Construct {
     grantKeyUse(this.bucket.encryptionKey, fn, 'read');
   }
 
+  /**
+   * Lets the admin function `fn` erase claim-checked payloads with their messages: sets CLAIM_CHECK_BUCKET and
+   * allows s3:DeleteObject under `claim-check/`. With a key, nothing more: deleting reads no data.
+   */
+  bindEraser(fn: lambda.Function): void {
+    fn.addEnvironment(OutboxSettings.claimCheckBucket.name, this.#bucketName());
+    this.#grant(fn, 's3:DeleteObject');
+  }
+
   #grant(fn: lambda.Function, action: string): void {
     const objects = this.bucket.arnForObjects(`${CLAIM_CHECK_PREFIX}*`);
     iam.Grant.addToPrincipal({ grantee: fn, actions: [action], resourceArns: [objects] });

@@ -627,6 +627,8 @@ export class TransactionalOutbox extends Construct {
       ...(this.#removalPolicy === undefined ? {} : { removalPolicy: this.#removalPolicy }),
     });
     this.#monitoring.watchFunction(adminApi.function);
+    // An erase deletes the aggregate's claim-checked payloads with its messages.
+    this.claimCheck?.bindEraser(adminApi.function);
     grantKeyUse(this.encryptionKey, adminApi.function, 'write');
     // The admin's inboxes and grants are those of the consumers added so far.
     this.node.addValidation({

@@ -1,7 +1,8 @@
 import { monotonicFactory } from 'ulid';
-import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from '../aws/clients.ts';
+import { S3ClaimCheckStore } from '../claim-check/s3-claim-check-store.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
-import { type Env, readSetting } from '../settings/setting.ts';
+import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { SqsAdminQueues } from './admin-queues.ts';
 import { deadLetterRoutes } from './dead-letter-routes.ts';
@@ -16,6 +17,7 @@ import { deadLetterRoutes } from './dead-letter-routes.ts';
  */
 export function adminDeps(env: Env): AdminDeps {
   const config = awsClientConfig(env);
+  const claimCheckBucket = readOptionalSetting(env, OutboxSettings.claimCheckBucket);
   const deps: AdminDeps = {
     client: createDocumentClient(config),
     queues: new SqsAdminQueues(createSqsClient(config)),
@@ -29,6 +31,9 @@ export function adminDeps(env: Env): AdminDeps {
     clock: () => new Date(),
     newId: monotonicFactory(),
     sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+    ...(claimCheckBucket === undefined
+      ? {}
+      : { claimCheck: { store: new S3ClaimCheckStore(createS3Client(config)), bucket: claimCheckBucket } }),
   };
   // Fails at start, not at the first redrive, when the DLQs do not fit the routes.
   deadLetterRoutes(deps);

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
 import type { AdminQueues } from './admin-queues.ts';
 
 /**
@@ -26,5 +27,10 @@ export interface AdminDeps {
   /** A new time-ordered id (a ULID) for each audit row. */
   readonly newId: () => string;
   /** Waits between paced steps (bulk replay, redrive). */
+  /**
+   * The claim-check bucket, so an erase deletes the payloads stored there with their messages.
+   * @default - none: an erase refuses an aggregate with claim-checked payloads rather than leave them behind
+   */
+  readonly claimCheck?: ClaimCheckReading;
   readonly sleep: (ms: number) => Promise<void>;
 }

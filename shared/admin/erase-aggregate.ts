@@ -1,6 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  CLAIM_CHECK_HEADER,
+  type ClaimCheckReference,
+  claimCheckOf,
+} from '../claim-check/claim-check-reference.ts';
 import { INBOX_KEYS } from '../consumer/inbox.ts';
+import { ConfigError } from '../errors.ts';
+import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
@@ -21,6 +28,13 @@ export interface EraseResult {
   readonly aggregateId: string;
   readonly messagesDeleted: number;
   readonly inboxRowsDeleted: number;
+  /** Claim-checked payloads deleted from S3 with their messages. */
+  readonly payloadObjectsDeleted: number;
+  /**
+   * Keys of payload objects whose message was erased but whose delete failed: delete them by hand (they
+   * expire with the bucket's lifecycle otherwise).
+   */
+  readonly payloadObjectsNotDeleted: readonly string[];
   /** Messages that started a delivery while the erase ran: kept, erase again once they are confirmed. */
   readonly skippedInFlight: readonly string[];
   /** The ERASE audit row's id. */
@@ -30,13 +44,18 @@ export interface EraseResult {
 /** Statuses with a delivery still ahead: their messages must not be erased. */
 const IN_FLIGHT: readonly string[] = [MessageStatus.PENDING, MessageStatus.SENT];
 
-type Deps = Pick<AdminDeps, 'client' | 'outboxTable' | 'auditTable' | 'deliveryInboxes' | 'clock' | 'newId'>;
+type Deps = Pick<
+  AdminDeps,
+  'client' | 'outboxTable' | 'auditTable' | 'deliveryInboxes' | 'clock' | 'newId' | 'claimCheck'
+>;
 
 /**
  * Erases one aggregate's messages for a data-protection request: refused with {@link AggregateInFlightError}
  * (409) while any of them is PENDING or SENT; otherwise deletes each message's inbox row from every delivery
  * inbox, then the message itself (so an interrupted erase, run again, still finds what is left), and files an
- * ERASE audit row with counts only. The delete is conditional on the message not being PENDING or SENT, so a
+ * ERASE audit row with counts only. A message whose payload was claim-checked has its S3 object deleted once
+ * the message itself is gone (never before: a message replayed meanwhile keeps its payload); an aggregate with
+ * such payloads is refused up front when the admin has no claim-check bucket. The delete is conditional on the message not being PENDING or SENT, so a
  * message replayed meanwhile is kept and reported.
  *
  * Erasing inbox rows erases the consumers' record that they applied the messages: a copy still waiting in a
@@ -54,10 +73,18 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
   const messages = await messagesOf(deps, aggregateId);
   const inFlight = messages.filter((message) => IN_FLIGHT.includes(message.status));
   if (inFlight.length > 0) throw new AggregateInFlightError(aggregateId, inFlight);
+  if (deps.claimCheck === undefined && messages.some((message) => message.claimChecked)) {
+    throw new ConfigError(
+      `aggregate ${aggregateId} has claim-checked payloads and CLAIM_CHECK_BUCKET is not set: erasing it would ` +
+        'leave them in S3',
+    );
+  }
 
   const inboxes = [...new Set(Object.values(deps.deliveryInboxes))];
   let messagesDeleted = 0;
   let inboxRowsDeleted = 0;
+  let payloadObjectsDeleted = 0;
+  const payloadObjectsNotDeleted: string[] = [];
   const skippedInFlight: string[] = [];
   for (const { messageId } of messages) {
     for (const inboxTable of inboxes) {
@@ -82,6 +109,15 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
         }),
       );
       if (deleted.Attributes !== undefined) messagesDeleted += 1;
+      const reference = deleted.Attributes === undefined ? undefined : storedReference(deleted.Attributes);
+      if (reference !== undefined && deps.claimCheck !== undefined) {
+        try {
+          await deps.claimCheck.store.remove(reference);
+          payloadObjectsDeleted += 1;
+        } catch {
+          payloadObjectsNotDeleted.push(reference.key);
+        }
+      }
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       skippedInFlight.push(messageId);
@@ -95,19 +131,42 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
     action: AuditAction.ERASE,
     actor,
     reason,
-    details: { messagesDeleted, inboxRowsDeleted, skippedInFlight: skippedInFlight.length },
+    details: {
+      messagesDeleted,
+      inboxRowsDeleted,
+      payloadObjectsDeleted,
+      payloadObjectsNotDeleted: payloadObjectsNotDeleted.length,
+      skippedInFlight: skippedInFlight.length,
+    },
   });
-  return { aggregateId, messagesDeleted, inboxRowsDeleted, skippedInFlight, actionId };
+  return {
+    aggregateId,
+    messagesDeleted,
+    inboxRowsDeleted,
+    payloadObjectsDeleted,
+    payloadObjectsNotDeleted,
+    skippedInFlight,
+    actionId,
+  };
+}
+
+/** The claim-check reference of a stored message, or `undefined` when its payload is inline or unreadable. */
+function storedReference(item: Record<string, unknown>): ClaimCheckReference | undefined {
+  try {
+    return claimCheckOf({ ...item, headers: item.headers ?? {} } as unknown as Envelope);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Every message of the aggregate, through the byAggregate index, with its status. */
 async function messagesOf(
   deps: Pick<AdminDeps, 'client' | 'outboxTable'>,
   aggregateId: string,
-): Promise<{ messageId: string; status: string }[]> {
+): Promise<{ messageId: string; status: string; claimChecked: boolean }[]> {
   const { aggregateIndex } = OUTBOX_KEYS;
-  const projection = projectionOf(['messageId', 'status']);
-  const found: { messageId: string; status: string }[] = [];
+  const projection = projectionOf(['messageId', 'status', 'headers']);
+  const found: { messageId: string; status: string; claimChecked: boolean }[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await deps.client.send(
@@ -125,7 +184,12 @@ async function messagesOf(
       }),
     );
     for (const item of page.Items ?? []) {
-      found.push({ messageId: String(item.messageId), status: String(item.status) });
+      const headers = item.headers as Record<string, unknown> | undefined;
+      found.push({
+        messageId: String(item.messageId),
+        status: String(item.status),
+        claimChecked: headers?.[CLAIM_CHECK_HEADER] !== undefined,
+      });
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);

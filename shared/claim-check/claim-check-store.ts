@@ -9,6 +9,8 @@ export interface ClaimCheckStore {
    * not be read.
    */
   get(location: Pick<ClaimCheckReference, 'bucket' | 'key'>): Promise<Uint8Array>;
+  /** Deletes the object (an erase); a missing one is no error, as in S3. */
+  remove(location: Pick<ClaimCheckReference, 'bucket' | 'key'>): Promise<void>;
 }
 
 /** What a writer needs to claim-check large payloads. */

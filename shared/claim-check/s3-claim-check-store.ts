@@ -1,4 +1,10 @@
-import { GetObjectCommand, PutObjectCommand, type S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { ClaimCheckObjectMissingError, type MissingObjectReason } from './claim-check-errors.ts';
 import type { ClaimCheckObject, ClaimCheckReference } from './claim-check-reference.ts';
 import type { ClaimCheckStore } from './claim-check-store.ts';
@@ -22,6 +28,11 @@ export class S3ClaimCheckStore implements ClaimCheckStore {
         ChecksumSHA256: Buffer.from(object.sha256, 'hex').toString('base64'),
       }),
     );
+  }
+
+  /** Deletes the payload (an erase); S3 answers a missing key with success. */
+  async remove(location: Pick<ClaimCheckReference, 'bucket' | 'key'>): Promise<void> {
+    await this.#client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: location.key }));
   }
 
   /** The payload's bytes; NoSuchKey and AccessDenied become a {@link ClaimCheckObjectMissingError}. */

@@ -217,7 +217,12 @@ export function formatMoveTasks(tasks: readonly StartedMoveTask[]): string {
 /** What an erase removed. */
 export function formatErase(result: EraseResult): string {
   return [
-    `erased aggregate ${result.aggregateId}: ${result.messagesDeleted} message(s), ${result.inboxRowsDeleted} inbox row(s); audit ${result.actionId}`,
+    `erased aggregate ${result.aggregateId}: ${result.messagesDeleted} message(s), ${result.inboxRowsDeleted} inbox row(s), ${result.payloadObjectsDeleted} stored payload(s); audit ${result.actionId}`,
+    ...(result.payloadObjectsNotDeleted.length === 0
+      ? []
+      : [
+          `could not delete ${result.payloadObjectsNotDeleted.length} stored payload(s); delete them by hand: ${result.payloadObjectsNotDeleted.join(', ')}`,
+        ]),
     ...(result.skippedInFlight.length === 0
       ? []
       : [

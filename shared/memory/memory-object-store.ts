@@ -63,6 +63,11 @@ export class MemoryObjectStore implements ClaimCheckStore {
     return Uint8Array.from(stored.body);
   }
 
+  /** @inheritdoc */
+  async remove(location: Pick<ClaimCheckReference, 'bucket' | 'key'>): Promise<void> {
+    this.delete(location.bucket, location.key);
+  }
+
   /** Removes an object (an operator, or an expiry); a missing key is no error, as in S3. */
   delete(bucket: string, key: string): void {
     this.#bucket(bucket).delete(key);

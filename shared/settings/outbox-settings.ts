@@ -198,6 +198,8 @@ export const ADMIN_SETTINGS = [
   OutboxSettings.deliveryInboxes,
   OutboxSettings.dueShards,
   OutboxSettings.retentionDays,
+  // Only to erase claim-checked payloads with their messages.
+  OutboxSettings.claimCheckBucket,
 ] as const;
 
 /** The variables a writer reads with `outboxWriterFromEnv` (CLAIM_CHECK_BUCKET only to claim-check payloads). */

@@ -178,6 +178,8 @@ async function drive(app: LocalRuntime): Promise<void> {
   await request(app, 'POST /admin/dlq/redrive', { topic: 'order.created', reason: 'least privilege' });
   await request(app, 'POST /admin/dlq/redrive', { reason: 'least privilege' });
   await request(app, 'POST /admin/aggregates/iam-agg/erase', { reason: 'least privilege' });
+  // Erasing the large order also deletes its claim-checked payload from S3.
+  await request(app, `POST /admin/aggregates/${large.orderId}/erase`, { reason: 'least privilege' });
   await app.drain();
   await redriveWithMoveTask(app);
 }

@@ -424,6 +424,7 @@ describe('function environments', () => {
       'DELIVERY_INBOXES',
       'DUE_SHARDS',
       'RETENTION_DAYS',
+      'CLAIM_CHECK_BUCKET',
       'POWERTOOLS_METRICS_NAMESPACE',
     ],
   };

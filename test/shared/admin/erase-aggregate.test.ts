@@ -2,6 +2,8 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AggregateInFlightError, ReasonRequiredError } from '../../../shared/admin/admin-errors.ts';
 import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
+import { CLAIM_CHECK_HEADER } from '../../../shared/claim-check/claim-check-reference.ts';
+import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { testMessageId } from '../../support/factories.ts';
 import {
@@ -71,6 +73,8 @@ describe('eraseAggregate', () => {
       aggregateId: 'order-7',
       messagesDeleted: 3,
       inboxRowsDeleted: 2,
+      payloadObjectsDeleted: 0,
+      payloadObjectsNotDeleted: [],
       skippedInFlight: [],
       actionId: expect.any(String),
     });
@@ -95,7 +99,13 @@ describe('eraseAggregate', () => {
         action: 'ERASE',
         actor: 'local:ana',
         reason: 'GDPR request #881',
-        details: { messagesDeleted: 1, inboxRowsDeleted: 0, skippedInFlight: 0 },
+        details: {
+          messagesDeleted: 1,
+          inboxRowsDeleted: 0,
+          payloadObjectsDeleted: 0,
+          payloadObjectsNotDeleted: 0,
+          skippedInFlight: 0,
+        },
       },
     ]);
     expect(JSON.stringify(rows)).not.toContain('customer-1');
@@ -132,5 +142,78 @@ describe('eraseAggregate', () => {
       ReasonRequiredError,
     );
     expect(fixture.commands).toEqual([]);
+  });
+
+  describe('with claim-checked payloads', () => {
+    const BUCKET = 'claims';
+    const checkedIn = (n: number) => ({
+      messageId: id(n),
+      status: CONFIRMED,
+      headers: { [CLAIM_CHECK_HEADER]: '1' },
+      payload: {
+        claimCheck: {
+          bucket: BUCKET,
+          key: `claim-check/${id(n)}/abc.json`,
+          size: 3,
+          sha256: 'ab'.repeat(32),
+        },
+      },
+    });
+    const put = (store: MemoryObjectStore, n: number) =>
+      store.put({
+        bucket: BUCKET,
+        key: `claim-check/${id(n)}/abc.json`,
+        size: 3,
+        sha256: 'ab'.repeat(32),
+        body: new TextEncoder().encode('{}'),
+      });
+
+    it("deletes each erased message's object, and nobody else's", async () => {
+      const store = new MemoryObjectStore();
+      store.createBucket(BUCKET);
+      await Promise.all([1, 2].map((n) => put(store, n)));
+      await storeMessage(fixture, { ...checkedIn(1), aggregateId: 'order-7' });
+      await storeMessage(fixture, { ...checkedIn(2), aggregateId: 'order-8' });
+
+      const result = await eraseAggregate({ ...fixture.deps, claimCheck: { store, bucket: BUCKET } }, input);
+
+      expect(result).toMatchObject({
+        messagesDeleted: 1,
+        payloadObjectsDeleted: 1,
+        payloadObjectsNotDeleted: [],
+      });
+      expect(store.keys(BUCKET)).toEqual([`claim-check/${id(2)}/abc.json`]);
+    });
+
+    it('reports an object it could not delete, with the message erased', async () => {
+      const failing = new MemoryObjectStore();
+      failing.createBucket(BUCKET);
+      failing.remove = async () => {
+        throw new Error('S3 is down');
+      };
+      await storeMessage(fixture, { ...checkedIn(1), aggregateId: 'order-7' });
+
+      const result = await eraseAggregate(
+        { ...fixture.deps, claimCheck: { store: failing, bucket: BUCKET } },
+        input,
+      );
+
+      expect(result).toMatchObject({
+        messagesDeleted: 1,
+        payloadObjectsDeleted: 0,
+        payloadObjectsNotDeleted: [`claim-check/${id(1)}/abc.json`],
+      });
+      expect((await auditRows(fixture, 'aggregate:order-7'))[0]?.details).toMatchObject({
+        payloadObjectsNotDeleted: 1,
+      });
+    });
+
+    it('refuses, deleting nothing, when it has no claim-check bucket to delete the payloads from', async () => {
+      await storeMessage(fixture, { ...checkedIn(1), aggregateId: 'order-7' });
+
+      await expect(eraseAggregate(fixture.deps, input)).rejects.toThrow(/CLAIM_CHECK_BUCKET is not set/);
+      expect(await storedMessage(fixture, id(1))).toBeDefined();
+      expect(fixture.db.itemCount('audit')).toBe(0);
+    });
   });
 });

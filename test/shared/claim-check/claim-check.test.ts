@@ -247,7 +247,7 @@ describe('a claim-checked message', () => {
     const get = vi.fn<ClaimCheckStore['get']>();
 
     await expect(
-      resolveClaimCheck(elsewhere, { store: { put: vi.fn(), get }, bucket: BUCKET }),
+      resolveClaimCheck(elsewhere, { store: { put: vi.fn(), get, remove: vi.fn() }, bucket: BUCKET }),
     ).rejects.toThrow(ClaimCheckIntegrityError);
     await expect(
       resolveClaimCheck(
@@ -305,6 +305,7 @@ describe('the order of writes', () => {
         await s3.put(object);
       },
       get: (location) => s3.get(location),
+      remove: (location) => s3.remove(location),
     };
     dynamo.onChange((change) => events.push(`commit ${change.tableName}`));
     const message = envelope({ payload: largePayload(100) });
@@ -324,6 +325,7 @@ describe('the order of writes', () => {
         throw new Error('S3 is down');
       },
       get: vi.fn(),
+      remove: vi.fn(),
     };
     const message = envelope({ payload: largePayload(100) });
 

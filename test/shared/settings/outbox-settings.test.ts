@@ -282,6 +282,7 @@ describe('what each shipped function reads', () => {
       'DELIVERY_INBOXES',
       'DUE_SHARDS',
       'RETENTION_DAYS',
+      'CLAIM_CHECK_BUCKET',
     ]);
   });
 
