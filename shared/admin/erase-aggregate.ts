@@ -29,12 +29,12 @@ export interface EraseResult {
   readonly messagesDeleted: number;
   readonly inboxRowsDeleted: number;
   /** Claim-checked payloads deleted from S3 with their messages. */
-  readonly payloadObjectsDeleted: number;
+  readonly claimCheckObjectsDeleted: number;
   /**
    * Keys of payload objects whose message was erased but whose delete failed: delete them by hand (they
    * expire with the bucket's lifecycle otherwise).
    */
-  readonly payloadObjectsNotDeleted: readonly string[];
+  readonly claimCheckObjectsNotDeleted: readonly string[];
   /** Messages that started a delivery while the erase ran: kept, erase again once they are confirmed. */
   readonly skippedInFlight: readonly string[];
   /** The ERASE audit row's id. */
@@ -83,8 +83,8 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
   const inboxes = [...new Set(Object.values(deps.deliveryInboxes))];
   let messagesDeleted = 0;
   let inboxRowsDeleted = 0;
-  let payloadObjectsDeleted = 0;
-  const payloadObjectsNotDeleted: string[] = [];
+  let claimCheckObjectsDeleted = 0;
+  const claimCheckObjectsNotDeleted: string[] = [];
   const skippedInFlight: string[] = [];
   for (const { messageId } of messages) {
     for (const inboxTable of inboxes) {
@@ -113,9 +113,9 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
       if (reference !== undefined && deps.claimCheck !== undefined) {
         try {
           await deps.claimCheck.store.remove(reference);
-          payloadObjectsDeleted += 1;
+          claimCheckObjectsDeleted += 1;
         } catch {
-          payloadObjectsNotDeleted.push(reference.key);
+          claimCheckObjectsNotDeleted.push(reference.key);
         }
       }
     } catch (error) {
@@ -134,8 +134,8 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
     details: {
       messagesDeleted,
       inboxRowsDeleted,
-      payloadObjectsDeleted,
-      payloadObjectsNotDeleted: payloadObjectsNotDeleted.length,
+      claimCheckObjectsDeleted,
+      claimCheckObjectsNotDeleted: claimCheckObjectsNotDeleted.length,
       skippedInFlight: skippedInFlight.length,
     },
   });
@@ -143,8 +143,8 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
     aggregateId,
     messagesDeleted,
     inboxRowsDeleted,
-    payloadObjectsDeleted,
-    payloadObjectsNotDeleted,
+    claimCheckObjectsDeleted,
+    claimCheckObjectsNotDeleted,
     skippedInFlight,
     actionId,
   };

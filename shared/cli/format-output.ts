@@ -217,11 +217,11 @@ export function formatMoveTasks(tasks: readonly StartedMoveTask[]): string {
 /** What an erase removed. */
 export function formatErase(result: EraseResult): string {
   return [
-    `erased aggregate ${result.aggregateId}: ${result.messagesDeleted} message(s), ${result.inboxRowsDeleted} inbox row(s), ${result.payloadObjectsDeleted} stored payload(s); audit ${result.actionId}`,
-    ...(result.payloadObjectsNotDeleted.length === 0
+    `erased aggregate ${result.aggregateId}: ${result.messagesDeleted} message(s), ${result.inboxRowsDeleted} inbox row(s), ${result.claimCheckObjectsDeleted} stored payload(s); audit ${result.actionId}`,
+    ...(result.claimCheckObjectsNotDeleted.length === 0
       ? []
       : [
-          `could not delete ${result.payloadObjectsNotDeleted.length} stored payload(s); delete them by hand: ${result.payloadObjectsNotDeleted.join(', ')}`,
+          `could not delete ${result.claimCheckObjectsNotDeleted.length} stored payload(s); delete them by hand: ${result.claimCheckObjectsNotDeleted.join(', ')}`,
         ]),
     ...(result.skippedInFlight.length === 0
       ? []

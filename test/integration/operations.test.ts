@@ -875,7 +875,13 @@ describe('operating the outbox on the local stack (moto)', () => {
         action: 'ERASE',
         actor: OPERATOR,
         reason: 'GDPR #17',
-        details: { messagesDeleted: 1, inboxRowsDeleted: 1, skippedInFlight: 0 },
+        details: {
+          messagesDeleted: 1,
+          inboxRowsDeleted: 1,
+          claimCheckObjectsDeleted: 0,
+          claimCheckObjectsNotDeleted: 0,
+          skippedInFlight: 0,
+        },
       }),
     ]);
     const row = JSON.stringify(audit[0]);

@@ -73,8 +73,8 @@ describe('eraseAggregate', () => {
       aggregateId: 'order-7',
       messagesDeleted: 3,
       inboxRowsDeleted: 2,
-      payloadObjectsDeleted: 0,
-      payloadObjectsNotDeleted: [],
+      claimCheckObjectsDeleted: 0,
+      claimCheckObjectsNotDeleted: [],
       skippedInFlight: [],
       actionId: expect.any(String),
     });
@@ -102,8 +102,8 @@ describe('eraseAggregate', () => {
         details: {
           messagesDeleted: 1,
           inboxRowsDeleted: 0,
-          payloadObjectsDeleted: 0,
-          payloadObjectsNotDeleted: 0,
+          claimCheckObjectsDeleted: 0,
+          claimCheckObjectsNotDeleted: 0,
           skippedInFlight: 0,
         },
       },
@@ -179,8 +179,8 @@ describe('eraseAggregate', () => {
 
       expect(result).toMatchObject({
         messagesDeleted: 1,
-        payloadObjectsDeleted: 1,
-        payloadObjectsNotDeleted: [],
+        claimCheckObjectsDeleted: 1,
+        claimCheckObjectsNotDeleted: [],
       });
       expect(store.keys(BUCKET)).toEqual([`claim-check/${id(2)}/abc.json`]);
     });
@@ -200,11 +200,11 @@ describe('eraseAggregate', () => {
 
       expect(result).toMatchObject({
         messagesDeleted: 1,
-        payloadObjectsDeleted: 0,
-        payloadObjectsNotDeleted: [`claim-check/${id(1)}/abc.json`],
+        claimCheckObjectsDeleted: 0,
+        claimCheckObjectsNotDeleted: [`claim-check/${id(1)}/abc.json`],
       });
       expect((await auditRows(fixture, 'aggregate:order-7'))[0]?.details).toMatchObject({
-        payloadObjectsNotDeleted: 1,
+        claimCheckObjectsNotDeleted: 1,
       });
     });
 
