@@ -1,11 +1,16 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { z } from 'zod';
+import { safeParse } from 'zod/mini';
+import type { $ZodIssue, $ZodType } from 'zod/v4/core';
+import en from 'zod/v4/locales/en.js';
 import { bodyText } from './body-text.ts';
 import { jsonContentTypeProblem } from './content-type.ts';
 import { duplicateKeys } from './duplicate-keys.ts';
 import { fieldPath } from './field-path.ts';
 import { illFormedStrings } from './ill-formed-strings.ts';
 import { errorResponse, type RequestProblem } from './responses.ts';
+
+/** English messages for issues whose schema gives none: `zod/mini` loads no locale of its own. */
+const ENGLISH = { error: en().localeError } as const;
 
 /** A parsed request, or the 4xx response that explains why it could not be parsed. */
 export type Parsed<T> =
@@ -16,7 +21,7 @@ export type Parsed<T> =
  * Turns zod issues into problems that name the field (`items[0].quantity`); an issue on the value itself
  * is named `root` (`(body)` for a request body, the parameter's name for a path parameter).
  */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], root = '(body)'): RequestProblem[] {
+export function describeIssues(issues: readonly $ZodIssue[], root = '(body)'): RequestProblem[] {
   return issues.map((issue) => {
     const field = issue.path.reduce<string>(
       (path, key) => fieldPath(path, typeof key === 'number' ? key : String(key)),
@@ -35,7 +40,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root = '(bod
  */
 export function parseJsonBody<T>(
   event: APIGatewayProxyEvent,
-  schema: z.ZodType<T>,
+  schema: $ZodType<T>,
   maxBytes: number,
 ): Parsed<T> {
   const contentType = jsonContentTypeProblem(headerValue(event, 'content-type'));
@@ -68,10 +73,10 @@ function refuse(statusCode: number, error: string, details: readonly RequestProb
 /** Validates a value (a path parameter named `field`, a parsed body) against a schema, or builds the 400. */
 export function parseValue<T>(
   value: unknown,
-  schema: z.ZodType<T>,
+  schema: $ZodType<T>,
   answer: { readonly error: string; readonly field?: string },
 ): Parsed<T> {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParse(schema, value, ENGLISH);
   if (parsed.success) return { ok: true, value: parsed.data };
   const details = describeIssues(parsed.error.issues, answer.field ?? '(body)');
   return { ok: false, response: errorResponse(400, answer.error, details) };

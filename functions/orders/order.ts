@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { orderRequestSchema } from './create-order/order-request.ts';
 
 /** Topic of the message written with every new order. */
@@ -6,7 +6,7 @@ export const ORDER_CREATED = 'order.created';
 
 /** An order as stored in the orders table, and the payload of its `order.created` message. */
 export const orderSchema = z.object({
-  orderId: z.string().min(1),
+  orderId: z.string().check(z.minLength(1)),
   customerId: orderRequestSchema.shape.customerId,
   items: orderRequestSchema.shape.items,
   createdAt: z.iso.datetime(),

@@ -1,5 +1,6 @@
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import { z } from 'zod';
+import { toJSONSchema } from 'zod/mini';
+import type { $ZodType } from 'zod/v4/core';
 
 /** JSON Schema keywords CDK spells without their `$` (it adds the `$` back when it renders the model). */
 const PREFIXED_KEYWORDS: Readonly<Record<string, string>> = { $schema: 'schema', $ref: 'ref' };
@@ -13,8 +14,8 @@ const NAMED_CHILDREN = new Set(['definitions', 'properties', 'patternProperties'
  * @example
  * api.addModel('OrderRequest', { contentType: 'application/json', schema: requestModelSchema(orderRequestSchema) });
  */
-export function requestModelSchema(schema: z.ZodType): apigateway.JsonSchema {
-  const draft4: unknown = z.toJSONSchema(schema, { target: 'draft-4' });
+export function requestModelSchema(schema: $ZodType): apigateway.JsonSchema {
+  const draft4: unknown = toJSONSchema(schema, { target: 'draft-4' });
   // The shape is JSON Schema draft 4 with CDK's key spelling, which is what apigateway.JsonSchema describes.
   return toCdkKeys(draft4, false) as apigateway.JsonSchema;
 }

@@ -4,7 +4,7 @@
  * reads the object back here; the adapters only move bytes.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { Envelope } from '../message/envelope.ts';
 import { ClaimCheckIntegrityError } from './claim-check-errors.ts';
 
@@ -64,10 +64,10 @@ export interface ClaimCheckObject extends ClaimCheckReference {
 
 const referenceSchema = z.object({
   claimCheck: z.object({
-    bucket: z.string().min(3),
-    key: z.string().startsWith(CLAIM_CHECK_PREFIX),
-    size: z.number().int().min(0),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    bucket: z.string().check(z.minLength(3)),
+    key: z.string().check(z.startsWith(CLAIM_CHECK_PREFIX)),
+    size: z.number().check(z.int(), z.minimum(0)),
+    sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
   }),
 });
 

@@ -3,9 +3,11 @@
  * operations core is called. Pure: an API Gateway proxy event in, an {@link AdminCommand} or the 4xx answer out.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import type { $ZodIssue, $ZodType } from 'zod/v4/core';
 import { LIST_LIMITS } from '../admin/list-messages.ts';
 import { MessageStatus } from '../message/message-status.ts';
+import { safeParse } from '../validation/safe-parse.ts';
 import type { RequestProblem } from './admin-responses.ts';
 
 /** Operations per second of a bulk replay or a redrive when the request gives no `ratePerSecond`. */
@@ -38,26 +40,29 @@ export type ParsedAdminRequest =
   | { readonly ok: true; readonly command: AdminCommand }
   | { readonly ok: false; readonly refusal: AdminRefusal };
 
-const text = z.string().trim().min(1, 'must not be empty');
+const text = z.string().check(z.trim(), z.minLength(1, 'must not be empty'));
 const reason = z
   .string({ error: 'is required: say why, it is kept in the audit trail and the message history' })
-  .trim()
-  .min(1, 'is required: say why, it is kept in the audit trail and the message history')
-  .max(MAX_REASON_CHARACTERS, `must be at most ${MAX_REASON_CHARACTERS} characters`);
-const rate = z.number().positive().max(1_000).default(DEFAULT_ADMIN_RATE_PER_SECOND);
+  .check(
+    z.trim(),
+    z.minLength(1, 'is required: say why, it is kept in the audit trail and the message history'),
+    z.maxLength(MAX_REASON_CHARACTERS, `must be at most ${MAX_REASON_CHARACTERS} characters`),
+  );
+const rate = z._default(z.number().check(z.positive(), z.maximum(1_000)), DEFAULT_ADMIN_RATE_PER_SECOND);
+const flag = z._default(z.boolean(), false);
 
 const listQuerySchema = z.strictObject({
-  status: z.enum(Object.values(MessageStatus)).optional(),
-  topic: text.optional(),
-  aggregateId: text.optional(),
-  since: text.optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(LIST_LIMITS.maxLimit))
-    .optional(),
-  cursor: text.optional(),
+  status: z.optional(z.enum(Object.values(MessageStatus))),
+  topic: z.optional(text),
+  aggregateId: z.optional(text),
+  since: z.optional(text),
+  limit: z.optional(
+    z.pipe(
+      z.pipe(z.string().check(z.regex(/^\d+$/, 'must be a whole number')), z.transform(Number)),
+      z.number().check(z.int(), z.minimum(1), z.maximum(LIST_LIMITS.maxLimit)),
+    ),
+  ),
+  cursor: z.optional(text),
 });
 type ListQuery = z.infer<typeof listQuerySchema>;
 
@@ -65,22 +70,24 @@ const actionBodySchema = z.strictObject({ reason });
 
 const bulkReplayBodySchema = z.strictObject({
   topic: text,
-  from: text.optional(),
-  to: text.optional(),
-  includeCancelled: z.boolean().default(false),
+  from: z.optional(text),
+  to: z.optional(text),
+  includeCancelled: flag,
   ratePerSecond: rate,
-  dryRun: z.boolean().default(false),
+  dryRun: flag,
   reason,
 });
 type BulkReplayBody = z.infer<typeof bulkReplayBodySchema>;
 
 const redriveBodySchema = z.strictObject({
-  topic: text.optional(),
-  messageIds: z.array(text).min(1, 'must name at least one message (omit it to move every one)').optional(),
-  queue: text.optional(),
-  maxMessages: z.number().int().min(1).optional(),
+  topic: z.optional(text),
+  messageIds: z.optional(
+    z.array(text).check(z.minLength(1, 'must name at least one message (omit it to move every one)')),
+  ),
+  queue: z.optional(text),
+  maxMessages: z.optional(z.number().check(z.int(), z.minimum(1))),
   ratePerSecond: rate,
-  dryRun: z.boolean().default(false),
+  dryRun: flag,
   reason,
 });
 type RedriveBody = z.infer<typeof redriveBodySchema>;
@@ -252,7 +259,7 @@ function jsonBody(
 }
 
 function checked<T>(
-  schema: z.ZodType<T>,
+  schema: $ZodType<T>,
   value: unknown,
   answer: {
     readonly error: string;
@@ -260,7 +267,7 @@ function checked<T>(
     readonly command: (value: T) => AdminCommand;
   },
 ): ParsedAdminRequest {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParse(schema, value);
   if (parsed.success) return { ok: true, command: answer.command(parsed.data) };
   return refuse({
     statusCode: 400,
@@ -270,7 +277,7 @@ function checked<T>(
 }
 
 /** Each zod issue as a problem naming its field; an unknown key is named itself. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], root: string): RequestProblem[] {
+export function describeIssues(issues: readonly $ZodIssue[], root: string): RequestProblem[] {
   return issues.flatMap((issue) => {
     const field = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {

@@ -1,18 +1,19 @@
 import { decodeTime, ulid } from 'ulid';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { InvalidMessageError } from '../errors.ts';
+import { parse, safeParse } from '../validation/safe-parse.ts';
 import { assertPlainJson } from './plain-json.ts';
 
 /** Version of the envelope layout; bumped when a field changes meaning. */
 export const ENVELOPE_SCHEMA_VERSION = 1 as const;
 
 /** A ULID: 26 Crockford base32 characters, sortable by creation time. */
-export const messageIdSchema = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a ULID');
+export const messageIdSchema = z.string().check(z.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a ULID'));
 
 /** Topic names route messages to queues and select retry policies, e.g. `order.created`. */
 export const topicSchema = z
   .string()
-  .regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/, 'must be dotted lowercase, e.g. order.created');
+  .check(z.regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/, 'must be dotted lowercase, e.g. order.created'));
 
 /** Headers carried alongside the payload; `traceparent` is passed through untouched (W3C trace context). */
 export const headersSchema = z.record(z.string(), z.string());
@@ -22,7 +23,7 @@ export const envelopeSchema = z.object({
   messageId: messageIdSchema,
   topic: topicSchema,
   // 128: SQS FIFO's MessageGroupId limit, since the aggregate is the message group.
-  aggregateId: z.string().min(1).max(128),
+  aggregateId: z.string().check(z.minLength(1), z.maxLength(128)),
   payload: z.unknown(),
   headers: headersSchema,
   createdAt: z.iso.datetime(),
@@ -36,12 +37,12 @@ export const envelopeSchema = z.object({
  */
 export const receivedEnvelopeSchema = z.object({
   messageId: messageIdSchema,
-  topic: z.string().min(1),
-  aggregateId: z.string().min(1),
+  topic: z.string().check(z.minLength(1)),
+  aggregateId: z.string().check(z.minLength(1)),
   payload: z.unknown(),
-  headers: headersSchema.default({}),
-  createdAt: z.string().min(1),
-  schemaVersion: z.number().int().min(1),
+  headers: z._default(headersSchema, {}),
+  createdAt: z.string().check(z.minLength(1)),
+  schemaVersion: z.number().check(z.int(), z.minimum(1)),
 });
 
 /** A message as it is written to the outbox and delivered to consumers. */
@@ -92,7 +93,7 @@ export function createMessage<TPayload>(
  * or the first value of its payload or headers that is not plain JSON (see `assertPlainJson`).
  */
 export function assertValidMessage(envelope: Envelope): void {
-  const parsed = envelopeSchema.safeParse(envelope);
+  const parsed = safeParse(envelopeSchema, envelope);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = (issue?.path ?? []).map((key) => String(key)).join('.');
@@ -104,7 +105,7 @@ export function assertValidMessage(envelope: Envelope): void {
 
 /** Reads a received value (an SQS body) tolerantly into an envelope, or throws a ZodError saying why not. */
 export function parseEnvelope(value: unknown): Envelope {
-  return receivedEnvelopeSchema.parse(value);
+  return parse(receivedEnvelopeSchema, value);
 }
 
 /** The creation time encoded in a ULID message id. */

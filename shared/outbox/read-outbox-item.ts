@@ -1,7 +1,8 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { InvalidMessageError } from '../errors.ts';
 import { messageIdSchema } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
+import { safeParse } from '../validation/safe-parse.ts';
 import type { OutboxItem } from './outbox-item.ts';
 
 /**
@@ -12,25 +13,25 @@ import type { OutboxItem } from './outbox-item.ts';
 const storedItemSchema = z
   .looseObject({
     messageId: messageIdSchema,
-    topic: z.string().min(1),
-    aggregateId: z.string().min(1).max(128),
+    topic: z.string().check(z.minLength(1)),
+    aggregateId: z.string().check(z.minLength(1), z.maxLength(128)),
     payload: z.unknown(),
-    headers: z.record(z.string(), z.string()).default({}),
-    createdAt: z.string().min(1),
-    schemaVersion: z.number().int().min(1).default(1),
+    headers: z._default(z.record(z.string(), z.string()), {}),
+    createdAt: z.string().check(z.minLength(1)),
+    schemaVersion: z._default(z.number().check(z.int(), z.minimum(1)), 1),
     status: z.enum(Object.values(MessageStatus) as [MessageStatus, ...MessageStatus[]]),
-    attempts: z.number().int().min(0).default(0),
-    resends: z.number().int().min(0).default(0),
-    updatedAt: z.string().default(''),
+    attempts: z._default(z.number().check(z.int(), z.minimum(0)), 0),
+    resends: z._default(z.number().check(z.int(), z.minimum(0)), 0),
+    updatedAt: z._default(z.string(), ''),
   })
-  .refine((item) => item.payload !== undefined, { message: 'has no payload', path: ['payload'] });
+  .check(z.refine((item) => item.payload !== undefined, { error: 'has no payload', path: ['payload'] }));
 
 /**
  * The outbox item in `raw` (an unmarshalled DynamoDB item) with missing bookkeeping fields defaulted, or an
  * {@link InvalidMessageError} naming the first field that makes it unsendable.
  */
 export function readOutboxItem(raw: Readonly<Record<string, unknown>>): OutboxItem {
-  const parsed = storedItemSchema.safeParse(raw);
+  const parsed = safeParse(storedItemSchema, raw);
   if (parsed.success) return parsed.data as OutboxItem;
   const issue = parsed.error.issues[0];
   const path = (issue?.path ?? []).map((key) => String(key)).join('.') || '(item)';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** How a topic's failed sends are retried: exponential backoff with full jitter, capped. */
 export interface RetryPolicy {
@@ -43,11 +43,12 @@ export function hasAttemptsLeft(policy: RetryPolicy, attempts: number): boolean 
 
 /** A retry policy as configuration states it; the delay bound never starts above its cap. */
 export const retryPolicySchema = z
-  .object({
-    baseDelayMs: z.number().int().positive(),
-    multiplier: z.number().min(1),
-    maxDelayMs: z.number().int().positive(),
-    maxAttempts: z.number().int().min(1).max(1_000),
+  .strictObject({
+    baseDelayMs: z.number().check(z.int(), z.positive()),
+    multiplier: z.number().check(z.minimum(1)),
+    maxDelayMs: z.number().check(z.int(), z.positive()),
+    maxAttempts: z.number().check(z.int(), z.minimum(1), z.maximum(1_000)),
   })
-  .strict()
-  .refine((policy) => policy.baseDelayMs <= policy.maxDelayMs, 'baseDelayMs must not exceed maxDelayMs');
+  .check(
+    z.refine((policy) => policy.baseDelayMs <= policy.maxDelayMs, 'baseDelayMs must not exceed maxDelayMs'),
+  );

@@ -3,7 +3,7 @@
  * consumer and a writer read, defined once. The handlers read these definitions and the CDK construct
  * writes them, so a name is written in one place and a value is checked the same way at synth and at start.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
   MAX_CLAIM_CHECK_THRESHOLD_BYTES,
@@ -19,10 +19,12 @@ import { retryPolicySchema } from '../retry/retry-policy.ts';
 import { integerSetting, jsonSetting, textSetting } from './setting.ts';
 
 /** DynamoDB's table names: 3–255 of letters, digits, `_`, `.` and `-`. */
-const tableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name');
+const tableName = z.string().check(z.regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name'));
 
 /** S3's bucket names: 3–63 of lowercase letters, digits, `.` and `-`, starting and ending with a letter or digit. */
-const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name');
+const bucketName = z
+  .string()
+  .check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name'));
 
 /** An SQS queue URL. */
 const queueUrl = z.url('must be a queue URL');

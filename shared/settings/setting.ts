@@ -1,5 +1,7 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import type { $ZodType } from 'zod/v4/core';
 import { ConfigError } from '../errors.ts';
+import { safeParse } from '../validation/safe-parse.ts';
 
 /** An environment, as a handler is built from it (process.env in Lambda, a resolved map locally). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -60,14 +62,14 @@ interface Definition<T> {
 
 function define<T>(
   definition: Definition<T>,
-  schema: z.ZodType<T>,
+  schema: $ZodType<T>,
   codec: { decode(raw: string): unknown; encode(value: T): string },
 ): Setting<T> {
   const fail = (problem: string, cause?: unknown): never => {
     throw new ConfigError(`${definition.name} ${problem}`, cause === undefined ? undefined : { cause });
   };
   const validate = (value: unknown): T => {
-    const parsed = schema.safeParse(value);
+    const parsed = safeParse(schema, value);
     if (parsed.success) return parsed.data;
     // A scalar gets its one problem and the value; an object (routes, policies) every problem with its path.
     if (typeof value !== 'object' || value === null) {
@@ -98,9 +100,9 @@ function define<T>(
 /** A text setting (a table name, a queue URL), refused when empty or when it breaks `schema`. */
 export function textSetting(
   definition: Definition<string>,
-  schema: z.ZodType<string, string> = z.string(),
+  schema: $ZodType<string, string> = z.string(),
 ): Setting<string> {
-  return define(definition, z.string().min(1, 'must not be empty').pipe(schema), {
+  return define(definition, z.pipe(z.string().check(z.minLength(1, 'must not be empty')), schema), {
     decode: (raw) => raw,
     encode: (value) => value,
   });
@@ -117,9 +119,11 @@ export function integerSetting(
     definition,
     z
       .number({ error: `must be an integer ${range}` })
-      .int(`must be an integer ${range}`)
-      .min(definition.min, `must be an integer ${range}`)
-      .max(max, `must be an integer ${range}`),
+      .check(
+        z.int(`must be an integer ${range}`),
+        z.minimum(definition.min, `must be an integer ${range}`),
+        z.maximum(max, `must be an integer ${range}`),
+      ),
     {
       decode: (raw) => {
         if (!/^\d+$/.test(raw)) throw new Error(`must be an integer ${range}`);
@@ -131,7 +135,7 @@ export function integerSetting(
 }
 
 /** A JSON setting checked against `schema` (topic routes, retry policies). */
-export function jsonSetting<T>(definition: Definition<T>, schema: z.ZodType<T>): Setting<T> {
+export function jsonSetting<T>(definition: Definition<T>, schema: $ZodType<T>): Setting<T> {
   return define(definition, schema, {
     decode: (raw) => {
       const value: unknown = JSON.parse(raw);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** DynamoDB's limit on a partition key (the inventory table's `sku`): 2048 bytes of UTF-8. */
 const MAX_KEY_BYTES = 2048;
@@ -10,18 +10,21 @@ const MAX_KEY_BYTES = 2048;
  * not an integer JavaScript holds exactly: retrying it would fail the same way every time.
  */
 export const orderCreatedSchema = z.object({
-  orderId: z.string().min(1),
+  orderId: z.string().check(z.minLength(1)),
   items: z
     .array(
       z.object({
-        sku: z
-          .string()
-          .min(1)
-          .refine((sku) => Buffer.byteLength(sku) <= MAX_KEY_BYTES, `must be at most ${MAX_KEY_BYTES} bytes`),
-        quantity: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+        sku: z.string().check(
+          z.minLength(1),
+          z.refine(
+            (sku) => Buffer.byteLength(sku) <= MAX_KEY_BYTES,
+            `must be at most ${MAX_KEY_BYTES} bytes`,
+          ),
+        ),
+        quantity: z.number().check(z.int(), z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)),
       }),
     )
-    .min(1),
+    .check(z.minLength(1)),
 });
 
 /** The parts of an order the inventory service reads. */

@@ -1,7 +1,11 @@
 import { type PlanEffect, PoisonMessageError } from 'serverless-outbox';
-import { z } from 'zod';
+import { prettifyError, safeParse } from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { ORDER_CREATED } from '../../orders/order.ts';
 import { orderCreatedSchema } from './order-created.ts';
+
+/** English messages for issues whose schema gives none: `zod/mini` loads no locale of its own. */
+const ENGLISH = { error: en().localeError } as const;
 
 /** Outcome recorded when an order asks for more than is available: nothing is decremented. */
 export const REJECTED_OUT_OF_STOCK = 'REJECTED_OUT_OF_STOCK';
@@ -17,9 +21,9 @@ export function planStockReservation(inventoryTable: string, clock: () => Date):
     if (message.topic !== ORDER_CREATED) {
       throw new PoisonMessageError(`the inventory consumer reads ${ORDER_CREATED}, not ${message.topic}`);
     }
-    const order = orderCreatedSchema.safeParse(message.payload);
+    const order = safeParse(orderCreatedSchema, message.payload, ENGLISH);
     if (!order.success) {
-      throw new PoisonMessageError(`unreadable ${ORDER_CREATED} payload: ${z.prettifyError(order.error)}`);
+      throw new PoisonMessageError(`unreadable ${ORDER_CREATED} payload: ${prettifyError(order.error)}`);
     }
 
     const quantities = new Map<string, number>();

@@ -1,10 +1,10 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { identifierSchema } from '../../identifier.ts';
 
 /** The body of `PUT /inventory/{sku}`. */
-export const stockRequestSchema = z
-  .object({ available: z.number().int().min(0).max(1_000_000_000) })
-  .strict();
+export const stockRequestSchema = z.strictObject({
+  available: z.number().check(z.int(), z.minimum(0), z.maximum(1_000_000_000)),
+});
 
 /** A validated stock request. */
 export type StockRequest = z.infer<typeof stockRequestSchema>;

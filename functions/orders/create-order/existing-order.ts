@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { fieldPath } from '../../http/field-path.ts';
 import { errorResponse, jsonResponse, type RequestProblem } from '../../http/responses.ts';
 import type { Order } from '../order.ts';
@@ -14,7 +14,7 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 const storedOrderSchema = z.object({
   customerId: z.string(),
   items: z.array(z.object({ sku: z.string(), quantity: z.number() })),
-  messageId: z.string().optional(),
+  messageId: z.optional(z.string()),
 });
 
 /**
