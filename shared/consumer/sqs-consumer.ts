@@ -8,6 +8,16 @@ import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
 import { type ConsumeCountsByTopic, consumeCountsOf, type TopicConsumeCounts } from './consume-counts.ts';
 import { type ConsumeDeps, type ConsumeResult, consumeMessage, type PlanEffect } from './consume-message.ts';
 import { type FailureHandling, handleFailedRecord } from './failure-handling.ts';
+import { scheduleByKeys } from './key-scheduler.ts';
+
+/**
+ * The items a message's effect touches (e.g. the SKUs of an order): records of a batch that share a key are
+ * applied one after another in batch order, the others at once. Pure and fast; it runs before the batch starts.
+ */
+export type ConflictKeys = (message: Envelope) => readonly string[];
+
+/** The default: every record shares this one key, so a batch is applied one record after another. */
+const WHOLE_BATCH: readonly string[] = ['batch'];
 
 /** Everything an SQS consumer needs besides the event. */
 export interface SqsConsumer {
@@ -17,6 +27,17 @@ export interface SqsConsumer {
   readonly logger: LogSink;
   /** Backoff and dead-lettering; without it a failed record is simply reported as failed. */
   readonly failures?: FailureHandling;
+  /**
+   * What each message's effect touches. Records sharing a key are applied in batch order, one after another;
+   * the others run concurrently, so a batch of orders for different SKUs costs about one transaction's time
+   * instead of ten. Two concurrent transactions on one item would cancel each other (TransactionConflict), so
+   * return every item your plan writes or checks. A record whose envelope cannot be read has no key (it fails
+   * alone); a record for which this throws fails with that error. A claim-checked message is seen here with its
+   * reference, not its payload (fetched later): give it a key of its own, and its transaction is retried on a
+   * conflict like any other.
+   * @default every record shares one key: the batch is applied one record after another
+   */
+  readonly conflictKeys?: ConflictKeys;
 }
 
 /** A consumed SQS batch: the response for Lambda, and what happened per topic for the metrics. */
@@ -52,10 +73,14 @@ export async function consumeSqsEvent(
 ): Promise<ConsumedSqsBatch> {
   const { plan, deps, logger, failures } = consumer;
   const topics: ConsumeCountsByTopic = {};
-  const recordHandler = async (record: SQSRecord) => {
-    let message: Envelope | undefined;
+  const records = Array.isArray(event.Records) ? event.Records : [];
+  const reads = records.map((record) => readRecord(record, consumer.conflictKeys ?? (() => WHOLE_BATCH)));
+  const scheduler = scheduleByKeys(reads.map((read) => read.keys));
+  const positions = positionsOf(records);
+  const consumeRecord = async (record: SQSRecord, read: RecordRead) => {
     try {
-      message = readEnvelope(record);
+      if ('failure' in read) throw read.failure;
+      const { message } = read;
       const result = await consumeMessage(message, plan, deps);
       countConsumed(consumeCountsOf(topics, message.topic), { message, result, confirmedBy: deps.clock() });
       logger.info('consumed message', { ...namesOf(message), ...result });
@@ -63,7 +88,7 @@ export async function consumeSqsEvent(
     } catch (error) {
       if (failures === undefined) throw error;
       const disposition = await handleFailedRecord(record, error, failures);
-      const names = message === undefined ? namesFromAttributes(record) : namesOf(message);
+      const names = read.message === undefined ? namesFromAttributes(record) : namesOf(read.message);
       logger.warn('message failed', {
         ...names,
         sqsMessageId: record.messageId,
@@ -80,14 +105,23 @@ export async function consumeSqsEvent(
       throw error;
     }
   };
+  const recordHandler = (record: SQSRecord) => {
+    const index = positions.get(record)?.shift();
+    const read = index === undefined ? undefined : reads[index];
+    if (index === undefined || read === undefined) {
+      return Promise.reject(new RangeError(`SQS message ${record.messageId} is not in the batch`));
+    }
+    return scheduler.run(index, () => consumeRecord(record, read));
+  };
   // A processor per batch: it holds the batch's successes and failures.
   const response = await processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
     context,
     // Report every record as failed rather than throwing, so the runtime sees one uniform response.
     throwOnFullBatchFailure: false,
-    // One record after another: two orders for the same SKU in one batch would otherwise run concurrent
-    // transactions on one item and cancel each other (TransactionConflict), and order within the batch is kept.
-    processInParallel: false,
+    // Every record is handed over at once; the scheduler holds back a record until the earlier records sharing
+    // one of its keys have finished, since two concurrent transactions on one item (two orders for one SKU)
+    // would cancel each other with TransactionConflict, and order within a key is kept.
+    processInParallel: true,
   });
   return { response, topics };
 }
@@ -121,6 +155,35 @@ function namesFromAttributes(record: SQSRecord): { messageId?: string; topic: st
     topic: record.messageAttributes[MESSAGE_ATTRIBUTES.topic]?.stringValue ?? UNKNOWN_TOPIC,
     ...(aggregateId === undefined ? {} : { aggregateId }),
   };
+}
+
+/** A record's envelope and conflict keys, read before the batch starts, or why it cannot be processed. */
+type RecordRead =
+  | { readonly keys: readonly string[]; readonly message: Envelope }
+  | { readonly keys: readonly string[]; readonly message?: Envelope; readonly failure: unknown };
+
+/** Reads a record ahead of the batch; one whose envelope cannot be read has no key and fails alone. */
+function readRecord(record: SQSRecord, conflictKeys: ConflictKeys): RecordRead {
+  let message: Envelope;
+  try {
+    message = readEnvelope(record);
+  } catch (error) {
+    return { keys: [], failure: error };
+  }
+  try {
+    return { keys: conflictKeys(message), message };
+  } catch (error) {
+    return { keys: [], message, failure: error };
+  }
+}
+
+/** Where each record sits in the batch (a list, in case one record object is listed twice). */
+function positionsOf(records: readonly SQSRecord[]): Map<SQSRecord, number[]> {
+  const positions = new Map<SQSRecord, number[]>();
+  records.forEach((record, index) => {
+    positions.set(record, [...(positions.get(record) ?? []), index]);
+  });
+  return positions;
 }
 
 /** The envelope in a record's body; a body that is not one can never be processed. */

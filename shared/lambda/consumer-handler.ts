@@ -8,7 +8,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from '../aws/clients.ts';
 import { S3ClaimCheckStore } from '../claim-check/s3-claim-check-store.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
-import { consumeSqsEvent, type SqsConsumer } from '../consumer/sqs-consumer.ts';
+import { type ConflictKeys, consumeSqsEvent, type SqsConsumer } from '../consumer/sqs-consumer.ts';
 import { SqsQueueOperations } from '../consumer/sqs-queue-operations.ts';
 import { createTracer } from '../observability/create-tracer.ts';
 import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
@@ -26,6 +26,17 @@ export interface ConsumerHandlerOptions {
    * here, and return the pure function that turns a message into the actions to commit with the inbox row.
    */
   readonly plan: (env: Env) => PlanEffect;
+  /**
+   * The items a message's effect touches, so that the records of a batch run concurrently when they touch
+   * different items and one after another, in batch order, when they share one (two concurrent transactions on
+   * one item would cancel each other with TransactionConflict). Return every item your plan writes or checks;
+   * for a payload you cannot read, return a key of its own (e.g. the message id): the plan will reject it.
+   * @default every record shares one key: the batch is applied one record after another
+   * @example
+   * // Orders for different SKUs apply at once; two orders for one SKU apply in turn.
+   * conflictKeys: (message) => (message.payload as Order).items.map((item) => `sku:${item.sku}`),
+   */
+  readonly conflictKeys?: ConflictKeys;
   /**
    * Logger service name when `POWERTOOLS_SERVICE_NAME` is not set.
    * @default 'outbox-consumer'
@@ -108,6 +119,8 @@ export function consumerParts(
  * @example
  * export const handler = createConsumerHandler({
  *   plan: (env) => planStockReservation(requireEnv(env, 'INVENTORY_TABLE')),
+ *   // Orders for different SKUs apply at once; orders sharing a SKU, one after another.
+ *   conflictKeys: (message) => skusOf(message),
  * });
  */
 export function createConsumerHandler(
@@ -124,7 +137,11 @@ export function createConsumerHandler(
       sqsClient: tracer.captureAWSv3Client(createSqsClient(clients)),
       s3Client: tracer.captureAWSv3Client(createS3Client(clients)),
     });
-    const consumer: SqsConsumer = { ...parts, logger };
+    const consumer: SqsConsumer = {
+      ...parts,
+      logger,
+      ...(options.conflictKeys === undefined ? {} : { conflictKeys: options.conflictKeys }),
+    };
     return middy(async (event: SQSEvent, context: Context) => {
       const { response, topics } = await consumeSqsEvent(event, context, consumer);
       metrics.publish(consumeMetrics(topics));

@@ -3,6 +3,7 @@
  * or the admin API is a few lines, configured from the environment `TransactionalOutbox` sets.
  */
 export {
+  type ConflictKeys,
   type ConsumedSqsBatch,
   consumeSqsBatch,
   consumeSqsEvent,
