@@ -166,6 +166,15 @@ export {
   OutboxResourceRole,
 } from './observability/resource-roles.ts';
 export { xrayTraceHeader } from './observability/xray-trace-header.ts';
+export {
+  type AggregateMessagesOptions,
+  aggregateMessageIds,
+  DEFAULT_READ_CONCURRENCY,
+  type MessagesByIdOptions,
+  type OutboxReader,
+  readAggregateMessages,
+  readMessagesById,
+} from './outbox/aggregate-messages.ts';
 export { type HistoryEntry, HistoryEvent, historyOf } from './outbox/history.ts';
 export {
   ATTENTION_STATUSES,
@@ -177,13 +186,17 @@ export {
   dueShardKeys,
   dueShardOf,
   OUTBOX_KEYS,
+  type OutboxIndexProjection,
   type OutboxItem,
 } from './outbox/outbox-item.ts';
 export {
   type ClaimOutcome,
+  type ClaimResult,
   type ConfirmOutcome,
   confirmDeadlineAfter,
   DEFAULT_CONFIRM_DEADLINE_MS,
+  type DueEntry,
+  type DueMessage,
   DynamoOutboxStore,
   type DynamoOutboxStoreOptions,
   type MarkSentOutcome,

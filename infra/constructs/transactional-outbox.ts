@@ -25,6 +25,7 @@ import {
   type Setting,
   topicSchema,
 } from '../../shared/index.ts';
+import type { OutboxIndexProjection } from '../../shared/outbox/outbox-item.ts';
 import {
   CONFIRMATION_ATTRIBUTES,
   CONFIRMATION_RETURN_VALUES,
@@ -669,12 +670,14 @@ export class TransactionalOutbox extends Construct {
   }
 
   /**
-   * Lets `fn` list an aggregate's messages (the `byAggregate` index), e.g. to show an order's delivery status:
-   * sets OUTBOX_TABLE and allows Query on that index only.
+   * Lets `fn` list an aggregate's messages (`readAggregateMessages`), e.g. to show an order's delivery status: sets
+   * OUTBOX_TABLE and allows Query on the `byAggregate` index, which holds keys only, and GetItem on the table to read
+   * each message.
    */
   bindReader(fn: lambda.Function): void {
     fn.addEnvironment(OutboxSettings.outboxTable.name, this.table.tableName);
     grantQueryOnIndexes(this.table, fn, [OUTBOX_KEYS.aggregateIndex.name]);
+    grantOnTable(this.table, fn, ['dynamodb:GetItem']);
     grantKeyUse(this.encryptionKey, fn, 'read');
   }
 
@@ -814,9 +817,8 @@ export class TransactionalOutbox extends Construct {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
         sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
-        // Whole items: the sweeper resends from the index, an order page shows statuses and an operator lists
-        // FAILED messages without a read per item.
-        projectionType: dynamodb.ProjectionType.ALL,
+        // As the library's readers expect it (each index's projection is defined beside its keys).
+        ...indexProjection(index.projection),
       });
     }
     markOutboxRole(table, OutboxResourceRole.OUTBOX_TABLE);
@@ -973,4 +975,20 @@ function shippedEntry(pathWithoutExtension: string): string {
   throw new Error(
     `serverless-outbox: the shipped handler ${pathWithoutExtension} is missing from the package`,
   );
+}
+
+/** The CDK projection of an outbox index. */
+function indexProjection(
+  projection: OutboxIndexProjection,
+): Pick<dynamodb.GlobalSecondaryIndexProps, 'projectionType' | 'nonKeyAttributes'> {
+  if (projection.type === 'INCLUDE') {
+    return {
+      projectionType: dynamodb.ProjectionType.INCLUDE,
+      nonKeyAttributes: [...(projection.nonKeyAttributes ?? [])],
+    };
+  }
+  return {
+    projectionType:
+      projection.type === 'KEYS_ONLY' ? dynamodb.ProjectionType.KEYS_ONLY : dynamodb.ProjectionType.ALL,
+  };
 }

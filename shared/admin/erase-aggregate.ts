@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import {
   CLAIM_CHECK_HEADER,
   type ClaimCheckReference,
@@ -9,12 +9,12 @@ import { INBOX_KEYS } from '../consumer/inbox.ts';
 import { ConfigError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
+import { readAggregateMessages } from '../outbox/aggregate-messages.ts';
 import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { AggregateInFlightError } from './admin-errors.ts';
 import { requireActor, requireReason, requireText } from './admin-input.ts';
 import { AuditAction, auditSubject, putAuditRow } from './audit-trail.ts';
-import { projectionOf } from './message-summary.ts';
 
 /** A data-protection erase of one aggregate. */
 export interface EraseInput {
@@ -159,39 +159,18 @@ function storedReference(item: Record<string, unknown>): ClaimCheckReference | u
   }
 }
 
-/** Every message of the aggregate, through the byAggregate index, with its status. */
+/** Every message of the aggregate (ids from the byAggregate index, then each read by key), with its status. */
 async function messagesOf(
   deps: Pick<AdminDeps, 'client' | 'outboxTable'>,
   aggregateId: string,
 ): Promise<{ messageId: string; status: string; claimChecked: boolean }[]> {
-  const { aggregateIndex } = OUTBOX_KEYS;
-  const projection = projectionOf(['messageId', 'status', 'headers']);
-  const found: { messageId: string; status: string; claimChecked: boolean }[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.client.send(
-      new QueryCommand({
-        TableName: deps.outboxTable,
-        IndexName: aggregateIndex.name,
-        KeyConditionExpression: '#aggregateId = :aggregateId',
-        ProjectionExpression: projection.ProjectionExpression,
-        ExpressionAttributeNames: {
-          '#aggregateId': aggregateIndex.partitionKey,
-          ...projection.ExpressionAttributeNames,
-        },
-        ExpressionAttributeValues: { ':aggregateId': aggregateId },
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const headers = item.headers as Record<string, unknown> | undefined;
-      found.push({
-        messageId: String(item.messageId),
-        status: String(item.status),
-        claimChecked: headers?.[CLAIM_CHECK_HEADER] !== undefined,
-      });
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
-  return found;
+  const items = await readAggregateMessages(deps, { aggregateId, attributes: ['status', 'headers'] });
+  return items.map((item) => {
+    const headers = item.headers as Record<string, unknown> | undefined;
+    return {
+      messageId: String(item.messageId),
+      status: String(item.status),
+      claimChecked: headers?.[CLAIM_CHECK_HEADER] !== undefined,
+    };
+  });
 }

@@ -1,5 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { MessageStatus } from '../message/message-status.ts';
+import { readMessagesById } from '../outbox/aggregate-messages.ts';
 import { attentionPartitions, dueShardKeys, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { InvalidAdminRequestError, ListFilterRequiredError } from './admin-errors.ts';
@@ -41,6 +42,12 @@ export const LIST_LIMITS = { defaultLimit: 50, maxLimit: 500 } as const;
  */
 const MAX_QUERIES_PER_PAGE = 25;
 
+/**
+ * Messages read by key for one page at most (an aggregate's listing reads each message the index names): a
+ * selective filter over a large aggregate returns a short page with a cursor rather than thousands of reads.
+ */
+const MAX_READS_PER_PAGE = 1_000;
+
 /** One index partition a listing reads, in order. */
 interface Source {
   readonly index: string;
@@ -49,6 +56,11 @@ interface Source {
   readonly sortKey: string;
   /** The due index holds PENDING and SENT alike: a status filter picks one. */
   readonly status?: MessageStatus;
+  /**
+   * The index holds keys only (byAggregate): each message is read by key and the filters apply to what was
+   * read, since the index has no status, topic or createdAt to filter on.
+   */
+  readonly keysOnly?: boolean;
 }
 
 interface Filters {
@@ -60,8 +72,9 @@ interface Filters {
 
 /**
  * A page of message summaries, read through the indexes only — never a Scan: an aggregate's messages through
- * `byAggregate`; PENDING and SENT through the due index, FAILED and CANCELLED through the attention index,
- * shard after shard; a topic or `since` without a status through both. The payload is never read.
+ * `byAggregate` (which holds their keys only: each message is then read by key and filtered as read); PENDING
+ * and SENT through the due index, FAILED and CANCELLED through the attention index, shard after shard; a topic
+ * or `since` without a status through both. The payload is never read.
  * Throws {@link ListFilterRequiredError} without a filter, or for CONFIRMED without an aggregate, and
  * {@link InvalidAdminRequestError} for a bad status, instant, limit or cursor.
  * @example
@@ -85,20 +98,35 @@ export async function listMessages(
   let source = start.source;
   let startKey = start.key;
   let queries = 0;
-  while (source < sources.length && items.length < limit && queries < MAX_QUERIES_PER_PAGE) {
+  let reads = 0;
+  while (
+    source < sources.length &&
+    items.length < limit &&
+    queries < MAX_QUERIES_PER_PAGE &&
+    reads < MAX_READS_PER_PAGE
+  ) {
     const from = sources[source];
     if (from === undefined) break;
-    // Never more than the page still needs, so a page never stops in the middle of what DynamoDB returned.
+    // Never more than the page still needs (nor more reads than it has left), so a page never stops in the
+    // middle of what DynamoDB returned.
+    const wanted = limit - items.length;
     const page = await deps.client.send(
       new QueryCommand({
         TableName: deps.outboxTable,
         ...queryOf(from, filters),
-        Limit: limit - items.length,
+        Limit: from.keysOnly ? Math.min(wanted, MAX_READS_PER_PAGE - reads) : wanted,
         ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
       }),
     );
     queries += 1;
-    items.push(...(page.Items ?? []).map(summarizeMessage));
+    let found = page.Items ?? [];
+    if (from.keysOnly) {
+      reads += found.length;
+      found = (
+        await readMessagesById(deps, { messageIds: found.map(idOf), attributes: SUMMARY_ATTRIBUTES })
+      ).filter((item) => matches(item, from, filters));
+    }
+    items.push(...found.map(summarizeMessage));
     startKey = page.LastEvaluatedKey;
     if (startKey === undefined) source += 1;
   }
@@ -140,6 +168,7 @@ function sourcesFor(filters: Filters, shards: number): Source[] {
         partitionValue: filters.aggregateId,
         sortKey: aggregateIndex.sortKey,
         ...(filters.status === undefined ? {} : { status: filters.status }),
+        keysOnly: true,
       },
     ];
   }
@@ -180,8 +209,16 @@ function sourcesFor(filters: Filters, shards: number): Source[] {
   }
 }
 
-/** The key condition, filter and projection of a query of one source. */
+/** The key condition, filter and projection of a query of one source; of a keys-only source, its key condition. */
 function queryOf(source: Source, filters: Filters) {
+  if (source.keysOnly === true) {
+    return {
+      IndexName: source.index,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': source.partitionKey },
+      ExpressionAttributeValues: { ':pk': source.partitionValue },
+    };
+  }
   const names: Record<string, string> = { '#pk': source.partitionKey };
   const values: Record<string, unknown> = { ':pk': source.partitionValue };
   let keyCondition = '#pk = :pk';
@@ -212,6 +249,21 @@ function queryOf(source: Source, filters: Filters) {
     ExpressionAttributeNames: { ...names, ...projection.ExpressionAttributeNames },
     ExpressionAttributeValues: values,
   };
+}
+
+/** The message id of an index entry. */
+function idOf(key: Readonly<Record<string, unknown>>): string {
+  return String(key[OUTBOX_KEYS.partitionKey]);
+}
+
+/** Whether a message read by key passes the filters a query of `source` would otherwise apply. */
+function matches(item: Readonly<Record<string, unknown>>, source: Source, filters: Filters): boolean {
+  if (source.status !== undefined && item.status !== source.status) return false;
+  if (filters.topic !== undefined && item.topic !== filters.topic) return false;
+  // ISO-8601 instants in UTC compare as text, as the FilterExpression compares them.
+  return (
+    filters.since === undefined || (typeof item.createdAt === 'string' && item.createdAt >= filters.since)
+  );
 }
 
 interface CursorState {

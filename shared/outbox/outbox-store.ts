@@ -58,20 +58,34 @@ export interface OutboxStore {
 /** Result of a claim: only one of several concurrent sweepers gets CLAIMED. */
 export type ClaimOutcome = 'CLAIMED' | 'LOST';
 
-/** A due entry of the outbox: the message, or — when its stored item cannot be read — its id and why. */
+/**
+ * A due message as the due index lists it: its id and, when the stored status is one the index can hold, its
+ * status. The index carries no payload; a claim returns the whole message.
+ */
+export interface DueEntry {
+  readonly messageId: string;
+  readonly status?: MessageStatus;
+}
+
+/** A claimed message: as stored, or — when its stored item cannot be read — its id and why. */
 export type DueMessage =
   | { readonly messageId: string; readonly item: OutboxItem }
   | { readonly messageId: string; readonly unreadable: string };
 
+/** What a claim got: the message it now holds the lease on, or nothing (another sweeper was first). */
+export type ClaimResult =
+  | { readonly outcome: 'CLAIMED'; readonly message: DueMessage }
+  | { readonly outcome: 'LOST' };
+
 /** The sweeper's view of the outbox: due work, claims and reconciliation moves. */
 export interface SweepStore extends OutboxStore {
+  /** Up to `limit` entries of one due-index shard whose `nextAttemptAt` has passed, oldest first. */
+  findDue(shard: string, now: Date, limit: number): Promise<DueEntry[]>;
   /**
-   * Up to `limit` messages of one due-index shard whose `nextAttemptAt` has passed, oldest first. Each item is
-   * read on its own: one that cannot be read is returned as unreadable, never hiding the rest of the page.
+   * Leases a due message in `status` to `owner` until now + leaseMs, and returns it as stored (read on its own:
+   * one that cannot be read comes back as unreadable).
    */
-  findDue(shard: string, now: Date, limit: number): Promise<DueMessage[]>;
-  /** Leases a due message in `status` to `owner` until now + leaseMs. */
-  claim(claim: Claim): Promise<ClaimOutcome>;
+  claim(claim: Claim): Promise<ClaimResult>;
   /** SENT → PENDING (reconciliation: the downstream never got it), keeping the claim. */
   requeue(messageId: string, owner: string, now: Date): Promise<boolean>;
   /** Drops a claim; the message is due again at `nextAttemptAt`. */
@@ -164,7 +178,7 @@ export class DynamoOutboxStore implements SweepStore {
   }
 
   /** @inheritdoc */
-  async findDue(shard: string, now: Date, limit: number): Promise<DueMessage[]> {
+  async findDue(shard: string, now: Date, limit: number): Promise<DueEntry[]> {
     const result = await this.#options.client.send(
       new QueryCommand({
         TableName: this.#options.tableName,
@@ -179,20 +193,38 @@ export class DynamoOutboxStore implements SweepStore {
         Limit: limit,
       }),
     );
-    return (result.Items ?? []).map((raw): DueMessage => {
+    const statuses: readonly unknown[] = Object.values(MessageStatus);
+    return (result.Items ?? []).map((raw) => {
       const messageId = typeof raw.messageId === 'string' ? raw.messageId : '';
-      try {
-        return { messageId, item: readOutboxItem(raw) };
-      } catch (error) {
-        return { messageId, unreadable: describeError(error) };
-      }
+      return statuses.includes(raw.status)
+        ? { messageId, status: raw.status as MessageStatus }
+        : { messageId };
     });
   }
 
   /** @inheritdoc */
-  async claim(claim: Claim): Promise<ClaimOutcome> {
-    const result = await this.#update(claimUpdate(claim));
-    return result.applied ? 'CLAIMED' : 'LOST';
+  async claim(claim: Claim): Promise<ClaimResult> {
+    try {
+      const result = await this.#options.client.send(
+        new UpdateCommand({
+          TableName: this.#options.tableName,
+          ...claimUpdate(claim),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const raw = result.Attributes ?? {};
+      try {
+        return { outcome: 'CLAIMED', message: { messageId: claim.messageId, item: readOutboxItem(raw) } };
+      } catch (error) {
+        return {
+          outcome: 'CLAIMED',
+          message: { messageId: claim.messageId, unreadable: describeError(error) },
+        };
+      }
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return { outcome: 'LOST' };
+      throw error;
+    }
   }
 
   /** @inheritdoc */

@@ -45,8 +45,10 @@ export interface MarkSent extends ChangeContext {
 }
 
 /**
- * PENDING → SENT after SQS accepted the message. The message stays in the due index with
- * `nextAttemptAt` = the confirmation deadline, so the sweeper reconciles it if no confirmation comes.
+ * PENDING → SENT after SQS accepted the message, with `confirmBy` = the confirmation deadline. The message stays
+ * in the due index under the `nextAttemptAt` it had: moving it there would change the index key, a delete and a put
+ * of the index entry on every message, while almost every message is confirmed long before the sweeper looks. A
+ * sweeper that finds a SENT message due before its `confirmBy` gives it back until then; after it, it reconciles.
  */
 export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSent): OutboxUpdate {
   const from = statusIsOneOf(TRANSITIONS.markSent.from);
@@ -59,7 +61,7 @@ export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSe
   });
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression: `SET #status = :to, #attempts = if_not_exists(#attempts, :zero) + :one, #sentAt = :now, #updatedAt = :now, #nextAttemptAt = :deadline, ${history.set} REMOVE #leaseOwner, #leaseUntil`,
+    UpdateExpression: `SET #status = :to, #attempts = if_not_exists(#attempts, :zero) + :one, #sentAt = :now, #updatedAt = :now, #confirmBy = :deadline, ${history.set} REMOVE #leaseOwner, #leaseUntil`,
     ConditionExpression: `${messageExists} AND ${from.expression}`,
     ExpressionAttributeNames: {
       '#messageId': OUTBOX_KEYS.partitionKey,
@@ -67,7 +69,7 @@ export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSe
       '#attempts': 'attempts',
       '#sentAt': 'sentAt',
       '#updatedAt': 'updatedAt',
-      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+      '#confirmBy': 'confirmBy',
       '#leaseOwner': 'leaseOwner',
       '#leaseUntil': 'leaseUntil',
       ...history.names,

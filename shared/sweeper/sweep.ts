@@ -1,7 +1,7 @@
 import { MessageStatus } from '../message/message-status.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
-import { DEFAULT_DUE_SHARDS, type OutboxItem } from '../outbox/outbox-item.ts';
-import type { DueMessage, SweepStore } from '../outbox/outbox-store.ts';
+import { DEFAULT_DUE_SHARDS, dueShardKeys, type OutboxItem } from '../outbox/outbox-item.ts';
+import type { DueEntry, DueMessage, SweepStore } from '../outbox/outbox-store.ts';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
 import {
   addSendCounts,
@@ -29,7 +29,12 @@ export interface SweeperSettings {
   readonly pageSize: number;
   /** Bounded work: messages claimed per run at most. */
   readonly maxMessagesPerRun: number;
-  /** Pause between rounds that found nothing due. */
+  /**
+   * Bounded load: messages claimed per second at most, averaged over the run. Each costs a claim, a send share and
+   * a SENT update, so this bounds the run's DynamoDB writes and SQS requests while it drains a backlog.
+   */
+  readonly maxMessagesPerSecond: number;
+  /** Pause between rounds that found nothing due while something falls due before the run ends. */
   readonly idleWaitMs: number;
   /** Stop starting rounds when less than this remains of the run. */
   readonly stopBeforeMs: number;
@@ -37,12 +42,16 @@ export interface SweeperSettings {
   readonly recheckAfterMs: number;
 }
 
-/** Defaults: a one-minute run that leaves 5 s to spare; claims outlive a send-and-mark comfortably. */
+/**
+ * Defaults: a one-minute run that leaves 5 s to spare and keeps draining while work remains, at up to 600
+ * messages a second (a million due messages in under half an hour); claims outlive a send-and-mark comfortably.
+ */
 export const DEFAULT_SWEEPER_SETTINGS: SweeperSettings = {
   dueShards: DEFAULT_DUE_SHARDS,
   leaseMs: 60_000,
   pageSize: 25,
-  maxMessagesPerRun: 2_000,
+  maxMessagesPerRun: 60_000,
+  maxMessagesPerSecond: 600,
   idleWaitMs: 1_000,
   stopBeforeMs: 5_000,
   recheckAfterMs: 60_000,
@@ -61,6 +70,15 @@ export interface SweeperDeps extends Omit<RelayDeps, 'store'> {
   readonly settings: SweeperSettings;
 }
 
+/** Why a sweeper run ended. */
+export type SweepEnd =
+  /** Nothing was due and nothing falls due before the run's time is up: the run ended at once. */
+  | 'IDLE'
+  /** The run's time budget was spent. */
+  | 'TIME'
+  /** The run claimed `maxMessagesPerRun` messages. */
+  | 'LIMIT';
+
 /** What one sweeper run did. */
 export interface SweepReport {
   rounds: number;
@@ -70,6 +88,8 @@ export interface SweepReport {
   retryScheduled: number;
   failed: number;
   reconciledConfirmed: number;
+  /** SENT messages found before their confirmation deadline, given back until it. */
+  postponed: number;
   requeued: number;
   unrecorded: number;
   /** Store or downstream calls that failed; their messages fall due again when the lease ends. */
@@ -78,15 +98,17 @@ export interface SweepReport {
   topics: SendCountsByTopic;
   /** Each message whose send did not end SENT, or that became FAILED, with why. */
   problems: SendProblem[];
+  ended?: SweepEnd;
 }
 
 /**
- * One sweeper run: until its time budget is nearly spent, finds due work in the sparse due index (never a
- * scan), claims each message conditionally, and then
+ * One sweeper run: while work remains and until its time budget is nearly spent (at a bounded rate), finds due
+ * work in the sparse due index (never a scan), claims each message conditionally, and then
  * - PENDING (a retry that fell due, a stream record that was never processed, an expired claim): sends it
  *   and marks it SENT, or records the failure (FAILED once attempts are exhausted);
- * - SENT past its confirmation deadline: asks the downstream; CONFIRMED if it has the message, otherwise
- *   back to PENDING and resent.
+ * - SENT: before its confirmation deadline (`confirmBy`), given back until then; past it, asks the downstream:
+ *   CONFIRMED if it has the message, otherwise back to PENDING and resent.
+ * A run that finds nothing due, with nothing falling due before it would end, ends at once.
  * Safe to run concurrently (claims) and to crash at any line (leases expire, consumers dedupe).
  */
 export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
@@ -98,6 +120,7 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
     retryScheduled: 0,
     failed: 0,
     reconciledConfirmed: 0,
+    postponed: 0,
     requeued: 0,
     unrecorded: 0,
     errors: 0,
@@ -105,25 +128,59 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
     problems: [],
   };
   const { settings } = deps;
-  while (deps.remainingMs() > settings.stopBeforeMs && report.claimed < settings.maxMessagesPerRun) {
+  let startRemainingMs: number | undefined;
+  for (;;) {
+    const remainingMs = deps.remainingMs();
+    startRemainingMs ??= remainingMs;
+    if (remainingMs <= settings.stopBeforeMs) {
+      report.ended = 'TIME';
+      break;
+    }
+    if (report.claimed >= settings.maxMessagesPerRun) {
+      report.ended = 'LIMIT';
+      break;
+    }
     report.rounds += 1;
-    const due = await findDue(deps, report);
+    const due = await findDue(deps, report, deps.clock());
     const claimedBefore = report.claimed;
     if (due.length > 0)
       await sweepRound(due.slice(0, settings.maxMessagesPerRun - report.claimed), deps, report);
-    // Nothing due, or every claim lost to another sweeper: pause instead of querying again at once.
-    if (report.claimed === claimedBefore) {
-      await deps.sleep(
-        Math.min(settings.idleWaitMs, Math.max(0, deps.remainingMs() - settings.stopBeforeMs)),
-      );
+    if (report.claimed > claimedBefore) {
+      // Bounded load: no faster on average than maxMessagesPerSecond since the run started.
+      const elapsedMs = startRemainingMs - deps.remainingMs();
+      const earliestMs = (report.claimed / settings.maxMessagesPerSecond) * 1_000;
+      if (earliestMs > elapsedMs) await deps.sleep(Math.min(earliestMs - elapsedMs, available(deps)));
+      continue;
     }
+    // Nothing claimed: end the run at once unless something falls due before it would end anyway (a retry's
+    // backoff, a fresh message's grace), so an idle outbox costs one short run per schedule.
+    if (due.length === 0 && !(await fallsDueSoon(deps, report))) {
+      report.ended = 'IDLE';
+      break;
+    }
+    await deps.sleep(Math.min(settings.idleWaitMs, available(deps)));
   }
   return report;
 }
 
-async function findDue(deps: SweeperDeps, report: SweepReport): Promise<DueMessage[]> {
-  const now = deps.clock();
-  const shards = Array.from({ length: deps.settings.dueShards }, (_, shard) => String(shard));
+/** Milliseconds the run may still spend before it must stop starting rounds. */
+function available(deps: SweeperDeps): number {
+  return Math.max(0, deps.remainingMs() - deps.settings.stopBeforeMs);
+}
+
+/** Whether any shard holds a message that falls due before the run has to stop (one entry read per shard). */
+async function fallsDueSoon(deps: SweeperDeps, report: SweepReport): Promise<boolean> {
+  const horizon = new Date(deps.clock().getTime() + available(deps));
+  const shards = dueShardKeys(deps.settings.dueShards);
+  const peeks = await Promise.all(
+    shards.map((shard) => guarded(report, () => deps.store.findDue(shard, horizon, 1))),
+  );
+  // A shard that could not be read may hold work: keep going rather than leave it for the next run.
+  return peeks.some((page) => page === undefined || page.length > 0);
+}
+
+async function findDue(deps: SweeperDeps, report: SweepReport, now: Date): Promise<DueEntry[]> {
+  const shards = dueShardKeys(deps.settings.dueShards);
   // One unreadable shard (throttled, say) must not stop the others from being swept.
   const pages = await Promise.all(
     shards.map(
@@ -144,19 +201,19 @@ async function guarded<T>(report: SweepReport, step: () => Promise<T>): Promise<
   }
 }
 
-async function sweepRound(due: readonly DueMessage[], deps: SweeperDeps, report: SweepReport): Promise<void> {
+async function sweepRound(due: readonly DueEntry[], deps: SweeperDeps, report: SweepReport): Promise<void> {
   const claimed = await Promise.all(
     due.map(async (entry) => {
-      const outcome = await guarded(report, () =>
+      const result = await guarded(report, () =>
         deps.store.claim({
           messageId: entry.messageId,
-          ...('item' in entry ? { status: entry.item.status } : {}),
+          ...(entry.status === undefined ? {} : { status: entry.status }),
           owner: deps.owner,
           now: deps.clock(),
           leaseMs: deps.settings.leaseMs,
         }),
       );
-      return outcome === 'CLAIMED' ? entry : undefined;
+      return result?.outcome === 'CLAIMED' ? result.message : undefined;
     }),
   );
   const claimedEntries = claimed.filter((entry): entry is DueMessage => entry !== undefined);
@@ -203,13 +260,27 @@ async function reconcile(
   deps: SweeperDeps,
   report: SweepReport,
 ): Promise<OutboxItem | undefined> {
+  const now = deps.clock();
+  if (message.confirmBy !== undefined && Date.parse(message.confirmBy) > now.getTime()) {
+    // Due by its earlier nextAttemptAt but still within its confirmation deadline: not late yet.
+    if (
+      await deps.store.release({
+        messageId: message.messageId,
+        owner: deps.owner,
+        now,
+        nextAttemptAt: new Date(message.confirmBy),
+      })
+    ) {
+      report.postponed += 1;
+    }
+    return undefined;
+  }
   const check = deps.deliveryCheckFor(message.topic);
   let answer: DeliveryVerdict;
   try {
     answer = check ? await check(message) : { verdict: 'MISSING' };
   } catch {
     // The downstream could not be asked: keep the message SENT and ask again later.
-    const now = deps.clock();
     await deps.store.release({
       messageId: message.messageId,
       owner: deps.owner,

@@ -60,7 +60,16 @@ function createTableInput(tableName: string, schema: MemoryTableSchema): CreateT
           GlobalSecondaryIndexes: indexes.map((index) => ({
             IndexName: index.name,
             KeySchema: keySchema(index.partitionKey, index.sortKey),
-            Projection: { ProjectionType: 'ALL' as const },
+            // The projection the library defines for the index, so moto answers what DynamoDB would.
+            Projection:
+              index.projection === undefined || index.projection.type === 'ALL'
+                ? { ProjectionType: 'ALL' as const }
+                : {
+                    ProjectionType: index.projection.type,
+                    ...(index.projection.nonKeyAttributes === undefined
+                      ? {}
+                      : { NonKeyAttributes: [...index.projection.nonKeyAttributes] }),
+                  },
           })),
         }),
   };

@@ -267,6 +267,7 @@ export const MEMORY_TABLE_SCHEMAS = {
         name: OUTBOX_KEYS.dueIndex.name,
         partitionKey: OUTBOX_KEYS.dueIndex.partitionKey,
         sortKey: OUTBOX_KEYS.dueIndex.sortKey,
+        projection: OUTBOX_KEYS.dueIndex.projection,
       },
       {
         name: OUTBOX_KEYS.aggregateIndex.name,

@@ -1,9 +1,20 @@
-import { type DynamoDBDocumentClient, GetCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { OUTBOX_KEYS, type OutboxItem } from 'serverless-outbox';
+import { type OutboxItem, readAggregateMessages } from 'serverless-outbox';
 import { parseValue } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
 import { identifierSchema } from '../../identifier.ts';
+
+/** What the page shows of each message: its delivery, never its payload. */
+const MESSAGE_ATTRIBUTES = [
+  'topic',
+  'status',
+  'attempts',
+  'sentAt',
+  'confirmedAt',
+  'lastError',
+  'outcome',
+] as const satisfies readonly (keyof OutboxItem)[];
 
 /** What reading an order needs. */
 export interface GetOrderDeps {
@@ -30,7 +41,10 @@ export async function getOrder(
     deps.client.send(
       new GetCommand({ TableName: deps.ordersTable, Key: { orderId: orderId.value }, ConsistentRead: true }),
     ),
-    messagesOf(orderId.value, deps),
+    readAggregateMessages(
+      { client: deps.client, outboxTable: deps.outboxTable },
+      { aggregateId: orderId.value, attributes: MESSAGE_ATTRIBUTES },
+    ),
   ]);
   if (order.Item === undefined) {
     return errorResponse(404, 'order not found', [
@@ -56,21 +70,4 @@ export async function getOrder(
         : {}),
     })),
   });
-}
-
-/** Every outbox message of an order, across query pages (a page stops at 1 MB). */
-async function messagesOf(orderId: string, deps: GetOrderDeps): Promise<OutboxItem[]> {
-  const messages: OutboxItem[] = [];
-  const pages = paginateQuery(
-    { client: deps.client },
-    {
-      TableName: deps.outboxTable,
-      IndexName: OUTBOX_KEYS.aggregateIndex.name,
-      KeyConditionExpression: '#aggregateId = :orderId',
-      ExpressionAttributeNames: { '#aggregateId': OUTBOX_KEYS.aggregateIndex.partitionKey },
-      ExpressionAttributeValues: { ':orderId': orderId },
-    },
-  );
-  for await (const page of pages) messages.push(...((page.Items ?? []) as OutboxItem[]));
-  return messages;
 }

@@ -115,7 +115,7 @@ describe('TransactionalOutbox attention index', () => {
       ],
       Projection: { ProjectionType: 'ALL' },
     });
-    expect(OUTBOX_KEYS.attentionIndex).toEqual({
+    expect(OUTBOX_KEYS.attentionIndex).toMatchObject({
       name: 'attention',
       partitionKey: 'attentionKey',
       sortKey: 'createdAt',

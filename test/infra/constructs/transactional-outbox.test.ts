@@ -76,6 +76,12 @@ describe('TransactionalOutbox', () => {
       expect(
         (table.GlobalSecondaryIndexes as { IndexName: string }[]).map((index) => index.IndexName),
       ).toEqual(['due', 'byAggregate', 'attention']);
+      // byAggregate holds keys only (readers read each message by key): a status change never rewrites it.
+      expect(
+        (table.GlobalSecondaryIndexes as { IndexName: string; Projection: unknown }[]).find(
+          (index) => index.IndexName === 'byAggregate',
+        )?.Projection,
+      ).toEqual({ ProjectionType: 'KEYS_ONLY' });
       expect(service.outbox.streamArn).toBe(service.outbox.table.tableStreamArn);
     });
 
@@ -288,7 +294,7 @@ describe('TransactionalOutbox', () => {
         FunctionName: { Ref: functionId(json, 'Outbox/Relay') },
         StartingPosition: 'TRIM_HORIZON',
         BatchSize: 100,
-        MaximumBatchingWindowInSeconds: 1,
+        MaximumBatchingWindowInSeconds: 0,
         MaximumRetryAttempts: 10,
         MaximumRecordAgeInSeconds: 3600,
         BisectBatchOnFunctionError: true,
@@ -734,7 +740,7 @@ describe('TransactionalOutbox', () => {
   });
 
   describe('bindReader', () => {
-    it('tells the reader the outbox table and lets it query the byAggregate index only', () => {
+    it('tells the reader the outbox table and lets it query the byAggregate index and read messages by key only', () => {
       const service = outboxService();
       service.outbox.bindReader(serviceFunction(service.stack, 'Reader'));
       const json = templateOf(service.stack);
@@ -742,7 +748,10 @@ describe('TransactionalOutbox', () => {
       const table = resolvedTarget(service.stack, service.outbox.table.tableName);
       expect(environmentOf(json, reader).OUTBOX_TABLE).toEqual({ Ref: table });
       expect(environmentOf(json, reader).DUE_SHARDS).toBeUndefined();
-      expect(grantsOn(roleStatements(json, reader), table)).toEqual(['dynamodb:Query on index/byAggregate']);
+      expect(grantsOn(roleStatements(json, reader), table).sort()).toEqual([
+        'dynamodb:GetItem on Arn',
+        'dynamodb:Query on index/byAggregate',
+      ]);
     });
   });
 

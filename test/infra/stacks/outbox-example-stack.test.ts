@@ -16,6 +16,7 @@ import {
 } from '../../../infra/constructs/defaults.ts';
 import { ADMIN_DEFAULTS } from '../../../infra/constructs/outbox-admin-api.ts';
 import { buildExampleStack } from '../../../infra/synth-template.ts';
+import { SUMMARY_ATTRIBUTES } from '../../../shared/admin/message-summary.ts';
 import { INBOX_KEYS } from '../../../shared/consumer/inbox.ts';
 import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
@@ -164,7 +165,7 @@ describe('tables', () => {
     }
   });
 
-  it('indexes the outbox by due shard and next attempt, by aggregate, and by attention, with whole items', () => {
+  it('indexes the outbox by due shard and next attempt, by aggregate, and by attention', () => {
     const outbox = propertiesOf(json, target('outboxTableName'));
     const indexes = [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex, OUTBOX_KEYS.attentionIndex].map(
       (index) => ({
@@ -173,10 +174,13 @@ describe('tables', () => {
           { AttributeName: index.partitionKey, KeyType: 'HASH' },
           { AttributeName: index.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
       }),
     );
-    expect(outbox.GlobalSecondaryIndexes).toEqual(indexes);
+    expect(
+      (outbox.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown }[]).map(
+        ({ IndexName, KeySchema }) => ({ IndexName, KeySchema }),
+      ),
+    ).toEqual(indexes);
     expect(outbox.AttributeDefinitions).toEqual(
       expect.arrayContaining(
         ['messageId', 'dueShard', 'nextAttemptAt', 'aggregateId', 'attentionKey', 'createdAt'].map(
@@ -189,9 +193,37 @@ describe('tables', () => {
     );
   });
 
+  it('holds keys only in the byAggregate index, whose keys never change: a status change never rewrites it', () => {
+    const indexes = propertiesOf(json, target('outboxTableName')).GlobalSecondaryIndexes as {
+      IndexName: string;
+      Projection: unknown;
+    }[];
+    expect(indexes.find((index) => index.IndexName === 'byAggregate')?.Projection).toEqual({
+      ProjectionType: 'KEYS_ONLY',
+    });
+  });
+
+  it('holds in the due index what its readers read, and never the payload, headers or history', () => {
+    const indexes = propertiesOf(json, target('outboxTableName')).GlobalSecondaryIndexes as {
+      IndexName: string;
+      Projection: { ProjectionType: string; NonKeyAttributes?: string[] };
+    }[];
+    const due = indexes.find((index) => index.IndexName === 'due')?.Projection;
+    expect(due?.ProjectionType).toBe('INCLUDE');
+    // The claim's condition, the backlog gauges and an operator's listing.
+    expect(due?.NonKeyAttributes).toEqual(
+      expect.arrayContaining([...SUMMARY_ATTRIBUTES, 'sentAt'].filter((a) => a !== 'messageId')),
+    );
+    for (const heavy of ['payload', 'headers', 'history']) expect(due?.NonKeyAttributes).not.toContain(heavy);
+  });
+
   it('agrees with the index names the outbox adapters query', () => {
-    expect(OUTBOX_KEYS.dueIndex).toEqual({ name: 'due', partitionKey: 'dueShard', sortKey: 'nextAttemptAt' });
-    expect(OUTBOX_KEYS.aggregateIndex).toEqual({
+    expect(OUTBOX_KEYS.dueIndex).toMatchObject({
+      name: 'due',
+      partitionKey: 'dueShard',
+      sortKey: 'nextAttemptAt',
+    });
+    expect(OUTBOX_KEYS.aggregateIndex).toMatchObject({
       name: 'byAggregate',
       partitionKey: 'aggregateId',
       sortKey: 'messageId',

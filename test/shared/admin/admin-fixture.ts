@@ -45,6 +45,7 @@ export const ADMIN_TABLE_SCHEMAS = {
         name: OUTBOX_KEYS.aggregateIndex.name,
         partitionKey: OUTBOX_KEYS.aggregateIndex.partitionKey,
         sortKey: OUTBOX_KEYS.aggregateIndex.sortKey,
+        projection: OUTBOX_KEYS.aggregateIndex.projection,
       },
       {
         name: OUTBOX_KEYS.attentionIndex.name,

@@ -130,6 +130,36 @@ describe('eraseAggregate', () => {
     expect((await storedMessage(fixture, id(1)))?.status).toBe(PENDING);
   });
 
+  it('reads each message by key for its status and headers only, and passes over one deleted since the index named it', async () => {
+    await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CONFIRMED });
+    await storeMessage(fixture, { messageId: id(2), aggregateId: 'order-7', status: FAILED });
+    let deletedFirst = false;
+    const racing = interceptedClient(fixture, async (command) => {
+      // Another erase removes message 1 after the index listed it, before it is read by key.
+      if (!deletedFirst && command instanceof GetCommand && command.input.TableName === 'outbox') {
+        deletedFirst = true;
+        await fixture.db.send(new DeleteCommand({ TableName: 'outbox', Key: { messageId: id(1) } }));
+      }
+    });
+
+    const result = await eraseAggregate({ ...fixture.deps, client: racing }, input);
+
+    expect(result).toMatchObject({ messagesDeleted: 1, skippedInFlight: [] });
+    const reads = fixture.commands.filter(
+      (command): command is GetCommand =>
+        command instanceof GetCommand && command.input.TableName === 'outbox',
+    );
+    // Read concurrently: in any order.
+    expect(reads.map((read) => read.input.Key?.messageId).sort()).toEqual([id(1), id(2)]);
+    for (const read of reads) {
+      expect(Object.values(read.input.ExpressionAttributeNames ?? {}).sort()).toEqual([
+        'headers',
+        'messageId',
+        'status',
+      ]);
+    }
+  });
+
   it('erases nothing, and says so, for an aggregate without messages', async () => {
     await expect(eraseAggregate(fixture.deps, input)).resolves.toMatchObject({
       messagesDeleted: 0,

@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InvalidAdminRequestError, ListFilterRequiredError } from '../../../shared/admin/admin-errors.ts';
 import { listMessages, type MessagePage } from '../../../shared/admin/list-messages.ts';
@@ -101,6 +101,103 @@ describe('listMessages', () => {
     expect(idsOf(all)).toEqual([id(1), id(2)]);
     expect(idsOf(confirmed)).toEqual([id(1)]);
     expect(queries().map((query) => query.index)).toEqual(['byAggregate', 'byAggregate']);
+  });
+
+  it("filters an aggregate's messages by status, topic and since as read by key, never on the keys-only index", async () => {
+    await storeMessage(fixture, {
+      messageId: id(1),
+      aggregateId: 'order-7',
+      status: FAILED,
+      createdAt: createdAt(5),
+    });
+    await storeMessage(fixture, {
+      messageId: id(2),
+      aggregateId: 'order-7',
+      status: FAILED,
+      createdAt: createdAt(-5),
+    });
+    await storeMessage(fixture, {
+      messageId: id(3),
+      aggregateId: 'order-7',
+      status: FAILED,
+      topic: 'payment.captured',
+      createdAt: createdAt(5),
+    });
+    await storeMessage(fixture, {
+      messageId: id(4),
+      aggregateId: 'order-7',
+      status: CONFIRMED,
+      createdAt: createdAt(5),
+    });
+    await storeMessage(fixture, {
+      messageId: id(5),
+      aggregateId: 'order-8',
+      status: FAILED,
+      createdAt: createdAt(5),
+    });
+
+    const pages = await allPages({
+      aggregateId: 'order-7',
+      status: FAILED,
+      topic: 'order.created',
+      since: createdAt(0),
+    });
+
+    expect(idsOf(pages)).toEqual([id(1)]);
+    expect(pages[0]?.items[0]).toMatchObject({
+      status: FAILED,
+      topic: 'order.created',
+      aggregateId: 'order-7',
+    });
+    const query = fixture.commands.find((command) => command instanceof QueryCommand) as QueryCommand;
+    expect(query.input.IndexName).toBe('byAggregate');
+    expect(query.input.FilterExpression).toBeUndefined();
+    const reads = fixture.commands.filter((command): command is GetCommand => command instanceof GetCommand);
+    expect(reads.map((read) => read.input.Key?.messageId)).toEqual([1, 2, 3, 4].map(id));
+    for (const read of reads) {
+      expect(Object.values(read.input.ExpressionAttributeNames ?? {})).not.toContain('payload');
+    }
+  });
+
+  it("pages an aggregate's messages with cursors: each once, in id order, no page over the limit", async () => {
+    for (let n = 1; n <= 13; n += 1) {
+      await storeMessage(fixture, {
+        messageId: id(n),
+        aggregateId: 'order-7',
+        status: n % 2 === 0 ? FAILED : CONFIRMED,
+      });
+    }
+
+    const all = await allPages({ aggregateId: 'order-7', limit: 4 });
+    const failed = await allPages({ aggregateId: 'order-7', status: FAILED, limit: 4 });
+
+    expect(idsOf(all)).toEqual(Array.from({ length: 13 }, (_, n) => id(n + 1)));
+    expect(all.map((page) => page.items.length)).toEqual([4, 4, 4, 1]);
+    expect(idsOf(failed)).toEqual([2, 4, 6, 8, 10, 12].map(id));
+    expect(failed.every((page) => page.items.length <= 4)).toBe(true);
+    expect(failed.at(-1)?.cursor).toBeUndefined();
+  });
+
+  it('answers a short page with a cursor rather than reading more than 1000 messages of an aggregate for it', async () => {
+    for (let n = 1; n <= 1_050; n += 1) {
+      await storeMessage(fixture, { messageId: id(n), aggregateId: 'order-7', status: CONFIRMED });
+    }
+    await storeMessage(fixture, { messageId: id(1_051), aggregateId: 'order-7', status: FAILED });
+
+    const first = await listMessages(fixture.deps, { aggregateId: 'order-7', status: FAILED, limit: 500 });
+    const reads = fixture.commands.filter((command) => command instanceof GetCommand).length;
+    const rest = await listMessages(fixture.deps, {
+      aggregateId: 'order-7',
+      status: FAILED,
+      limit: 500,
+      ...(first.cursor === undefined ? {} : { cursor: first.cursor }),
+    });
+
+    expect(first.items).toEqual([]);
+    expect(first.cursor).toBeDefined();
+    expect(reads).toBe(1_000);
+    expect(rest.items.map((item) => item.messageId)).toEqual([id(1_051)]);
+    expect(rest.cursor).toBeUndefined();
   });
 
   it('lists everything but CONFIRMED of a topic through both indexes when no status is given', async () => {

@@ -4,6 +4,7 @@ import {
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -50,6 +51,13 @@ function oneRoundContext(): Context {
  * The sweep's own due queries (on `:shard`) get `due`.
  */
 function indexesHold(due: readonly object[] = []): void {
+  // A claim answers with the whole message, as the table stores it.
+  const stored = new Map(due.map((item) => [(item as { messageId?: string }).messageId, item]));
+  ddb
+    .on(UpdateCommand)
+    .callsFake(async (input: UpdateCommandInput) =>
+      input.ReturnValues === 'ALL_NEW' ? { Attributes: stored.get(String(input.Key?.messageId)) } : {},
+    );
   ddb.on(QueryCommand).callsFake(async (input: QueryCommandInput) => {
     const values = input.ExpressionAttributeValues ?? {};
     if (values[':shard'] !== undefined) return { Items: values[':shard'] === '0' ? due : [] };

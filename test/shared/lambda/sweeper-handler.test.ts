@@ -5,6 +5,7 @@ import {
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -57,8 +58,10 @@ function queriedShards(): unknown[] {
   return ddb
     .commandCalls(QueryCommand)
     .flatMap((call) => {
-      const shard = call.args[0].input.ExpressionAttributeValues?.[':shard'];
-      return shard === undefined ? [] : [shard];
+      const { ExpressionAttributeValues, Limit } = call.args[0].input;
+      const shard = ExpressionAttributeValues?.[':shard'];
+      // A run that finds nothing due looks one entry ahead per shard (Limit 1) before it ends: not a page.
+      return shard === undefined || Limit === 1 ? [] : [shard];
     })
     .sort();
 }
@@ -119,7 +122,12 @@ describe('createSweeperHandler, built from an environment', () => {
     ddb.on(QueryCommand).callsFake(async (input: QueryCommandInput) => ({
       Items: input.ExpressionAttributeValues?.[':shard'] === '0' ? [unconfirmed] : [],
     }));
-    ddb.on(UpdateCommand).resolves({});
+    // The claim answers with the whole message, as the table stores it.
+    ddb
+      .on(UpdateCommand)
+      .callsFake(async (input: UpdateCommandInput) =>
+        input.ReturnValues === 'ALL_NEW' ? { Attributes: unconfirmed } : {},
+      );
     ddb.on(GetCommand).resolves({ Item: { messageId: unconfirmed.messageId } });
 
     const report = await handler.withEnv(env)({}, oneRoundContext());

@@ -84,7 +84,7 @@ describe('DynamoOutboxStore.markSent', () => {
     expectWellFormed(input);
   });
 
-  it('moves the message to SENT, stamps sentAt and keeps it due at the confirmation deadline', async () => {
+  it('moves the message to SENT, stamps sentAt and the confirmation deadline, and leaves its due-index key alone', async () => {
     await store.markSent(messageId, FIXED_NOW);
 
     const input = sentUpdate();
@@ -93,7 +93,9 @@ describe('DynamoOutboxStore.markSent', () => {
     expect(values[set.status ?? '']).toBe('SENT');
     expect(values[set.sentAt ?? '']).toBe(FIXED_NOW.toISOString());
     // Default confirmation deadline: 5 minutes.
-    expect(values[set.nextAttemptAt ?? '']).toBe('2024-05-01T12:05:00.000Z');
+    expect(values[set.confirmBy ?? '']).toBe('2024-05-01T12:05:00.000Z');
+    // Moving nextAttemptAt would delete and re-put the message's due-index entry on every send.
+    expect(set).not.toHaveProperty('nextAttemptAt');
     expect(set.attempts).toMatch(/if_not_exists\(#attempts, :zero\) \+ :one/);
     expect(remove).toEqual(expect.arrayContaining(['leaseOwner', 'leaseUntil']));
     expect(remove).not.toContain('dueShard');
@@ -389,11 +391,23 @@ describe('DynamoOutboxStore.claim and release', () => {
     leaseMs: 60_000,
   };
 
-  it('claims a due message for its owner with a conditional update on the outbox table', async () => {
-    await expect(store.claim(claim)).resolves.toBe('CLAIMED');
+  it('claims a due message for its owner with a conditional update on the outbox table, and returns it as stored', async () => {
+    const stored = outboxItem({
+      messageId,
+      status: MessageStatus.SENT,
+      attempts: 1,
+      leaseOwner: 'sweeper-a',
+    });
+    ddb.on(UpdateCommand).resolves({ Attributes: stored });
+
+    await expect(store.claim(claim)).resolves.toEqual({
+      outcome: 'CLAIMED',
+      message: { messageId, item: expect.objectContaining({ ...stored }) },
+    });
 
     const input = sentUpdate();
-    expect(input).toMatchObject({ TableName: 'outbox', Key: { messageId } });
+    // The due index holds no payload: the claim's answer carries the whole message, at no read cost.
+    expect(input).toMatchObject({ TableName: 'outbox', Key: { messageId }, ReturnValues: 'ALL_NEW' });
     expect(input.ConditionExpression).toBe('#status IN (:status0) AND #nextAttemptAt <= :now');
     expect(input.ExpressionAttributeValues).toMatchObject({
       ':status0': 'SENT',
@@ -404,10 +418,15 @@ describe('DynamoOutboxStore.claim and release', () => {
     expectWellFormed(input);
   });
 
-  it('claims a message whose item could not be read in any status with work left', async () => {
+  it('claims a message whose status could not be read in any status with work left, and reports it unreadable', async () => {
     const { status: _status, ...unread } = claim;
 
-    await expect(store.claim(unread)).resolves.toBe('CLAIMED');
+    ddb.on(UpdateCommand).resolves({ Attributes: { messageId, status: 'PENDING', leaseOwner: 'sweeper-a' } });
+
+    await expect(store.claim(unread)).resolves.toEqual({
+      outcome: 'CLAIMED',
+      message: { messageId, unreadable: expect.stringContaining('topic') },
+    });
 
     const input = sentUpdate();
     expect(input.ConditionExpression).toBe('#status IN (:status0, :status1) AND #nextAttemptAt <= :now');
@@ -476,7 +495,7 @@ describe('DynamoOutboxStore.claim and release', () => {
   it('returns LOST when another sweeper claimed it first', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
 
-    await expect(store.claim(claim)).resolves.toBe('LOST');
+    await expect(store.claim(claim)).resolves.toEqual({ outcome: 'LOST' });
   });
 
   it('releases a claim, due again at the given time, only for the lease owner', async () => {

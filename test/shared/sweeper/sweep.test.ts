@@ -41,7 +41,7 @@ const at = (offsetMs: number) => new Date(FIXED_NOW.getTime() + offsetMs).toISOS
 type Method = keyof SweepStore;
 
 /**
- * The real store, watched: counts the sweeper's rounds (each round reads shard 0 first) and can fail a
+ * The real store, watched: counts the sweeper's rounds (each round reads a page of shard 0) and can fail a
  * call once, as a throttled or unreachable DynamoDB would.
  */
 class ObservedStore implements SweepStore {
@@ -68,7 +68,8 @@ class ObservedStore implements SweepStore {
   }
 
   async findDue(...args: Parameters<SweepStore['findDue']>) {
-    if (args[0] === '0') this.rounds += 1;
+    // A round reads a page of shard 0; the look-ahead of a run with nothing due reads one entry.
+    if (args[0] === '0' && args[2] !== 1) this.rounds += 1;
     this.#inject('findDue', args[0]);
     return this.#inner.findDue(...args);
   }
@@ -204,7 +205,7 @@ describe('sweep', () => {
         status: MessageStatus.SENT,
         attempts: 1,
         sentAt: FIXED_NOW.toISOString(),
-        nextAttemptAt: at(CONFIRM_DEADLINE_MS),
+        confirmBy: at(CONFIRM_DEADLINE_MS),
       });
       expect(sent).not.toHaveProperty('leaseOwner');
       expect(await message(id(2))).toEqual(inGrace);
@@ -385,6 +386,39 @@ describe('sweep', () => {
       await db.send(new PutCommand({ TableName: 'inbox', Item: { messageId, outcome: 'APPLIED' } }));
     }
 
+    it('gives back a SENT message found due before its confirmBy until then, without asking or resending', async () => {
+      // SENT keeps the nextAttemptAt it had (the stream grace), so it falls due before its deadline.
+      await putMessage({
+        messageId: id(1),
+        status: MessageStatus.SENT,
+        attempts: 1,
+        sentAt: at(-50_000),
+        nextAttemptAt: at(-1_000),
+        confirmBy: at(250_000),
+      });
+      const check = vi.fn(async () => ({ verdict: 'MISSING' as const }));
+
+      const report = await sweep(sweeper({ deliveryCheckFor: () => check }).deps);
+
+      expect(report).toMatchObject({ claimed: 1, postponed: 1, requeued: 0, sent: 0 });
+      expect(check).not.toHaveBeenCalled();
+      expect(sentIds()).toEqual([]);
+      const postponed = await message(id(1));
+      expect(postponed).toMatchObject({ status: MessageStatus.SENT, nextAttemptAt: at(250_000) });
+      expect(postponed).not.toHaveProperty('leaseOwner');
+      expect(await dueAt(new Date(Date.parse(at(249_999))))).toEqual([]);
+      expect(await dueAt(new Date(Date.parse(at(250_000))))).toEqual([id(1)]);
+    });
+
+    it('reconciles a SENT message once its confirmBy has passed', async () => {
+      await putMessage({ ...overdue(1), confirmBy: at(-1_000) });
+      await inboxHas(id(1));
+
+      const report = await sweep(sweeper(withInboxCheck()).deps);
+
+      expect(report).toMatchObject({ claimed: 1, postponed: 0, reconciledConfirmed: 1 });
+    });
+
     it('confirms a message the downstream has (its inbox row exists), with its outcome, without resending it', async () => {
       await putMessage(overdue(1));
       await inboxHas(id(1));
@@ -416,7 +450,7 @@ describe('sweep', () => {
         resends: 1,
         sentAt: FIXED_NOW.toISOString(),
         // The second delivery round waits twice as long for its confirmation.
-        nextAttemptAt: at(2 * CONFIRM_DEADLINE_MS),
+        confirmBy: at(2 * CONFIRM_DEADLINE_MS),
       });
     });
 
@@ -652,6 +686,8 @@ describe('sweep', () => {
     });
 
     it('stops starting rounds once the remaining time drops below stopBeforeMs', async () => {
+      // A retry falls due later, but the clock stands still: the run keeps looking until its time is up.
+      await putMessage({ messageId: id(1), nextAttemptAt: at(2_000) });
       const { deps, store } = sweeper({ settings: { stopBeforeMs: 5_000 } });
       const budgeted = { ...deps, remainingMs: () => 14_000 - store.rounds * 3_000 };
 
@@ -661,9 +697,25 @@ describe('sweep', () => {
       expect(report.rounds).toBe(3);
     });
 
-    it('waits between empty rounds, never past the point where it must stop', async () => {
+    it('ends at once, without waiting, when nothing is due and nothing falls due before the run would end', async () => {
+      // Due after the run: the next scheduled run takes it.
+      await putMessage({ messageId: id(1), nextAttemptAt: at(120_000) });
+      const sleep = vi.fn(async (ms: number) => clock.advance(ms));
+      const { deps } = sweeper({
+        sleep,
+        remainingMs: () => FIXED_NOW.getTime() + 60_000 - clock.now().getTime(),
+      });
+
+      const report = await sweep(deps);
+
+      expect(report).toMatchObject({ rounds: 1, claimed: 0, ended: 'IDLE' });
+      expect(sleep).not.toHaveBeenCalled();
+    });
+
+    it('waits between empty rounds while a message falls due within the run, never past the point where it must stop', async () => {
       // Time passes only while the sweeper sleeps; the run must stop with 5 s to spare.
       const deadline = FIXED_NOW.getTime() + 7_400;
+      await putMessage({ messageId: id(1), nextAttemptAt: at(2_000) });
       const sleep = vi.fn(async (ms: number) => clock.advance(ms));
       const { deps } = sweeper({
         sleep,
@@ -673,9 +725,30 @@ describe('sweep', () => {
 
       const report = await sweep(deps);
 
-      expect(report.rounds).toBe(3);
-      expect(sleep.mock.calls.map(([ms]) => ms)).toEqual([1_000, 1_000, 400]);
-      expect(deadline - clock.now().getTime()).toBe(5_000);
+      // Nothing due at 0 s and 1 s; the message at 2 s is sent; a fourth round finds nothing and nothing falls
+      // due before the stop: ended.
+      expect(report).toMatchObject({ rounds: 4, sent: 1, ended: 'IDLE' });
+      expect(sentIds()).toEqual([id(1)]);
+      expect(sleep.mock.calls.map(([ms]) => ms)).toEqual([1_000, 1_000]);
+      expect(deadline - clock.now().getTime()).toBeGreaterThanOrEqual(5_000);
+    });
+
+    it('keeps draining a backlog while work remains, no faster than maxMessagesPerSecond', async () => {
+      for (let n = 1; n <= 12; n += 1) await putMessage({ messageId: id(n), nextAttemptAt: at(-1_000) });
+      const sleep = vi.fn(async (ms: number) => clock.advance(ms));
+      const { deps } = sweeper({
+        sleep,
+        remainingMs: () => FIXED_NOW.getTime() + 60_000 - clock.now().getTime(),
+        settings: { pageSize: 1, maxMessagesPerSecond: 2, dueShards: SETTINGS.dueShards },
+      });
+
+      const report = await sweep(deps);
+
+      expect(report.sent).toBe(12);
+      expect(sentIds()).toHaveLength(12);
+      // Twelve messages at two a second take at least six seconds of the run.
+      expect(clock.now().getTime() - FIXED_NOW.getTime()).toBeGreaterThanOrEqual(6_000);
+      for (const [ms] of sleep.mock.calls) expect(ms).toBeGreaterThan(0);
     });
   });
 });

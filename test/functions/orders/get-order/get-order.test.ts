@@ -1,16 +1,10 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type GetOrderDeps, getOrder } from '../../../../functions/orders/get-order/get-order.ts';
+import { MemoryDocumentClient } from '../../../../shared/memory/memory-document-client.ts';
+import { OUTBOX_KEYS, type OutboxItem } from '../../../../shared/outbox/outbox-item.ts';
 import { apiEvent, FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const deps: GetOrderDeps = {
-  client: DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' })),
-  ordersTable: 'orders',
-  outboxTable: 'outbox',
-};
 const order = {
   orderId: 'order-1',
   customerId: 'customer-1',
@@ -18,20 +12,52 @@ const order = {
   createdAt: FIXED_NOW.toISOString(),
 };
 
+let db: MemoryDocumentClient;
+/** Every command the function sent, in order. */
+let sent: unknown[];
+let deps: GetOrderDeps;
+
+beforeEach(async () => {
+  // The outbox's aggregate index as the construct defines it: keys only, so every field shown is read by key.
+  const { aggregateIndex } = OUTBOX_KEYS;
+  db = new MemoryDocumentClient({
+    orders: { partitionKey: 'orderId' },
+    outbox: {
+      partitionKey: OUTBOX_KEYS.partitionKey,
+      globalIndexes: [
+        {
+          name: aggregateIndex.name,
+          partitionKey: aggregateIndex.partitionKey,
+          sortKey: aggregateIndex.sortKey,
+          projection: aggregateIndex.projection,
+        },
+      ],
+    },
+  });
+  sent = [];
+  const inner = db.asDocumentClient();
+  const client = {
+    send: (command: unknown) => {
+      sent.push(command);
+      return inner.send(command as never);
+    },
+  } as unknown as GetOrderDeps['client'];
+  deps = { client, ordersTable: 'orders', outboxTable: 'outbox' };
+  await db.send(new PutCommand({ TableName: 'orders', Item: order }));
+});
+
 function getEvent(orderId: string) {
   return apiEvent({ method: 'GET', path: `/orders/${orderId}`, pathParameters: { orderId } });
 }
 
-beforeEach(() => {
-  ddb.reset();
-  ddb.on(GetCommand).resolves({ Item: order });
-  ddb.on(QueryCommand).resolves({ Items: [] });
-});
+async function storeMessages(...messages: OutboxItem[]): Promise<void> {
+  for (const message of messages) await db.send(new PutCommand({ TableName: 'outbox', Item: message }));
+}
 
 describe('getOrder', () => {
   it('answers 200 with the order and the delivery status of its messages', async () => {
     const pending = outboxItem({ messageId: testMessageId(1), aggregateId: 'order-1' });
-    const sent = outboxItem({
+    const sentOne = outboxItem({
       messageId: testMessageId(2),
       aggregateId: 'order-1',
       topic: 'order.paid',
@@ -39,7 +65,11 @@ describe('getOrder', () => {
       attempts: 1,
       sentAt: '2024-05-01T12:00:01.000Z',
     });
-    ddb.on(QueryCommand).resolves({ Items: [pending, sent] });
+    await storeMessages(
+      sentOne,
+      pending,
+      outboxItem({ messageId: testMessageId(3), aggregateId: 'order-2' }),
+    );
 
     const response = await getOrder(getEvent('order-1'), deps);
 
@@ -60,14 +90,12 @@ describe('getOrder', () => {
   });
 
   it('shows what the consumer did with each message once it is CONFIRMED, and nothing before', async () => {
-    ddb.on(QueryCommand).resolves({
-      Items: [
-        outboxItem({ messageId: testMessageId(1), status: 'CONFIRMED', outcome: 'REJECTED_OUT_OF_STOCK' }),
-        outboxItem({ messageId: testMessageId(2), status: 'CONFIRMED', outcome: 'APPLIED' }),
-        outboxItem({ messageId: testMessageId(3), status: 'SENT' }),
-        outboxItem({ messageId: testMessageId(4), status: 'CONFIRMED' }),
-      ],
-    });
+    await storeMessages(
+      outboxItem({ messageId: testMessageId(1), status: 'CONFIRMED', outcome: 'REJECTED_OUT_OF_STOCK' }),
+      outboxItem({ messageId: testMessageId(2), status: 'CONFIRMED', outcome: 'APPLIED' }),
+      outboxItem({ messageId: testMessageId(3), status: 'SENT', outcome: 'APPLIED' }),
+      outboxItem({ messageId: testMessageId(4), status: 'CONFIRMED' }),
+    );
 
     const response = await getOrder(getEvent('order-1'), deps);
 
@@ -81,9 +109,14 @@ describe('getOrder', () => {
   });
 
   it('shows why a message is failing', async () => {
-    ddb.on(QueryCommand).resolves({
-      Items: [outboxItem({ status: 'FAILED', attempts: 10, lastError: 'QueueDoesNotExist: gone' })],
-    });
+    await storeMessages(
+      outboxItem({
+        aggregateId: 'order-1',
+        status: 'FAILED',
+        attempts: 10,
+        lastError: 'QueueDoesNotExist: gone',
+      }),
+    );
 
     const response = await getOrder(getEvent('order-1'), deps);
 
@@ -94,7 +127,7 @@ describe('getOrder', () => {
   });
 
   it('does not leak outbox internals such as the payload or the due-index keys', async () => {
-    ddb.on(QueryCommand).resolves({ Items: [outboxItem()] });
+    await storeMessages(outboxItem({ aggregateId: 'order-1' }));
 
     const response = await getOrder(getEvent('order-1'), deps);
 
@@ -106,24 +139,37 @@ describe('getOrder', () => {
     ]);
   });
 
-  it('reads the order consistently and its messages through the aggregate index', async () => {
+  it('reads the order consistently, its message ids through the aggregate index and each message by key without its payload', async () => {
+    await storeMessages(
+      outboxItem({ messageId: testMessageId(1), aggregateId: 'order-1' }),
+      outboxItem({ messageId: testMessageId(2), aggregateId: 'order-1' }),
+    );
+
     await getOrder(getEvent('order-1'), deps);
 
-    expect(ddb.commandCalls(GetCommand)[0]?.args[0].input).toEqual({
+    const gets = sent.filter((command): command is GetCommand => command instanceof GetCommand);
+    expect(gets[0]?.input).toEqual({
       TableName: 'orders',
       Key: { orderId: 'order-1' },
       ConsistentRead: true,
     });
-    const query = ddb.commandCalls(QueryCommand)[0]?.args[0].input;
-    expect(query?.TableName).toBe('outbox');
-    expect(query?.IndexName).toBe('byAggregate');
-    expect(query?.ExpressionAttributeNames).toEqual({ '#aggregateId': 'aggregateId' });
-    expect(query?.ExpressionAttributeValues).toEqual({ ':orderId': 'order-1' });
+    const query = sent.find((command) => command instanceof QueryCommand) as QueryCommand;
+    expect(query.input).toMatchObject({
+      TableName: 'outbox',
+      IndexName: 'byAggregate',
+      ExpressionAttributeValues: { ':aggregateId': 'order-1' },
+    });
+    const messageReads = gets.filter((get) => get.input.TableName === 'outbox');
+    expect(messageReads.map((get) => get.input.Key)).toEqual([
+      { messageId: testMessageId(1) },
+      { messageId: testMessageId(2) },
+    ]);
+    for (const read of messageReads) {
+      expect(Object.values(read.input.ExpressionAttributeNames ?? {})).not.toContain('payload');
+    }
   });
 
   it('answers 404 for an unknown order', async () => {
-    ddb.on(GetCommand).resolves({});
-
     const response = await getOrder(getEvent('missing'), deps);
 
     expect(response.statusCode).toBe(404);
@@ -144,6 +190,6 @@ describe('getOrder', () => {
       error: 'invalid order id',
       details: [{ field: 'orderId', problem: expect.stringContaining('1-64 characters') }],
     });
-    expect(ddb.calls()).toHaveLength(0);
+    expect(sent).toHaveLength(0);
   });
 });

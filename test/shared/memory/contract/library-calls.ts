@@ -165,7 +165,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
         status: MessageStatus.SENT,
         attempts: 1,
         sentAt: FIXED_NOW.toISOString(),
-        nextAttemptAt: deadline.toISOString(),
+        confirmBy: deadline.toISOString(),
       });
       // Still in the due index, so the sweeper reconciles it if no confirmation comes.
       expect(await dueAt(deadline)).toEqual([testMessageId(1)]);
@@ -276,8 +276,11 @@ export function describeLibraryCalls(backend: ContractBackend): void {
         nextAttemptAt,
       });
 
-      expect(await store.claim(claim('a'))).toBe('CLAIMED');
-      expect(await store.claim(claim('b'))).toBe('LOST');
+      expect(await store.claim(claim('a'))).toMatchObject({
+        outcome: 'CLAIMED',
+        message: { messageId: testMessageId(1), item: { leaseOwner: 'a', status: MessageStatus.SENT } },
+      });
+      expect(await store.claim(claim('b'))).toEqual({ outcome: 'LOST' });
       expect(await store.requeue(testMessageId(1), 'b', FIXED_NOW)).toBe(false);
       expect(await store.release(release('b', FIXED_NOW))).toBe(false);
 
@@ -294,7 +297,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
       expect(released).not.toHaveProperty('leaseOwner');
     });
 
-    it('finds due messages oldest first, a page at a time, and reports an unreadable one without hiding the rest', async () => {
+    it('finds due messages oldest first, a page at a time, and a claim returns each as stored or why it cannot be read', async () => {
       const at = (seconds: number) => new Date(FIXED_NOW.getTime() + seconds * 1_000).toISOString();
       await putMessage({ messageId: testMessageId(1), nextAttemptAt: at(2) });
       await putMessage({ messageId: testMessageId(2), nextAttemptAt: at(1) });
@@ -311,9 +314,24 @@ export function describeLibraryCalls(backend: ContractBackend): void {
       const due = await store.findDue(SHARD, new Date(at(3)), 10);
 
       expect(due.map((entry) => entry.messageId)).toEqual([5, 2, 1, 4].map(testMessageId));
-      expect(due[0]).toEqual({ messageId: testMessageId(5), unreadable: expect.stringContaining('topic') });
-      expect(due[1]).toMatchObject({ item: { messageId: testMessageId(2), attempts: 0 } });
-      expect(await dueAt(new Date(at(3)), 2)).toEqual([testMessageId(5), testMessageId(2)]);
+      expect(due.map((entry) => entry.status)).toEqual(['PENDING', 'PENDING', 'PENDING', 'SENT']);
+      const claimed = (n: number, status: MessageStatus) =>
+        store.claim({
+          messageId: testMessageId(n),
+          status,
+          owner: 'a',
+          now: new Date(at(3)),
+          leaseMs: 60_000,
+        });
+      expect(await claimed(5, MessageStatus.PENDING)).toEqual({
+        outcome: 'CLAIMED',
+        message: { messageId: testMessageId(5), unreadable: expect.stringContaining('topic') },
+      });
+      expect(await claimed(2, MessageStatus.PENDING)).toMatchObject({
+        outcome: 'CLAIMED',
+        message: { item: { messageId: testMessageId(2), attempts: 0, payload: expect.anything() } },
+      });
+      expect(await dueAt(new Date(at(3)), 2)).toEqual([testMessageId(1), testMessageId(4)]);
       expect(await store.findDue('7', new Date(at(9)), 10)).toEqual([]);
     });
 
