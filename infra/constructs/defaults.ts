@@ -59,6 +59,8 @@ export const FUNCTION_DEFAULTS = {
 export function defaultBundling(): nodejs.BundlingOptions {
   return {
     minify: true,
+    // Minifying renames classes and functions; a logged error would read `ai` instead of `ConfigError`.
+    keepNames: true,
     sourceMap: true,
     target: 'node24',
     format: nodejs.OutputFormat.ESM,
@@ -110,7 +112,10 @@ export const SCHEDULE_DEFAULTS = {
 /** Settings of the outbox stream → relay mapping. */
 export const OUTBOX_STREAM_DEFAULTS = {
   batchSize: 100,
-  maxBatchingWindow: Duration.seconds(1),
+  // No window: a record is relayed on Lambda's next poll of the shard (4 a second) instead of waiting up to a
+  // second for a batch to fill. That takes about a second off every lone order's latency and costs at most 3 more
+  // invocations a second per shard at low volume; under load the batches fill either way.
+  maxBatchingWindow: Duration.seconds(0),
   // Bounded: the sweeper delivers whatever the stream gives up on, so the retries need not be endless
   // (Lambda allows -1 = forever, up to 10,000).
   retryAttempts: 10,

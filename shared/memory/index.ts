@@ -9,6 +9,7 @@ export {
   type MemoryDocumentClientOptions,
   type MemoryIndexSchema,
   type MemoryTableSchema,
+  type MemoryWriteOperation,
 } from './memory-document-client.ts';
 export {
   type MemoryLifecycleRule,

@@ -74,7 +74,12 @@ export interface MemoryChange {
   readonly eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
   readonly oldImage: Item | undefined;
   readonly newImage: Item | undefined;
+  /** The request that made the change: a transaction's writes cost twice a single write's capacity. */
+  readonly operation: MemoryWriteOperation;
 }
+
+/** The DynamoDB request a committed write came from. */
+export type MemoryWriteOperation = 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'TransactWriteItems';
 
 interface Table {
   readonly name: string;
@@ -244,7 +249,7 @@ export class MemoryDocumentClient {
       keyKind: 'item',
       next: () => cloneDefined(item),
     });
-    this.#commit([write]);
+    this.#commit([write], 'PutItem');
     return input.ReturnValues === 'ALL_OLD' && write.before ? { Attributes: cloneValue(write.before) } : {};
   }
 
@@ -256,14 +261,14 @@ export class MemoryDocumentClient {
       keyKind: 'key',
       next: (current) => updated(current, key, input),
     });
-    this.#commit([write]);
+    this.#commit([write], 'UpdateItem');
     return returnedAttributes(input, write);
   }
 
   #delete(input: DeleteCommand['input']): Record<string, unknown> {
     checkExpressionAttributes(input);
     const write = this.#checked(input, { keySource: input.Key ?? {}, keyKind: 'key', next: () => undefined });
-    this.#commit([write]);
+    this.#commit([write], 'DeleteItem');
     return input.ReturnValues === 'ALL_OLD' && write.before ? { Attributes: cloneValue(write.before) } : {};
   }
 
@@ -331,6 +336,7 @@ export class MemoryDocumentClient {
     }
     this.#commit(
       outcomes.filter((outcome): outcome is Write => outcome !== undefined && !(outcome instanceof Error)),
+      'TransactWriteItems',
     );
     if (token !== undefined) this.#tokens.set(token, { fingerprint, at: this.#clock().getTime() });
     return {};
@@ -455,7 +461,9 @@ export class MemoryDocumentClient {
       input.FilterExpression === undefined
         ? undefined
         : compileCondition(input.FilterExpression, contextOf(input));
-    const matched = filter ? read.filter(filter) : read;
+    // A query of an index sees the index's entries: a filter on an attribute it does not project matches nothing.
+    const shaped = index === undefined ? undefined : indexProjection(index, table.schema);
+    const matched = filter ? read.filter((item) => filter(shaped ? shaped(item) : item)) : read;
     const last = read[read.length - 1];
     const page: Record<string, unknown> = { Count: matched.length, ScannedCount: read.length };
     if (stoppedEarly && last !== undefined)
@@ -474,7 +482,6 @@ export class MemoryDocumentClient {
       );
     }
     const project = projectionOf(input);
-    const shaped = index === undefined ? undefined : indexProjection(index, table.schema);
     const items = matched.map((item) => {
       const visible = shaped ? shaped(item) : item;
       return project ? project(visible) : cloneValue(visible);
@@ -555,7 +562,7 @@ export class MemoryDocumentClient {
     }
   }
 
-  #commit(writes: readonly Write[]): void {
+  #commit(writes: readonly Write[], operation: MemoryWriteOperation): void {
     for (const { table, key, item } of writes) {
       const before = table.items.get(key);
       this.#removeFromIndexes(table, key, before);
@@ -566,7 +573,7 @@ export class MemoryDocumentClient {
       if (before === undefined && item === undefined) continue;
       const eventName = before === undefined ? 'INSERT' : item === undefined ? 'REMOVE' : 'MODIFY';
       for (const listener of this.#listeners) {
-        listener({ tableName: table.name, eventName, oldImage: before, newImage: item });
+        listener({ tableName: table.name, eventName, oldImage: before, newImage: item, operation });
       }
     }
   }

@@ -607,9 +607,27 @@ describe('MemoryDocumentClient', () => {
       await db.send(new DeleteCommand({ TableName: TABLE, Key: { id: 'never-existed' } }));
 
       expect(changes).toEqual([
-        { tableName: TABLE, eventName: 'INSERT', oldImage: undefined, newImage: { id: 'a', n: 1 } },
-        { tableName: TABLE, eventName: 'MODIFY', oldImage: { id: 'a', n: 1 }, newImage: { id: 'a', n: 2 } },
-        { tableName: TABLE, eventName: 'REMOVE', oldImage: { id: 'a', n: 2 }, newImage: undefined },
+        {
+          tableName: TABLE,
+          eventName: 'INSERT',
+          oldImage: undefined,
+          newImage: { id: 'a', n: 1 },
+          operation: 'PutItem',
+        },
+        {
+          tableName: TABLE,
+          eventName: 'MODIFY',
+          oldImage: { id: 'a', n: 1 },
+          newImage: { id: 'a', n: 2 },
+          operation: 'UpdateItem',
+        },
+        {
+          tableName: TABLE,
+          eventName: 'REMOVE',
+          oldImage: { id: 'a', n: 2 },
+          newImage: undefined,
+          operation: 'DeleteItem',
+        },
       ]);
     });
 
@@ -638,6 +656,7 @@ describe('MemoryDocumentClient', () => {
         ),
       );
 
+      expect(changes.map((change) => change.operation)).toEqual(['TransactWriteItems', 'TransactWriteItems']);
       expect(changes.map((change) => [change.tableName, change.eventName, change.newImage])).toEqual([
         [TABLE, 'INSERT', { id: 'a' }],
         ['other', 'INSERT', { key: 'b' }],
@@ -703,6 +722,25 @@ describe("MemoryDocumentClient with composite keys, paging and DynamoDB's checks
     expect(
       (await events.send(new GetCommand({ TableName: EVENTS, Key: { stream: 'a', seq: 2 } }))).Item,
     ).toEqual({ stream: 'a', seq: 2, replaced: true });
+  });
+
+  it('filters an index query on the index entries: an attribute the index does not project matches nothing', async () => {
+    await add('a', 1, { kind: 'x', size: 3, colour: 'red' });
+    const byIndex = (index: string, attribute: string, value: unknown) =>
+      events.send(
+        new QueryCommand({
+          TableName: EVENTS,
+          IndexName: index,
+          KeyConditionExpression: '#k = :k',
+          FilterExpression: '#a = :v',
+          ExpressionAttributeNames: { '#k': 'kind', '#a': attribute },
+          ExpressionAttributeValues: { ':k': 'x', ':v': value },
+        }),
+      );
+
+    expect((await byIndex('byKindWithSize', 'size', 3)).Items).toHaveLength(1);
+    expect((await byIndex('byKindWithSize', 'colour', 'red')).Items).toEqual([]);
+    expect((await byIndex('byKind', 'size', 3)).Items).toEqual([]);
   });
 
   it('pages a query with Limit and ExclusiveStartKey, in either direction', async () => {
