@@ -32,6 +32,7 @@ import { type SynthesizedStack, synthesizeApp } from './synthesize-app.ts';
 import { asTemplate, type CloudFormationTemplate } from './template/cloudformation-template.ts';
 import type { ResolutionContext } from './template/intrinsics.ts';
 import { type AppDefinition, readApp } from './template/read-app.ts';
+import { startTransactionSerializer } from './transaction-serializer.ts';
 
 /** Options of {@link startLocalRuntime}; every field is optional. */
 export interface LocalRuntimeOptions {
@@ -91,8 +92,13 @@ export interface StartupTimings {
 /** A running local runtime. */
 export interface LocalRuntime {
   readonly backend: BackendKind;
-  /** The backend's endpoint (every SDK client of the handlers uses it). */
+  /**
+   * The endpoint every SDK client of the handlers and pollers uses: on an emulator, a forwarder in front of it
+   * that sends it DynamoDB transactions one at a time; on the embedded backend, the backend itself.
+   */
   readonly endpoint: string;
+  /** The backend's own endpoint, where the stack was deployed. */
+  readonly emulatorEndpoint: string;
   /** Process id of the moto server started for this run; `undefined` for the other backends. */
   readonly emulatorPid: number | undefined;
   /** Base URL of the REST API, e.g. `http://127.0.0.1:3000`. */
@@ -195,7 +201,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const deployed = await backend.deploy(source.template, `${source.stackName}-local`);
     const deployMs = Date.now() - deployStarted;
 
-    const clientConfig = { ...emulatorClientConfig(backend.endpoint), region: deployed.region };
+    // An emulator gets transactions one at a time (moto loses writes to concurrent ones); the embedded
+    // backend's transactions are atomic already.
+    const serializer =
+      backend.kind === 'embedded'
+        ? undefined
+        : await startTransactionSerializer({ upstream: backend.endpoint });
+    if (serializer !== undefined) cleanups.push(() => serializer.stop());
+    const endpoint = serializer?.endpoint ?? backend.endpoint;
+    const clientConfig = { ...emulatorClientConfig(endpoint), region: deployed.region };
     const clients = {
       dynamodb: new DynamoDBClient(clientConfig),
       streams: new DynamoDBStreamsClient(clientConfig),
@@ -212,7 +226,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const functions = await loadFunctions(app, {
       deployed,
       context,
-      endpoint: backend.endpoint,
+      endpoint,
       logLevel: options.logLevel ?? nonEmpty(env.LOG_LEVEL) ?? DEFAULTS.logLevel,
       projectDir,
       overrides,
@@ -246,6 +260,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       functions,
       context,
       clients,
+      // The emulator's own endpoint keys the saved checkpoints: the forwarder's port changes every run.
       endpoint: backend.endpoint,
       state,
       retryVisibilitySeconds: options.retryVisibilitySeconds,
@@ -267,7 +282,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     let stopping: Promise<void> | undefined;
     return {
       backend: backend.kind,
-      endpoint: backend.endpoint,
+      endpoint,
+      emulatorEndpoint: backend.endpoint,
       emulatorPid: backend.pid,
       apiUrl: api.url,
       stackName: deployed.stackName,

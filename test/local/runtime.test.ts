@@ -6,6 +6,7 @@
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answersHttp } from '../../infra/local/moto-server.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
 import { synthNotesTemplate } from './fixtures/notes-app/notes-stack.ts';
 
@@ -104,6 +105,14 @@ describe('startLocalRuntime on another app', () => {
     });
   });
 
+  it('gives the functions and its own clients the transaction serializer in front of moto as their endpoint', async () => {
+    expect(runtime.emulatorEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(runtime.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(runtime.endpoint).not.toBe(runtime.emulatorEndpoint);
+    for (const env of Object.values(runtime.env)) expect(env.AWS_ENDPOINT_URL).toBe(runtime.endpoint);
+    expect(runtime.clientConfig.endpoint).toBe(runtime.endpoint);
+  });
+
   it('serves the route through the real handler, with path parameters and overrides applied', async () => {
     const put = await putNote('n-1', 'first');
     expect(put.status).toBe(201);
@@ -182,6 +191,7 @@ describe('startLocalRuntime on another app', () => {
     expect(isAlive(pid)).toBe(true);
     await runtime.stop();
     expect(isAlive(pid)).toBe(false);
+    expect(await answersHttp(runtime.endpoint)).toBe(false);
     expect(process.env.AUDIT_QUEUE_URL).toBeUndefined();
     expect(logLines.join('\n')).toMatch(
       /\[Audit\/Auditor\] gave up on 1 record\(s\) \(RetryAttemptsExhausted\)/,

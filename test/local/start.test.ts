@@ -92,7 +92,7 @@ describe('npm start', () => {
     expect(output).toMatch(/stack\s+OutboxExample-local \(created\)/);
     expect(output).toMatch(/POST\s+\/orders → CreateOrder/);
     expect(output).toMatch(/GET\s+\/inventory\/\{sku\} → GetStock/);
-    expect(output).toMatch(/Outbox\/Relay ← OutboxExample-local-OutboxTable\S+ stream: batch 100, window 1s/);
+    expect(output).toMatch(/Outbox\/Relay ← OutboxExample-local-OutboxTable\S+ stream: batch 100, window 0s/);
     expect(output).toMatch(
       /Outbox\/InventoryConsumer ← OutboxExample-local-OutboxorderEventsQueue\S+ queue: batch 10/,
     );

@@ -34,6 +34,8 @@ describe('the example app on the embedded backend', () => {
     expect(runtime.backend).toBe('embedded');
     expect(runtime.deployment).toBe('created');
     expect(runtime.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Its transactions are atomic: no serializer stands in front of it.
+    expect(runtime.endpoint).toBe(runtime.emulatorEndpoint);
     expect(Object.keys(runtime.functions).sort()).toEqual(
       [
         'CreateOrder',

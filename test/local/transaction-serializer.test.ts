@@ -1,0 +1,385 @@
+/**
+ * The forwarder the local runtime puts in front of an emulator: against a fake emulator that records what
+ * reaches it (and how many transactions at once), and against moto, whose concurrent transactions lose writes.
+ */
+
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  DynamoDBClient,
+  ScanCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
+import { answersHttp, startMotoServer } from '../../infra/local/moto-server.ts';
+import {
+  startTransactionSerializer,
+  TRANSACT_WRITE_ITEMS_TARGET,
+  type TransactionSerializer,
+} from '../../infra/local/transaction-serializer.ts';
+
+/** What reached the fake emulator. */
+interface Received {
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+  readonly rawHeaders: readonly string[];
+  readonly body: Buffer;
+}
+
+type Answer = (received: Received, response: ServerResponse) => unknown;
+
+/** An HTTP server standing in for the emulator: it records requests and how many transactions it held at once. */
+interface FakeEmulator {
+  readonly endpoint: string;
+  readonly received: Received[];
+  /** Transactions being answered right now, and the most ever at once. */
+  readonly transactions: { inFlight: number; most: number };
+  answer: Answer;
+  close(): Promise<void>;
+}
+
+async function startFakeEmulator(): Promise<FakeEmulator> {
+  const fake = {
+    received: [] as Received[],
+    transactions: { inFlight: 0, most: 0 },
+    answer: ((_, response) => response.end('{}')) as Answer,
+  };
+  const server: Server = createServer((incoming: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const received = {
+        method: incoming.method,
+        url: incoming.url,
+        rawHeaders: incoming.rawHeaders,
+        body: Buffer.concat(chunks),
+      };
+      fake.received.push(received);
+      const transaction = incoming.headers['x-amz-target'] === TRANSACT_WRITE_ITEMS_TARGET;
+      if (transaction) {
+        fake.transactions.inFlight += 1;
+        fake.transactions.most = Math.max(fake.transactions.most, fake.transactions.inFlight);
+        response.once('close', () => {
+          fake.transactions.inFlight -= 1;
+        });
+      }
+      void fake.answer(received, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(fake, {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  });
+}
+
+interface Sent {
+  readonly status: number | undefined;
+  readonly rawHeaders: readonly string[];
+  readonly body: Buffer;
+}
+
+/** A request with exactly these headers (node:http, unlike fetch, sends a Host of our choosing). */
+function send(
+  endpoint: string,
+  options: { readonly path?: string; readonly headers: readonly string[]; readonly body?: Buffer },
+): Promise<Sent> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(options.path ?? '/', endpoint);
+    const outgoing = request(url, { method: 'POST', headers: [...options.headers] }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () =>
+        resolve({ status: answer.statusCode, rawHeaders: answer.rawHeaders, body: Buffer.concat(chunks) }),
+      );
+      answer.on('error', reject);
+    });
+    outgoing.on('error', reject);
+    outgoing.end(options.body);
+  });
+}
+
+function transaction(endpoint: string, body: string): Promise<Sent> {
+  return send(endpoint, {
+    headers: ['Host', new URL(endpoint).host, 'X-Amz-Target', TRANSACT_WRITE_ITEMS_TARGET],
+    body: Buffer.from(body),
+  });
+}
+
+function gate(): { readonly opened: Promise<void>; open(): void } {
+  let open = (): void => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+/** Header values by lower-cased name, repeats kept, from a raw header list. */
+function headerValues(rawHeaders: readonly string[], name: string): string[] {
+  return rawHeaders.filter((_, index) => index % 2 === 1 && rawHeaders[index - 1]?.toLowerCase() === name);
+}
+
+describe('startTransactionSerializer', () => {
+  let fake: FakeEmulator;
+  let serializer: TransactionSerializer;
+
+  beforeAll(async () => {
+    fake = await startFakeEmulator();
+    serializer = await startTransactionSerializer({ upstream: fake.endpoint });
+  });
+  afterEach(() => {
+    fake.received.length = 0;
+    fake.transactions.most = 0;
+    fake.answer = (_, response) => response.end('{}');
+  });
+  afterAll(async () => {
+    await serializer.stop();
+    await fake.close();
+  });
+
+  it('passes an ordinary request through unchanged: path, headers with Host, body bytes; and the answer too', async () => {
+    fake.answer = (_, response) => {
+      response.writeHead(418, 'Teapot', [
+        'X-Amzn-RequestId',
+        'req-1',
+        'Set-Cookie',
+        'a=1',
+        'Set-Cookie',
+        'b=2',
+        'Content-Type',
+        'application/x-amz-json-1.0',
+      ]);
+      response.end(Buffer.from([0xff, 0x00, 0xfe, 0x7b]));
+    };
+    const body = Buffer.from([0x00, 0xc3, 0x28, 0x7b, 0x7d, 0xff]);
+    const headers = [
+      'Host',
+      'dynamodb.us-east-1.amazonaws.com',
+      'X-Amz-Target',
+      'DynamoDB_20120810.GetItem',
+      'Authorization',
+      'AWS4-HMAC-SHA256 Credential=testing/20240101/us-east-1/dynamodb/aws4_request, Signature=abc',
+      'X-Custom',
+      'one',
+      'X-Custom',
+      'two',
+      'Content-Length',
+      String(body.length),
+    ];
+    const answer = await send(serializer.endpoint, { path: '/some/path?x=1&y=%2F', headers, body });
+
+    expect(fake.received).toHaveLength(1);
+    const [received] = fake.received;
+    expect(received?.method).toBe('POST');
+    expect(received?.url).toBe('/some/path?x=1&y=%2F');
+    expect(received?.body.equals(body)).toBe(true);
+    // Every header the client wrote, in its order and spelling; nothing is added but what keeps the connection.
+    const forwarded = (received?.rawHeaders ?? []).filter((_, index, all) =>
+      index % 2 === 0 ? all[index] !== 'Connection' : all[index - 1] !== 'Connection',
+    );
+    expect(forwarded).toEqual(headers);
+
+    expect(answer.status).toBe(418);
+    expect(headerValues(answer.rawHeaders, 'x-amzn-requestid')).toEqual(['req-1']);
+    expect(headerValues(answer.rawHeaders, 'set-cookie')).toEqual(['a=1', 'b=2']);
+    expect(headerValues(answer.rawHeaders, 'content-type')).toEqual(['application/x-amz-json-1.0']);
+    expect(answer.body.equals(Buffer.from([0xff, 0x00, 0xfe, 0x7b]))).toBe(true);
+  });
+
+  it('streams an answer as the emulator writes it, not once it ends', async () => {
+    const rest = gate();
+    fake.answer = async (_, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.write('first part;');
+      await rest.opened;
+      response.end('second part');
+    };
+    const firstChunk = new Promise<string>((resolve, reject) => {
+      const outgoing = request(`${serializer.endpoint}/stream`, (answer) => {
+        answer.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+        answer.resume();
+      });
+      outgoing.on('error', reject);
+      outgoing.end();
+    });
+    // The first part arrives while the emulator still holds the rest.
+    expect(await firstChunk).toBe('first part;');
+    rest.open();
+  });
+
+  it('sends concurrent TransactWriteItems to the emulator one at a time, each answered with its own answer', async () => {
+    fake.answer = async (received, response) => {
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      response.end(`done ${received.body.toString()}`);
+    };
+    const count = 8;
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, index) => transaction(serializer.endpoint, `t${index}`)),
+    );
+    expect(answers.map((answer) => answer.body.toString())).toEqual(
+      Array.from({ length: count }, (_, index) => `done t${index}`),
+    );
+    expect(fake.received).toHaveLength(count);
+    expect(fake.transactions.most).toBe(1);
+
+    // The same transactions sent straight to the fake emulator overlap: it does measure concurrency.
+    fake.transactions.most = 0;
+    await Promise.all(Array.from({ length: count }, (_, index) => transaction(fake.endpoint, `t${index}`)));
+    expect(fake.transactions.most).toBeGreaterThan(1);
+  });
+
+  it('does not hold other requests behind a transaction in flight', async () => {
+    const held = gate();
+    fake.answer = async (received, response) => {
+      if (received.body.toString() === 'first') await held.opened;
+      response.end(received.body);
+    };
+    const first = transaction(serializer.endpoint, 'first');
+    await expect.poll(() => fake.received.length).toBe(1);
+    const second = transaction(serializer.endpoint, 'second');
+    const query = await send(serializer.endpoint, {
+      headers: ['Host', 'localhost', 'X-Amz-Target', 'DynamoDB_20120810.Query'],
+      body: Buffer.from('query'),
+    });
+
+    expect(query.body.toString()).toBe('query');
+    // The second transaction waits for the first, which the emulator still holds.
+    expect(fake.received.map((received) => received.body.toString())).toEqual(['first', 'query']);
+    held.open();
+    expect((await first).body.toString()).toBe('first');
+    expect((await second).body.toString()).toBe('second');
+    expect(fake.received.map((received) => received.body.toString())).toEqual(['first', 'query', 'second']);
+  });
+
+  it('does not send a queued transaction whose client hung up, since nobody would get its answer', async () => {
+    const held = gate();
+    fake.answer = async (received, response) => {
+      if (received.body.toString() === 'first') await held.opened;
+      response.end(received.body);
+    };
+    const first = transaction(serializer.endpoint, 'first');
+    await expect.poll(() => fake.received.length).toBe(1);
+    const abandoned = request(`${serializer.endpoint}/`, {
+      method: 'POST',
+      headers: { 'x-amz-target': TRANSACT_WRITE_ITEMS_TARGET },
+    });
+    abandoned.on('error', () => {});
+    abandoned.end('abandoned');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    abandoned.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    held.open();
+    await first;
+    expect((await transaction(serializer.endpoint, 'last')).body.toString()).toBe('last');
+    expect(fake.received.map((received) => received.body.toString())).toEqual(['first', 'last']);
+  });
+
+  it('answers 502 when the emulator drops a transaction, and sends the next one', async () => {
+    fake.answer = (received, response) => {
+      if (received.body.toString() === 'dropped') response.socket?.destroy();
+      else response.end('ok');
+    };
+    const [dropped, next] = await Promise.all([
+      transaction(serializer.endpoint, 'dropped'),
+      transaction(serializer.endpoint, 'next'),
+    ]);
+    expect(dropped.status).toBe(502);
+    expect(JSON.parse(dropped.body.toString())).toMatchObject({
+      message: expect.stringContaining(`the emulator at ${fake.endpoint} did not answer`),
+    });
+    expect(next).toMatchObject({ status: 200 });
+    expect(next.body.toString()).toBe('ok');
+  });
+
+  it('stops listening when stopped', async () => {
+    const own = await startTransactionSerializer({ upstream: fake.endpoint });
+    expect(await answersHttp(own.endpoint)).toBe(true);
+    await own.stop();
+    expect(await answersHttp(own.endpoint)).toBe(false);
+    expect(await answersHttp(fake.endpoint)).toBe(true);
+  });
+});
+
+describe('startTransactionSerializer in front of moto', () => {
+  it('keeps every write of concurrent transactions, cancelled ones among them', async () => {
+    const moto = await startMotoServer();
+    const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
+    const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
+    try {
+      const TableName = 'serialized';
+      await client.send(
+        new CreateTableCommand({
+          TableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        }),
+      );
+      // A few hundred items make moto's copy of the table slow enough for concurrent transactions to overlap.
+      for (let batch = 0; batch < 12; batch += 1) {
+        await client.send(
+          new BatchWriteItemCommand({
+            RequestItems: {
+              [TableName]: Array.from({ length: 25 }, (_, index) => ({
+                PutRequest: {
+                  Item: { id: { S: `seed-${batch * 25 + index}` }, pad: { S: 'x'.repeat(200) } },
+                },
+              })),
+            },
+          }),
+        );
+      }
+      const putNew = (id: string) =>
+        client.send(
+          new TransactWriteItemsCommand({
+            TransactItems: [
+              {
+                Put: { TableName, Item: { id: { S: id } }, ConditionExpression: 'attribute_not_exists(id)' },
+              },
+            ],
+          }),
+        );
+      const written: string[] = [];
+      let cancelled = 0;
+      for (let round = 0; round < 10; round += 1) {
+        // Half of each round writes a new item, half are cancelled because their item exists.
+        await Promise.all(
+          Array.from({ length: 10 }, async (_, index) => {
+            const id = index % 2 === 0 ? `round-${round}-${index}` : `seed-${index}`;
+            try {
+              await putNew(id);
+              written.push(id);
+            } catch (error) {
+              if (!(error instanceof TransactionCanceledException)) throw error;
+              cancelled += 1;
+            }
+          }),
+        );
+      }
+      const ids = new Set<string | undefined>();
+      let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await client.send(new ScanCommand({ TableName, ExclusiveStartKey }));
+        for (const item of page.Items ?? []) ids.add(item.id?.S);
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey !== undefined);
+
+      expect({ written: written.length, cancelled }).toEqual({ written: 50, cancelled: 50 });
+      expect(written.filter((id) => !ids.has(id))).toEqual([]);
+    } finally {
+      client.destroy();
+      await serializer.stop();
+      await moto.stop();
+    }
+  });
+});
