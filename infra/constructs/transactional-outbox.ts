@@ -204,6 +204,12 @@ export interface TransactionalOutboxProps {
    */
   readonly sweeperSchedule?: events.Schedule;
   /**
+   * The most messages a sweeper run claims per second on average while it drains a backlog: each costs a claim
+   * (3 write units), its share of a SendMessageBatch and a SENT update (2 write units).
+   * @default 600 (a million due messages in under half an hour)
+   */
+  readonly sweeperMaxMessagesPerSecond?: number;
+  /**
    * Settings of the stream → relay mapping.
    * @default - OUTBOX_STREAM_DEFAULTS
    */
@@ -487,6 +493,11 @@ export class TransactionalOutbox extends Construct {
       environment: {
         ...props.sweeperFunctionProps?.environment,
         ...sendSettings,
+        [OutboxSettings.sweeperMaxMessagesPerSecond.name]: this.#setting(
+          OutboxSettings.sweeperMaxMessagesPerSecond,
+          props.sweeperMaxMessagesPerSecond ?? OutboxSettings.sweeperMaxMessagesPerSecond.defaultValue ?? 1,
+          'sweeperMaxMessagesPerSecond',
+        ),
         // Consumers added later register their inboxes, so this is resolved at synth.
         [OutboxSettings.deliveryInboxes.name]: Lazy.string({
           produce: () => Stack.of(this).toJsonString(Object.fromEntries(this.#deliveryInboxes)),

@@ -44,7 +44,11 @@ export function sweeperDeps(
     ...relayDeps(env, { ...parts, client, actor: 'sweeper' }),
     deliveryCheckFor: (topic: string) => checks.get(topic),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-    settings: { ...DEFAULT_SWEEPER_SETTINGS, dueShards: readSetting(env, OutboxSettings.dueShards) },
+    settings: {
+      ...DEFAULT_SWEEPER_SETTINGS,
+      dueShards: readSetting(env, OutboxSettings.dueShards),
+      maxMessagesPerSecond: readSetting(env, OutboxSettings.sweeperMaxMessagesPerSecond),
+    },
   };
 }
 

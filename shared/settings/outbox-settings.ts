@@ -16,6 +16,10 @@ import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS, MAX_DUE_SHARDS } from '../
 import { DEFAULT_CONFIRM_DEADLINE_MS, MAX_CONFIRM_DEADLINE_MS } from '../outbox/outbox-store.ts';
 import { DEFAULT_RETENTION_DAYS } from '../outbox/transition-updates.ts';
 import { retryPolicySchema } from '../retry/retry-policy.ts';
+import {
+  DEFAULT_SWEEPER_MAX_MESSAGES_PER_SECOND,
+  MAX_SWEEPER_MESSAGES_PER_SECOND,
+} from '../sweeper/sweep.ts';
 import { integerSetting, jsonSetting, textSetting } from './setting.ts';
 
 /** DynamoDB's table names: 3–255 of letters, digits, `_`, `.` and `-`. */
@@ -60,6 +64,14 @@ export const OutboxSettings = {
     min: 1,
     max: MAX_DUE_SHARDS,
     defaultValue: DEFAULT_DUE_SHARDS,
+  }),
+  sweeperMaxMessagesPerSecond: integerSetting({
+    name: 'SWEEPER_MAX_MESSAGES_PER_SECOND',
+    description:
+      'the most messages a sweeper run claims per second on average (bounds its DynamoDB writes and SQS requests while it drains a backlog)',
+    min: 1,
+    max: MAX_SWEEPER_MESSAGES_PER_SECOND,
+    defaultValue: DEFAULT_SWEEPER_MAX_MESSAGES_PER_SECOND,
   }),
   streamGraceMs: integerSetting({
     name: 'STREAM_GRACE_MS',
@@ -169,7 +181,11 @@ export const RELAY_SETTINGS = [
 ] as const;
 
 /** The variables the shipped sweeper reads. */
-export const SWEEPER_SETTINGS = [...RELAY_SETTINGS, OutboxSettings.deliveryInboxes] as const;
+export const SWEEPER_SETTINGS = [
+  ...RELAY_SETTINGS,
+  OutboxSettings.deliveryInboxes,
+  OutboxSettings.sweeperMaxMessagesPerSecond,
+] as const;
 
 /**
  * The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm,

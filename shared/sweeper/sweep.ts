@@ -42,6 +42,12 @@ export interface SweeperSettings {
   readonly recheckAfterMs: number;
 }
 
+/** The default bound of a sweeper run's rate: a million due messages drained in under half an hour. */
+export const DEFAULT_SWEEPER_MAX_MESSAGES_PER_SECOND = 600;
+
+/** The most a sweeper run may be allowed per second (each message costs a claim, a send share and an update). */
+export const MAX_SWEEPER_MESSAGES_PER_SECOND = 10_000;
+
 /**
  * Defaults: a one-minute run that leaves 5 s to spare and keeps draining while work remains, at up to 600
  * messages a second (a million due messages in under half an hour); claims outlive a send-and-mark comfortably.
@@ -51,7 +57,7 @@ export const DEFAULT_SWEEPER_SETTINGS: SweeperSettings = {
   leaseMs: 60_000,
   pageSize: 25,
   maxMessagesPerRun: 60_000,
-  maxMessagesPerSecond: 600,
+  maxMessagesPerSecond: DEFAULT_SWEEPER_MAX_MESSAGES_PER_SECOND,
   idleWaitMs: 1_000,
   stopBeforeMs: 5_000,
   recheckAfterMs: 60_000,

@@ -69,6 +69,12 @@ describe('TransactionalOutbox validation at synth', () => {
     expect(synthError(service)).toMatch(/Validation failed[\s\S]*\[Service\/Outbox\]/);
   });
 
+  it('refuses a sweeper rate the sweeper would refuse, naming the prop', () => {
+    expect(synthError(outboxService({ sweeperMaxMessagesPerSecond: 0 }))).toMatch(
+      /sweeperMaxMessagesPerSecond: SWEEPER_MAX_MESSAGES_PER_SECOND/,
+    );
+  });
+
   describe('queues and topics', () => {
     it('refuses a topic routed to two queues', () => {
       const error = synthError(

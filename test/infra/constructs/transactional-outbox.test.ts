@@ -408,6 +408,17 @@ describe('TransactionalOutbox', () => {
       expect(rule.ScheduleExpression).toBe('rate(5 minutes)');
     });
 
+    it('bounds a run draining a backlog at 600 messages a second unless told otherwise', () => {
+      const defaults = templateOf(outboxService().stack);
+      expect(
+        environmentOf(defaults, functionId(defaults, 'Outbox/Sweeper')).SWEEPER_MAX_MESSAGES_PER_SECOND,
+      ).toBe('600');
+      const tuned = templateOf(outboxService({ sweeperMaxMessagesPerSecond: 2_000 }).stack);
+      expect(environmentOf(tuned, functionId(tuned, 'Outbox/Sweeper')).SWEEPER_MAX_MESSAGES_PER_SECOND).toBe(
+        '2000',
+      );
+    });
+
     it('merges sweeperFunctionProps over the defaults without losing the shipped handler or its settings', () => {
       const service = outboxService(
         {

@@ -423,6 +423,7 @@ describe('function environments', () => {
       'RETENTION_DAYS',
       'DUE_SHARDS',
       'DELIVERY_INBOXES',
+      'SWEEPER_MAX_MESSAGES_PER_SECOND',
       'POWERTOOLS_METRICS_NAMESPACE',
     ],
     'Outbox/InventoryConsumer': [

@@ -29,6 +29,7 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
   },
   confirmDeadlineMs: { valid: ['60000', 60_000], malformed: ['', '999', '43200001', '1e4', '5 min'] },
   dueShards: { valid: ['16', 16], malformed: ['0', '65', '-1', '8.0', 'eight'] },
+  sweeperMaxMessagesPerSecond: { valid: ['1000', 1_000], malformed: ['0', '10001', '1.5', 'fast'] },
   streamGraceMs: { valid: ['0', 0], malformed: ['-1', '1.5', ' ', '43200001'] },
   retentionDays: { valid: ['7', 7], malformed: ['0', '3651', '0x10', '7d'] },
   auditTable: { valid: ['outbox-audit', 'outbox-audit'], malformed: ['', 'au', 'audit table'] },
@@ -114,6 +115,7 @@ describe('OutboxSettings', () => {
       RETRY_POLICIES: {},
       CONFIRM_DEADLINE_MS: 300_000,
       DUE_SHARDS: 8,
+      SWEEPER_MAX_MESSAGES_PER_SECOND: 600,
       STREAM_GRACE_MS: 60_000,
       RETENTION_DAYS: 30,
       DEAD_LETTER_QUEUES: {},
@@ -269,8 +271,12 @@ describe('what each shipped function reads', () => {
     ]);
   });
 
-  it("the sweeper: the relay's, plus the delivery inboxes", () => {
-    expect(names(SWEEPER_SETTINGS)).toEqual([...names(RELAY_SETTINGS), 'DELIVERY_INBOXES']);
+  it("the sweeper: the relay's, plus the delivery inboxes and its rate bound", () => {
+    expect(names(SWEEPER_SETTINGS)).toEqual([
+      ...names(RELAY_SETTINGS),
+      'DELIVERY_INBOXES',
+      'SWEEPER_MAX_MESSAGES_PER_SECOND',
+    ]);
   });
 
   it('the admin: the outbox, the audit trail, the routes with their DLQs and inboxes, the shards and retention', () => {
