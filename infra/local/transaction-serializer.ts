@@ -1,12 +1,13 @@
 /**
- * An HTTP forwarder in front of an emulator that sends it DynamoDB transactions one at a time. moto applies a
- * TransactWriteItems to deep copies of the tables it touches and puts the copies back when the transaction is
- * cancelled, and its server answers requests on several threads: two transactions at once lose each other's
- * writes (an inbox row written beside a cancelled transaction disappears, so its message is applied twice), and
- * on a table of a few thousand items they fail with HTTP 500 "dictionary changed size during iteration".
- * DynamoDB isolates transactions; sending them one after another is how an emulator gets the same outcome.
- * Every other request passes straight through, streamed both ways, with its headers (Host included), status
- * and body bytes as they are.
+ * An HTTP forwarder in front of an emulator that keeps DynamoDB transactions apart from every other DynamoDB
+ * write. moto applies a TransactWriteItems to deep copies of the tables it touches and puts the copies back when
+ * the transaction is cancelled, and its server answers requests on several threads: a write that lands on such a
+ * table while a transaction runs is lost with the cancelled copy (an inbox row, a message marked SENT), and on a
+ * table of a few thousand items the copy fails with HTTP 500 "dictionary changed size during iteration".
+ * DynamoDB isolates transactions; this forwarder gets an emulator the same outcome with a readers–writer
+ * discipline: plain writes run beside each other, a transaction runs alone, and both wait their turn in arrival
+ * order so neither starves. Reads and every other request pass straight through, streamed both ways, with their
+ * headers (Host included), status and body bytes as they are.
  */
 import {
   createServer,
@@ -19,8 +20,24 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { LocalRuntimeError } from './local-runtime-error.ts';
 
-/** The `X-Amz-Target` of the requests that are sent one at a time. */
+/** The `X-Amz-Target` of the requests that the emulator answers alone. */
 export const TRANSACT_WRITE_ITEMS_TARGET = 'DynamoDB_20120810.TransactWriteItems';
+
+/**
+ * The `X-Amz-Target`s of the plain DynamoDB writes: they may run together, but never beside a transaction. The
+ * PartiQL operations are counted among them because a statement may write.
+ */
+export const PLAIN_WRITE_TARGETS: ReadonlySet<string> = new Set(
+  [
+    'PutItem',
+    'UpdateItem',
+    'DeleteItem',
+    'BatchWriteItem',
+    'ExecuteStatement',
+    'BatchExecuteStatement',
+    'ExecuteTransaction',
+  ].map((operation) => `DynamoDB_20120810.${operation}`),
+);
 
 /** Options of {@link startTransactionSerializer}. */
 export interface TransactionSerializerOptions {
@@ -43,6 +60,12 @@ export interface TransactionSerializer {
 const DEFAULTS = { port: 0, host: '127.0.0.1' } as const;
 
 /**
+ * The most bytes read from a write's body before it queues: DynamoDB caps a TransactWriteItems at 4 MB of items;
+ * a BatchWriteItem's request, the largest write, at 16 MB.
+ */
+const MAX_WRITE_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
  * Starts the forwarder on 127.0.0.1 and resolves once it listens.
  * @example
  * const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
@@ -60,32 +83,34 @@ export async function startTransactionSerializer(
     agent,
     send: secure ? httpsRequest : httpRequest,
   };
-  // Each transaction waits for the previous one's answer: a chain of promises is a FIFO queue.
-  let last: Promise<unknown> = Promise.resolve();
-  const oneAtATime = (task: () => Promise<void>): Promise<void> => {
-    const turn = last.then(task);
-    last = turn.catch(() => {});
-    return turn;
-  };
+  const turns = createWriteTurns();
 
   const server = createServer((request, response) => {
-    if (request.headers['x-amz-target'] !== TRANSACT_WRITE_ITEMS_TARGET) {
+    const kind = writeKind(request.headers['x-amz-target']);
+    if (kind === undefined) {
       void forward({ request, response, target, body: request });
       return;
     }
-    // The body is read before the transaction queues, so a transaction holds the emulator only while the
-    // emulator works on it. DynamoDB caps a transaction's request at 4 MB.
+    // The body is read before the write queues, so a write holds its turn only while the emulator works on it.
     let clientGone = false;
     response.once('close', () => {
       clientGone = true;
     });
     void readBody(request).then(
-      (body) =>
-        oneAtATime(async () => {
+      (body) => {
+        if (body === 'TOO_LARGE') {
+          response.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+          response.end(
+            JSON.stringify({ message: `a DynamoDB write request is at most ${MAX_WRITE_BODY_BYTES} bytes` }),
+          );
+          return;
+        }
+        return turns.run(kind, async () => {
           // A client that gave up while queued has nobody to answer; its retry is queued on its own.
           if (clientGone) return;
           await forward({ request, response, target, body });
-        }),
+        });
+      },
       () => response.destroy(),
     );
   });
@@ -176,10 +201,86 @@ function forward(exchange: Exchange): Promise<void> {
   });
 }
 
-function readBody(request: IncomingMessage): Promise<Buffer> {
+/** How a request takes its turn with the emulator: beside other plain writes, or alone. */
+type WriteKind = 'plain' | 'transaction';
+
+function writeKind(amzTarget: string | string[] | undefined): WriteKind | undefined {
+  if (amzTarget === TRANSACT_WRITE_ITEMS_TARGET) return 'transaction';
+  if (typeof amzTarget === 'string' && PLAIN_WRITE_TARGETS.has(amzTarget)) return 'plain';
+  return undefined;
+}
+
+/** Turns with the emulator, given in arrival order: plain writes together, each transaction alone. */
+interface WriteTurns {
+  /** Runs `task` once its turn comes and holds the turn until the task settles. */
+  run(kind: WriteKind, task: () => Promise<void>): Promise<void>;
+}
+
+/**
+ * A first-come first-served readers–writer lock. A plain write starts at once when nothing is queued and no
+ * transaction runs; a transaction starts once no write of either kind runs. Whoever arrives while another waits
+ * queues behind it, so a transaction waiting for plain writes keeps later plain writes from starting, and a run of
+ * plain writes cannot keep a transaction waiting forever.
+ */
+function createWriteTurns(): WriteTurns {
+  let plainRunning = 0;
+  let transactionRunning = false;
+  const waiting: { readonly kind: WriteKind; readonly start: () => void }[] = [];
+
+  const canStart = (kind: WriteKind): boolean =>
+    !transactionRunning && (kind === 'plain' || plainRunning === 0);
+  const take = (kind: WriteKind): void => {
+    if (kind === 'plain') plainRunning += 1;
+    else transactionRunning = true;
+  };
+  const release = (kind: WriteKind): void => {
+    if (kind === 'plain') plainRunning -= 1;
+    else transactionRunning = false;
+    for (let next = waiting[0]; next !== undefined && canStart(next.kind); next = waiting[0]) {
+      waiting.shift();
+      take(next.kind);
+      next.start();
+    }
+  };
+  const acquire = (kind: WriteKind): Promise<void> => {
+    if (waiting.length === 0 && canStart(kind)) {
+      take(kind);
+      return Promise.resolve();
+    }
+    return new Promise<void>((start) => {
+      waiting.push({ kind, start });
+    });
+  };
+
+  return {
+    run: async (kind, task) => {
+      await acquire(kind);
+      try {
+        await task();
+      } finally {
+        release(kind);
+      }
+    },
+  };
+}
+
+/** Reads a write's whole body; resolves `'TOO_LARGE'`, with the rest discarded, past {@link MAX_WRITE_BODY_BYTES}. */
+function readBody(request: IncomingMessage): Promise<Buffer | 'TOO_LARGE'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    const collect = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= MAX_WRITE_BODY_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      chunks.length = 0;
+      request.off('data', collect);
+      request.resume();
+      resolve('TOO_LARGE');
+    };
+    request.on('data', collect);
     request.once('end', () => resolve(Buffer.concat(chunks)));
     request.once('error', reject);
     request.once('close', () => {

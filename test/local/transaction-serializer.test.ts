@@ -1,6 +1,7 @@
 /**
  * The forwarder the local runtime puts in front of an emulator: against a fake emulator that records what
- * reaches it (and how many transactions at once), and against moto, whose concurrent transactions lose writes.
+ * reaches it (and how many writes and transactions at once), and against moto, whose cancelled transactions lose
+ * the writes made beside them.
  */
 
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
@@ -10,6 +11,7 @@ import {
   BatchWriteItemCommand,
   CreateTableCommand,
   DynamoDBClient,
+  PutItemCommand,
   ScanCommand,
   TransactionCanceledException,
   TransactWriteItemsCommand,
@@ -18,6 +20,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { answersHttp, startMotoServer } from '../../infra/local/moto-server.ts';
 import {
+  PLAIN_WRITE_TARGETS,
   startTransactionSerializer,
   TRANSACT_WRITE_ITEMS_TARGET,
   type TransactionSerializer,
@@ -33,12 +36,16 @@ interface Received {
 
 type Answer = (received: Received, response: ServerResponse) => unknown;
 
-/** An HTTP server standing in for the emulator: it records requests and how many transactions it held at once. */
+/** An HTTP server standing in for the emulator: it records requests and how many writes it held at once. */
 interface FakeEmulator {
   readonly endpoint: string;
   readonly received: Received[];
   /** Transactions being answered right now, and the most ever at once. */
   readonly transactions: { inFlight: number; most: number };
+  /** Plain writes (PutItem…) being answered right now, and the most ever at once. */
+  readonly writes: { inFlight: number; most: number };
+  /** How many requests arrived while a transaction and a plain write were being answered together. */
+  readonly mixed: { count: number };
   answer: Answer;
   close(): Promise<void>;
 }
@@ -47,6 +54,8 @@ async function startFakeEmulator(): Promise<FakeEmulator> {
   const fake = {
     received: [] as Received[],
     transactions: { inFlight: 0, most: 0 },
+    writes: { inFlight: 0, most: 0 },
+    mixed: { count: 0 },
     answer: ((_, response) => response.end('{}')) as Answer,
   };
   const server: Server = createServer((incoming: IncomingMessage, response: ServerResponse) => {
@@ -60,12 +69,19 @@ async function startFakeEmulator(): Promise<FakeEmulator> {
         body: Buffer.concat(chunks),
       };
       fake.received.push(received);
-      const transaction = incoming.headers['x-amz-target'] === TRANSACT_WRITE_ITEMS_TARGET;
-      if (transaction) {
-        fake.transactions.inFlight += 1;
-        fake.transactions.most = Math.max(fake.transactions.most, fake.transactions.inFlight);
+      const amzTarget = incoming.headers['x-amz-target'];
+      const counter =
+        amzTarget === TRANSACT_WRITE_ITEMS_TARGET
+          ? fake.transactions
+          : typeof amzTarget === 'string' && PLAIN_WRITE_TARGETS.has(amzTarget)
+            ? fake.writes
+            : undefined;
+      if (counter !== undefined) {
+        counter.inFlight += 1;
+        counter.most = Math.max(counter.most, counter.inFlight);
+        if (fake.transactions.inFlight > 0 && fake.writes.inFlight > 0) fake.mixed.count += 1;
         response.once('close', () => {
-          fake.transactions.inFlight -= 1;
+          counter.inFlight -= 1;
         });
       }
       void fake.answer(received, response);
@@ -116,11 +132,31 @@ function transaction(endpoint: string, body: string): Promise<Sent> {
   });
 }
 
+/** A DynamoDB request of this operation (`PutItem`, `Query`…) whose body is `body`. */
+function dynamodb(
+  endpoint: string,
+  options: { readonly operation: string; readonly body: string },
+): Promise<Sent> {
+  return send(endpoint, {
+    headers: ['Host', new URL(endpoint).host, 'X-Amz-Target', `DynamoDB_20120810.${options.operation}`],
+    body: Buffer.from(options.body),
+  });
+}
+
+/** The bodies that reached the fake emulator, in arrival order. */
+function bodies(fake: FakeEmulator): string[] {
+  return fake.received.map((received) => received.body.toString());
+}
+
+/** Gates opened after each test, so a failed test leaves no request held for the next. */
+const gates: (() => void)[] = [];
+
 function gate(): { readonly opened: Promise<void>; open(): void } {
   let open = (): void => {};
   const opened = new Promise<void>((resolve) => {
     open = resolve;
   });
+  gates.push(open);
   return { opened, open };
 }
 
@@ -137,9 +173,13 @@ describe('startTransactionSerializer', () => {
     fake = await startFakeEmulator();
     serializer = await startTransactionSerializer({ upstream: fake.endpoint });
   });
-  afterEach(() => {
+  afterEach(async () => {
+    for (const open of gates.splice(0)) open();
+    await expect.poll(() => fake.transactions.inFlight + fake.writes.inFlight).toBe(0);
     fake.received.length = 0;
     fake.transactions.most = 0;
+    fake.writes.most = 0;
+    fake.mixed.count = 0;
     fake.answer = (_, response) => response.end('{}');
   });
   afterAll(async () => {
@@ -261,6 +301,106 @@ describe('startTransactionSerializer', () => {
     expect(fake.received.map((received) => received.body.toString())).toEqual(['first', 'query', 'second']);
   });
 
+  it('holds a plain write that arrives during a transaction until the transaction is answered', async () => {
+    const held = gate();
+    fake.answer = async (received, response) => {
+      if (received.body.toString() === 'transaction') await held.opened;
+      response.end(received.body);
+    };
+    const held1 = transaction(serializer.endpoint, 'transaction');
+    await expect.poll(() => fake.received.length).toBe(1);
+    const writes = ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'].map((operation) =>
+      dynamodb(serializer.endpoint, { operation, body: operation }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bodies(fake)).toEqual(['transaction']);
+
+    held.open();
+    expect((await held1).body.toString()).toBe('transaction');
+    expect((await Promise.all(writes)).map((answer) => answer.body.toString())).toEqual([
+      'PutItem',
+      'UpdateItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ]);
+    expect(bodies(fake).slice(1).sort()).toEqual(['BatchWriteItem', 'DeleteItem', 'PutItem', 'UpdateItem']);
+    expect(fake.mixed.count).toBe(0);
+  });
+
+  it('sends a transaction once the plain writes already sent are answered, and later writes after it', async () => {
+    const writesHeld = gate();
+    fake.answer = async (received, response) => {
+      if (received.body.toString().startsWith('early')) await writesHeld.opened;
+      response.end(received.body);
+    };
+    const early = [1, 2].map((index) =>
+      dynamodb(serializer.endpoint, { operation: 'PutItem', body: `early ${index}` }),
+    );
+    await expect.poll(() => fake.received.length).toBe(2);
+    const waiting = transaction(serializer.endpoint, 'transaction');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Queued behind the waiting transaction, so a stream of writes cannot keep it waiting for ever.
+    const late = dynamodb(serializer.endpoint, { operation: 'UpdateItem', body: 'late' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bodies(fake).sort()).toEqual(['early 1', 'early 2']);
+
+    writesHeld.open();
+    await Promise.all([...early, waiting, late]);
+    expect(bodies(fake).slice(2)).toEqual(['transaction', 'late']);
+    expect(fake.mixed.count).toBe(0);
+  });
+
+  it('sends plain writes to the emulator together', async () => {
+    const count = 6;
+    let arrived = 0;
+    const allArrived = gate();
+    fake.answer = async (_, response) => {
+      arrived += 1;
+      if (arrived === count) allArrived.open();
+      // Each write is answered only once all of them reached the emulator: none waited for another.
+      await allArrived.opened;
+      response.end('{}');
+    };
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, index) =>
+        dynamodb(serializer.endpoint, { operation: 'PutItem', body: `put ${index}` }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: count }, () => 200));
+    expect(fake.writes.most).toBe(count);
+  });
+
+  it('lets reads and other requests through while a transaction is held', async () => {
+    const held = gate();
+    fake.answer = async (received, response) => {
+      if (received.body.toString() === 'transaction') await held.opened;
+      response.end(received.body);
+    };
+    const first = transaction(serializer.endpoint, 'transaction');
+    await expect.poll(() => fake.received.length).toBe(1);
+    const reads = ['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems', 'DescribeTable'];
+    const answers = await Promise.all([
+      ...reads.map((operation) => dynamodb(serializer.endpoint, { operation, body: operation })),
+      send(serializer.endpoint, {
+        headers: ['Host', 'localhost', 'Content-Type', 'application/x-www-form-urlencoded'],
+        body: Buffer.from('Action=SendMessage'),
+      }),
+    ]);
+    expect(answers.map((answer) => answer.body.toString())).toEqual([...reads, 'Action=SendMessage']);
+    held.open();
+    expect((await first).body.toString()).toBe('transaction');
+  });
+
+  it('answers 413 to a plain write larger than DynamoDB accepts, without sending it', async () => {
+    const answer = await dynamodb(serializer.endpoint, {
+      operation: 'BatchWriteItem',
+      body: 'x'.repeat(16 * 1024 * 1024 + 1),
+    });
+    expect(answer.status).toBe(413);
+    expect(fake.received).toEqual([]);
+    expect((await dynamodb(serializer.endpoint, { operation: 'PutItem', body: 'next' })).status).toBe(200);
+  });
+
   it('does not send a queued transaction whose client hung up, since nobody would get its answer', async () => {
     const held = gate();
     fake.answer = async (received, response) => {
@@ -311,7 +451,7 @@ describe('startTransactionSerializer', () => {
 });
 
 describe('startTransactionSerializer in front of moto', () => {
-  it('keeps every write of concurrent transactions, cancelled ones among them', async () => {
+  it('keeps every write of concurrent transactions and plain writes, cancelled transactions among them', async () => {
     const moto = await startMotoServer();
     const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
     const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
@@ -351,20 +491,36 @@ describe('startTransactionSerializer in front of moto', () => {
         );
       const written: string[] = [];
       let cancelled = 0;
-      for (let round = 0; round < 10; round += 1) {
-        // Half of each round writes a new item, half are cancelled because their item exists.
-        await Promise.all(
-          Array.from({ length: 10 }, async (_, index) => {
-            const id = index % 2 === 0 ? `round-${round}-${index}` : `seed-${index}`;
-            try {
-              await putNew(id);
-              written.push(id);
-            } catch (error) {
-              if (!(error instanceof TransactionCanceledException)) throw error;
-              cancelled += 1;
-            }
-          }),
-        );
+      const put: string[] = [];
+      let transacting = true;
+      // Plain PutItems land on the same table all along, as a relay marks messages SENT beside new orders.
+      const putWhileTransacting = async (writer: number): Promise<void> => {
+        for (let index = 0; transacting; index += 1) {
+          const id = `put-${writer}-${index}`;
+          await client.send(new PutItemCommand({ TableName, Item: { id: { S: id } } }));
+          put.push(id);
+        }
+      };
+      const putting = Promise.all([0, 1, 2].map(putWhileTransacting));
+      try {
+        for (let round = 0; round < 10; round += 1) {
+          // Half of each round writes a new item, half are cancelled because their item exists.
+          await Promise.all(
+            Array.from({ length: 10 }, async (_, index) => {
+              const id = index % 2 === 0 ? `round-${round}-${index}` : `seed-${index}`;
+              try {
+                await putNew(id);
+                written.push(id);
+              } catch (error) {
+                if (!(error instanceof TransactionCanceledException)) throw error;
+                cancelled += 1;
+              }
+            }),
+          );
+        }
+      } finally {
+        transacting = false;
+        await putting;
       }
       const ids = new Set<string | undefined>();
       let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
@@ -375,7 +531,9 @@ describe('startTransactionSerializer in front of moto', () => {
       } while (ExclusiveStartKey !== undefined);
 
       expect({ written: written.length, cancelled }).toEqual({ written: 50, cancelled: 50 });
+      expect(put.length).toBeGreaterThan(30);
       expect(written.filter((id) => !ids.has(id))).toEqual([]);
+      expect(put.filter((id) => !ids.has(id))).toEqual([]);
     } finally {
       client.destroy();
       await serializer.stop();
