@@ -1,8 +1,12 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
+  PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type {
   MemoryChange,
@@ -35,16 +39,20 @@ type Item = Record<string, unknown>;
  * Counts the DynamoDB capacity units a run spends, from the actual items it writes and reads, with DynamoDB's
  * rules: 1 KB write units (the larger of the old and new item), twice that inside a transaction, 4 KB read units
  * (half for eventually consistent reads), and per global secondary index one write of the projected entry when
- * it appears, changes or disappears, two when its key changes (a delete and a put). Each client made by
+ * it appears, changes or disappears, two when its key changes (a delete and a put). A write whose condition fails
+ * costs the item's size as well; a GetItem costs the whole item's size whatever it projects. Query units are
+ * counted from the entries a query returns (after its filter and projection): a lower bound. Each client made by
  * {@link CapacityMeter.client} names the actor its units are counted under.
  */
 export class CapacityMeter {
   readonly #schemas: Readonly<Record<string, MemoryTableSchema>>;
+  readonly #memory: MemoryDocumentClient;
   readonly #lines = new Map<string, CapacityLine>();
   #actor = 'unattributed';
 
   constructor(memory: MemoryDocumentClient, schemas: Readonly<Record<string, MemoryTableSchema>>) {
     this.#schemas = schemas;
+    this.#memory = memory;
     memory.onChange((change) => this.#countWrite(change));
   }
 
@@ -66,10 +74,20 @@ export class CapacityMeter {
           } finally {
             this.#actor = previous;
           }
-          this.#countConditionChecks(command, actor);
-          const result = await answer;
-          this.#countRead(command, result, actor);
-          return result;
+          // Settled at once, so a rejection is handled while the counting below awaits.
+          const settled = answer.then(
+            (result) => ({ result }),
+            (error: unknown) => ({ error }),
+          );
+          await this.#countConditionChecks(command, actor);
+          const outcome = await settled;
+          if ('error' in outcome) {
+            if (outcome.error instanceof ConditionalCheckFailedException)
+              await this.#countFailedWrite(command, actor);
+            throw outcome.error;
+          }
+          await this.#countRead(command, outcome.result, actor);
+          return outcome.result;
         };
       },
     });
@@ -120,21 +138,58 @@ export class CapacityMeter {
     }
   }
 
-  /** A transaction's condition checks read their item as a write does: two write units per started KB. */
-  #countConditionChecks(command: unknown, actor: string): void {
+  /** The stored item under `key`, read without being counted. */
+  async #stored(tableName: string | undefined, key: Item | undefined): Promise<Item | undefined> {
+    if (tableName === undefined || key === undefined) return undefined;
+    const { Item } = await this.#memory.send(new GetCommand({ TableName: tableName, Key: key }));
+    return Item as Item | undefined;
+  }
+
+  /** A transaction's condition checks cost their item's size as a transactional write does: twice per started KB. */
+  async #countConditionChecks(command: unknown, actor: string): Promise<void> {
     if (!(command instanceof TransactWriteCommand)) return;
     for (const action of command.input.TransactItems ?? []) {
-      if (action.ConditionCheck === undefined) continue;
-      const line = this.#line(actor, action.ConditionCheck.TableName ?? '?');
-      line.writeUnits += 2;
+      const check = action.ConditionCheck;
+      if (check === undefined) continue;
+      const line = this.#line(actor, check.TableName ?? '?');
+      line.writeUnits += 2 * writeUnits(sizeOf(await this.#stored(check.TableName, check.Key as Item)));
       line.operations += 1;
     }
   }
 
-  #countRead(command: unknown, result: Record<string, unknown>, actor: string): void {
+  /** A single write whose condition failed still costs the item's size in write units. */
+  async #countFailedWrite(command: unknown, actor: string): Promise<void> {
+    let tableName: string | undefined;
+    let key: Item | undefined;
+    if (command instanceof UpdateCommand || command instanceof DeleteCommand) {
+      tableName = command.input.TableName;
+      key = command.input.Key as Item | undefined;
+    } else if (command instanceof PutCommand) {
+      tableName = command.input.TableName;
+      const schema = this.#schemas[tableName ?? ''];
+      const item = (command.input.Item ?? {}) as Item;
+      key =
+        schema === undefined
+          ? undefined
+          : Object.fromEntries(
+              [schema.partitionKey, schema.sortKey]
+                .filter((name): name is string => name !== undefined)
+                .map((name) => [name, item[name]]),
+            );
+    } else return;
+    const line = this.#line(actor, tableName ?? '?');
+    line.writeUnits += writeUnits(sizeOf(await this.#stored(tableName, key)));
+    line.operations += 1;
+  }
+
+  async #countRead(command: unknown, result: Record<string, unknown>, actor: string): Promise<void> {
     if (command instanceof GetCommand) {
       const line = this.#line(actor, command.input.TableName ?? '?');
-      const item = result.Item as Item | undefined;
+      // Charged by the whole item, whatever the projection returns.
+      const item =
+        command.input.ProjectionExpression === undefined
+          ? (result.Item as Item | undefined)
+          : await this.#stored(command.input.TableName, command.input.Key as Item);
       line.readUnits += readUnits(sizeOf(item), command.input.ConsistentRead === true);
       line.operations += 1;
     } else if (command instanceof QueryCommand) {

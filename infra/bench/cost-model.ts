@@ -75,7 +75,11 @@ export function monthlyCost(orders: number, capacity: OrderCapacity, variant: Re
   const sends =
     variant === 'EventBridge Pipes'
       ? orders / CONSUMER_DEFAULTS.batchSize
-      : Math.max(orders / 10, variant === 'stream relay (this outbox)' ? relayCalls : SECONDS_PER_MONTH);
+      : // One SendMessageBatch per relay invocation, or per poll that finds messages; 10 messages at most each.
+        Math.max(
+          orders / 10,
+          variant === 'stream relay (this outbox)' ? relayCalls : Math.min(orders, SECONDS_PER_MONTH),
+        );
   const sqsRequests = sends + 2 * consumerCalls + a.emptyReceivesPerMonth;
   const traced =
     Math.min(orders, a.xrayReservoirPerSecond * SECONDS_PER_MONTH) +
@@ -104,8 +108,7 @@ export function monthlyCost(orders: number, capacity: OrderCapacity, variant: Re
     cost['Lambda: poller (55 s a minute)'] = lambda(pollerRuns, 55_000, a.pollerMemoryMb);
     // One due-index page per shard and second, half a read unit each, beside the messages it reads.
     const polls = SECONDS_PER_MONTH * 8;
-    cost['DynamoDB reads'] =
-      (cost['DynamoDB reads'] ?? 0) +
+    cost['DynamoDB reads: polling'] =
       ((polls * 0.5 + orders * 0.25) / 1e6) * AWS_PRICES.dynamoPerMillionReadUnits;
   } else {
     cost['EventBridge Pipes'] = (orders / 1e6) * AWS_PRICES.pipesPerMillionRequests;
@@ -159,7 +162,10 @@ export async function measureCostModel(options: BenchOptions): Promise<BenchSect
     .map(([name, dollars]) => `${name} $${formatNumber(dollars, 2)}`)
     .join(', ');
   const pollingCheaper = cheaperRanges(capacity, 'table-polling relay (1 s)', 'stream relay (this outbox)');
-  const pollerFloor = total(monthlyCost(0, capacity, 'table-polling relay (1 s)'));
+  // What the poller itself costs with no traffic at all (every variant pays the rest alike).
+  const idlePolling = monthlyCost(0, capacity, 'table-polling relay (1 s)');
+  const pollerFloor =
+    (idlePolling['Lambda: poller (55 s a minute)'] ?? 0) + (idlePolling['DynamoDB reads: polling'] ?? 0);
   let largestSaving = 0;
   for (const { from, to } of pollingCheaper) {
     for (let orders = from; orders <= to; orders *= 1.25) {

@@ -133,9 +133,7 @@ export async function measureRecovery(options: BenchOptions): Promise<BenchSecti
   const oneShard = await repeat(repeats, () =>
     drainBacklog(backlog, { ...options, settings: { ...unbounded, dueShards: 1 } }),
   );
-  const allShards = await repeat(repeats, () =>
-    drainBacklog(backlog, { ...options, settings: unbounded }),
-  );
+  const allShards = await repeat(repeats, () => drainBacklog(backlog, { ...options, settings: unbounded }));
   const capped = await repeat(Math.min(options.repeats, 2), () =>
     drainBacklog(bounded, { ...options, settings: {} }),
   );

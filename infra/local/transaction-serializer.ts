@@ -23,20 +23,17 @@ import { LocalRuntimeError } from './local-runtime-error.ts';
 /** The `X-Amz-Target` of the requests that the emulator answers alone. */
 export const TRANSACT_WRITE_ITEMS_TARGET = 'DynamoDB_20120810.TransactWriteItems';
 
+/** The `X-Amz-Target` of a PartiQL transaction. */
+const EXECUTE_TRANSACTION_TARGET = 'DynamoDB_20120810.ExecuteTransaction';
+
 /**
  * The `X-Amz-Target`s of the plain DynamoDB writes: they may run together, but never beside a transaction. The
  * PartiQL operations are counted among them because a statement may write.
  */
 export const PLAIN_WRITE_TARGETS: ReadonlySet<string> = new Set(
-  [
-    'PutItem',
-    'UpdateItem',
-    'DeleteItem',
-    'BatchWriteItem',
-    'ExecuteStatement',
-    'BatchExecuteStatement',
-    'ExecuteTransaction',
-  ].map((operation) => `DynamoDB_20120810.${operation}`),
+  ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'ExecuteStatement', 'BatchExecuteStatement'].map(
+    (operation) => `DynamoDB_20120810.${operation}`,
+  ),
 );
 
 /** Options of {@link startTransactionSerializer}. */
@@ -157,11 +154,17 @@ interface Exchange {
   readonly body: IncomingMessage | Buffer;
 }
 
-/** Sends `request` to the emulator and its answer back; resolves when the exchange is over, however it ended. */
+/**
+ * Sends `request` to the emulator and its answer back. A read resolves when the exchange is over, however it ended;
+ * a write (a buffered body) only once the emulator has answered or dropped it: a client that hangs up does not stop
+ * the emulator, and the next write must not reach it while this one still runs.
+ */
 function forward(exchange: Exchange): Promise<void> {
   const { request, response, target, body } = exchange;
+  const isWrite = Buffer.isBuffer(body);
   return new Promise<void>((resolve) => {
-    response.once('close', () => resolve());
+    if (!isWrite) response.once('close', () => resolve());
+    let upstreamAnswer: IncomingMessage | undefined;
     const outgoing = target.send(
       {
         protocol: target.upstream.protocol,
@@ -175,12 +178,21 @@ function forward(exchange: Exchange): Promise<void> {
         agent: target.agent,
       },
       (answer) => {
+        upstreamAnswer = answer;
+        if (isWrite) answer.once('close', () => resolve());
+        if (response.destroyed) {
+          // The client is gone: drain the answer so the emulator's side completes.
+          answer.resume();
+          return;
+        }
         response.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
         answer.pipe(response);
         answer.once('error', () => response.destroy());
       },
     );
     outgoing.once('error', (error) => {
+      if (isWrite) resolve();
+      if (response.destroyed) return;
       if (response.headersSent) {
         response.destroy();
         return;
@@ -192,9 +204,11 @@ function forward(exchange: Exchange): Promise<void> {
         }),
       );
     });
-    // A client that hangs up ends the exchange upstream too.
+    // A client that hangs up ends a read upstream too; a write is left to finish with the emulator.
     response.once('close', () => {
-      if (!response.writableFinished) outgoing.destroy();
+      if (response.writableFinished) return;
+      if (isWrite) upstreamAnswer?.resume();
+      else outgoing.destroy();
     });
     if (Buffer.isBuffer(body)) outgoing.end(body);
     else body.pipe(outgoing);
@@ -205,7 +219,9 @@ function forward(exchange: Exchange): Promise<void> {
 type WriteKind = 'plain' | 'transaction';
 
 function writeKind(amzTarget: string | string[] | undefined): WriteKind | undefined {
-  if (amzTarget === TRANSACT_WRITE_ITEMS_TARGET) return 'transaction';
+  // A PartiQL transaction is applied as TransactWriteItems is: alone.
+  if (amzTarget === TRANSACT_WRITE_ITEMS_TARGET || amzTarget === EXECUTE_TRANSACTION_TARGET)
+    return 'transaction';
   if (typeof amzTarget === 'string' && PLAIN_WRITE_TARGETS.has(amzTarget)) return 'plain';
   return undefined;
 }

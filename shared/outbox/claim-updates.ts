@@ -58,6 +58,38 @@ export function claimUpdate({ messageId, status, owner, now, leaseMs }: Claim): 
   };
 }
 
+/** A SENT message the sweeper found due before its confirmation deadline, to file under that deadline. */
+export interface Postponement {
+  readonly messageId: string;
+  /** The deadline the due index showed; the update holds only if it is still the message's. */
+  readonly confirmBy: string;
+  readonly now: Date;
+}
+
+/**
+ * Files a SENT message that fell due before its confirmation deadline under that deadline, in one write and
+ * without a claim: a SENT message keeps the `nextAttemptAt` it had when it was sent, so one still unconfirmed after
+ * the stream grace comes up due early. Conditional on it still being SENT with that deadline and due (not leased),
+ * so a confirmation, a resend or another sweeper's claim in between wins.
+ */
+export function postponeUpdate({ messageId, confirmBy, now }: Postponement): OutboxUpdate {
+  return {
+    Key: key(messageId),
+    UpdateExpression: 'SET #nextAttemptAt = :confirmBy',
+    ConditionExpression: '#status = :sent AND #confirmBy = :confirmBy AND #nextAttemptAt <= :now',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#confirmBy': 'confirmBy',
+      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+    },
+    ExpressionAttributeValues: {
+      ':sent': MessageStatus.SENT,
+      ':confirmBy': confirmBy,
+      ':now': now.toISOString(),
+    },
+  };
+}
+
 /** Statuses of messages that can be due: the ones the sweeper may claim. */
 const WITH_WORK_LEFT: readonly MessageStatus[] = [MessageStatus.PENDING, MessageStatus.SENT];
 

@@ -35,6 +35,7 @@ export const OUTBOX_KEYS = {
         'createdAt',
         'updatedAt',
         'sentAt',
+        'confirmBy',
         'attempts',
         'resends',
         'lastError',

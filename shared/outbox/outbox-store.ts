@@ -7,6 +7,8 @@ import {
   type Claim,
   claimUpdate,
   failUnreadableUpdate,
+  type Postponement,
+  postponeUpdate,
   type Release,
   releaseUpdate,
   requeueUpdate,
@@ -65,6 +67,8 @@ export type ClaimOutcome = 'CLAIMED' | 'LOST';
 export interface DueEntry {
   readonly messageId: string;
   readonly status?: MessageStatus;
+  /** While SENT: its confirmation deadline. */
+  readonly confirmBy?: string;
 }
 
 /** A claimed message: as stored, or — when its stored item cannot be read — its id and why. */
@@ -86,6 +90,8 @@ export interface SweepStore extends OutboxStore {
    * one that cannot be read comes back as unreadable).
    */
   claim(claim: Claim): Promise<ClaimResult>;
+  /** Files a SENT message found due before its deadline under `confirmBy`; false when it changed meanwhile. */
+  postpone(postponement: Postponement): Promise<boolean>;
   /** SENT → PENDING (reconciliation: the downstream never got it), keeping the claim. */
   requeue(messageId: string, owner: string, now: Date): Promise<boolean>;
   /** Drops a claim; the message is due again at `nextAttemptAt`. */
@@ -196,9 +202,11 @@ export class DynamoOutboxStore implements SweepStore {
     const statuses: readonly unknown[] = Object.values(MessageStatus);
     return (result.Items ?? []).map((raw) => {
       const messageId = typeof raw.messageId === 'string' ? raw.messageId : '';
-      return statuses.includes(raw.status)
-        ? { messageId, status: raw.status as MessageStatus }
-        : { messageId };
+      return {
+        messageId,
+        ...(statuses.includes(raw.status) ? { status: raw.status as MessageStatus } : {}),
+        ...(typeof raw.confirmBy === 'string' ? { confirmBy: raw.confirmBy } : {}),
+      };
     });
   }
 
@@ -225,6 +233,11 @@ export class DynamoOutboxStore implements SweepStore {
       if (error instanceof ConditionalCheckFailedException) return { outcome: 'LOST' };
       throw error;
     }
+  }
+
+  /** @inheritdoc */
+  async postpone(postponement: Postponement): Promise<boolean> {
+    return (await this.#update(postponeUpdate(postponement))).applied;
   }
 
   /** @inheritdoc */

@@ -94,7 +94,7 @@ export interface SweepReport {
   retryScheduled: number;
   failed: number;
   reconciledConfirmed: number;
-  /** SENT messages found before their confirmation deadline, given back until it. */
+  /** SENT messages found due before their confirmation deadline, filed under it. */
   postponed: number;
   requeued: number;
   unrecorded: number;
@@ -112,8 +112,8 @@ export interface SweepReport {
  * work in the sparse due index (never a scan), claims each message conditionally, and then
  * - PENDING (a retry that fell due, a stream record that was never processed, an expired claim): sends it
  *   and marks it SENT, or records the failure (FAILED once attempts are exhausted);
- * - SENT: before its confirmation deadline (`confirmBy`), given back until then; past it, asks the downstream:
- *   CONFIRMED if it has the message, otherwise back to PENDING and resent.
+ * - SENT: before its confirmation deadline (`confirmBy`), filed under it (one write, no claim); past it, asks the
+ *   downstream: CONFIRMED if it has the message, otherwise back to PENDING and resent.
  * A run that finds nothing due, with nothing falling due before it would end, ends at once.
  * Safe to run concurrently (claims) and to crash at any line (leases expire, consumers dedupe).
  */
@@ -148,13 +148,14 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
     }
     report.rounds += 1;
     const due = await findDue(deps, report, deps.clock());
-    const claimedBefore = report.claimed;
+    const handledBefore = report.claimed + report.postponed;
     if (due.length > 0)
       await sweepRound(due.slice(0, settings.maxMessagesPerRun - report.claimed), deps, report);
-    if (report.claimed > claimedBefore) {
-      // Bounded load: no faster on average than maxMessagesPerSecond since the run started.
+    if (report.claimed + report.postponed > handledBefore) {
+      // Bounded load: no faster on average than maxMessagesPerSecond since the run started (a postponement is one
+      // write, a claimed message several: both count).
       const elapsedMs = startRemainingMs - deps.remainingMs();
-      const earliestMs = (report.claimed / settings.maxMessagesPerSecond) * 1_000;
+      const earliestMs = ((report.claimed + report.postponed) / settings.maxMessagesPerSecond) * 1_000;
       if (earliestMs > elapsedMs) await deps.sleep(Math.min(earliestMs - elapsedMs, available(deps)));
       continue;
     }
@@ -207,7 +208,30 @@ async function guarded<T>(report: SweepReport, step: () => Promise<T>): Promise<
   }
 }
 
-async function sweepRound(due: readonly DueEntry[], deps: SweeperDeps, report: SweepReport): Promise<void> {
+async function sweepRound(
+  entries: readonly DueEntry[],
+  deps: SweeperDeps,
+  report: SweepReport,
+): Promise<void> {
+  // A SENT message still within its confirmation deadline is not late: filed under its deadline in one write.
+  const nowMs = deps.clock().getTime();
+  const early = (entry: DueEntry) =>
+    entry.status === MessageStatus.SENT &&
+    entry.confirmBy !== undefined &&
+    Date.parse(entry.confirmBy) > nowMs;
+  await Promise.all(
+    entries.filter(early).map(async (entry) => {
+      const postponed = await guarded(report, () =>
+        deps.store.postpone({
+          messageId: entry.messageId,
+          confirmBy: entry.confirmBy as string,
+          now: deps.clock(),
+        }),
+      );
+      if (postponed === true) report.postponed += 1;
+    }),
+  );
+  const due = entries.filter((entry) => !early(entry));
   const claimed = await Promise.all(
     due.map(async (entry) => {
       const result = await guarded(report, () =>

@@ -424,6 +424,31 @@ describe('startTransactionSerializer', () => {
     expect(fake.received.map((received) => received.body.toString())).toEqual(['first', 'last']);
   });
 
+  it('keeps a transaction whose client hung up in flight until the emulator answers it: no write goes beside it', async () => {
+    const held = gate();
+    fake.answer = async (received, response) => {
+      if (received.body.toString() === 'transaction') await held.opened;
+      response.end(received.body);
+    };
+    const impatient = request(`${serializer.endpoint}/`, {
+      method: 'POST',
+      headers: { 'x-amz-target': TRANSACT_WRITE_ITEMS_TARGET },
+    });
+    impatient.on('error', () => {});
+    impatient.end('transaction');
+    await expect.poll(() => fake.received.length).toBe(1);
+    // The SDK times out and gives up; the emulator is still applying the transaction.
+    impatient.destroy();
+    const write = dynamodb(serializer.endpoint, { operation: 'PutItem', body: 'put' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bodies(fake)).toEqual(['transaction']);
+
+    held.open();
+    expect((await write).body.toString()).toBe('put');
+    expect(bodies(fake)).toEqual(['transaction', 'put']);
+    expect(fake.mixed.count).toBe(0);
+  });
+
   it('answers 502 when the emulator drops a transaction, and sends the next one', async () => {
     fake.answer = (received, response) => {
       if (received.body.toString() === 'dropped') response.socket?.destroy();

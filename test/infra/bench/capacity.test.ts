@@ -1,4 +1,4 @@
-import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { countOrderCapacity, measureCapacity } from '../../../infra/bench/capacity.ts';
 import { CapacityMeter, readUnits, writeUnits } from '../../../infra/bench/capacity-meter.ts';
@@ -61,6 +61,33 @@ describe('CapacityMeter', () => {
     expect(units(meter, 'things/byState')).toBe(3);
     // Never in the sparse index without its key.
     expect(units(meter, 'things/whole')).toBe(0);
+  });
+
+  it('charges a failed conditional write and a projected GetItem by the whole stored item', async () => {
+    const { meter, client } = metered();
+    await client.send(new PutCommand({ TableName: 'things', Item: { id: 'a', body: 'x'.repeat(3_000) } }));
+    const before = units(meter, 'things');
+
+    await expect(
+      client.send(
+        new PutCommand({
+          TableName: 'things',
+          Item: { id: 'a' },
+          ConditionExpression: 'attribute_not_exists(id)',
+        }),
+      ),
+    ).rejects.toThrow();
+    expect(units(meter, 'things') - before).toBe(3);
+
+    await client.send(
+      new GetCommand({
+        TableName: 'things',
+        Key: { id: 'a' },
+        ProjectionExpression: 'id',
+        ConsistentRead: true,
+      }),
+    );
+    expect(meter.lines().find((line) => line.target === 'things')?.readUnits).toBe(1);
   });
 
   it('rounds reads up to 4 KB, halved when eventually consistent', () => {

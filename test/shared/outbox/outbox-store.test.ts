@@ -492,6 +492,27 @@ describe('DynamoOutboxStore.claim and release', () => {
     expectWellFormed(input);
   });
 
+  it('postpones a SENT message to its deadline only while it is still SENT with that deadline and due', async () => {
+    const confirmBy = '2024-05-01T12:05:00.000Z';
+
+    await expect(store.postpone({ messageId, confirmBy, now: FIXED_NOW })).resolves.toBe(true);
+
+    const input = sentUpdate();
+    expect(input.UpdateExpression).toBe('SET #nextAttemptAt = :confirmBy');
+    expect(input.ConditionExpression).toBe(
+      '#status = :sent AND #confirmBy = :confirmBy AND #nextAttemptAt <= :now',
+    );
+    expect(input.ExpressionAttributeValues).toEqual({
+      ':sent': 'SENT',
+      ':confirmBy': confirmBy,
+      ':now': FIXED_NOW.toISOString(),
+    });
+    expectWellFormed(input);
+
+    ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'CONFIRMED' })));
+    await expect(store.postpone({ messageId, confirmBy, now: FIXED_NOW })).resolves.toBe(false);
+  });
+
   it('returns LOST when another sweeper claimed it first', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed());
 

@@ -81,6 +81,10 @@ class ObservedStore implements SweepStore {
     this.#inject('requeue', args[0]);
     return this.#inner.requeue(...args);
   }
+  async postpone(...args: Parameters<SweepStore['postpone']>) {
+    this.#inject('postpone', args[0].messageId);
+    return this.#inner.postpone(...args);
+  }
   async release(...args: Parameters<SweepStore['release']>) {
     this.#inject('release', args[0].messageId);
     return this.#inner.release(...args);
@@ -386,7 +390,7 @@ describe('sweep', () => {
       await db.send(new PutCommand({ TableName: 'inbox', Item: { messageId, outcome: 'APPLIED' } }));
     }
 
-    it('gives back a SENT message found due before its confirmBy until then, without asking or resending', async () => {
+    it('files a SENT message found due before its confirmBy under it, in one write, without claiming, asking or resending', async () => {
       // SENT keeps the nextAttemptAt it had (the stream grace), so it falls due before its deadline.
       await putMessage({
         messageId: id(1),
@@ -397,10 +401,13 @@ describe('sweep', () => {
         confirmBy: at(250_000),
       });
       const check = vi.fn(async () => ({ verdict: 'MISSING' as const }));
+      const { deps, store } = sweeper({ deliveryCheckFor: () => check });
+      const claim = vi.spyOn(store, 'claim');
 
-      const report = await sweep(sweeper({ deliveryCheckFor: () => check }).deps);
+      const report = await sweep(deps);
 
-      expect(report).toMatchObject({ claimed: 1, postponed: 1, requeued: 0, sent: 0 });
+      expect(report).toMatchObject({ claimed: 0, postponed: 1, requeued: 0, sent: 0 });
+      expect(claim).not.toHaveBeenCalled();
       expect(check).not.toHaveBeenCalled();
       expect(sentIds()).toEqual([]);
       const postponed = await message(id(1));
@@ -408,6 +415,32 @@ describe('sweep', () => {
       expect(postponed).not.toHaveProperty('leaseOwner');
       expect(await dueAt(new Date(Date.parse(at(249_999))))).toEqual([]);
       expect(await dueAt(new Date(Date.parse(at(250_000))))).toEqual([id(1)]);
+    });
+
+    it('leaves a SENT message alone when it was confirmed between the index read and the postponement', async () => {
+      await putMessage({
+        messageId: id(1),
+        status: MessageStatus.SENT,
+        attempts: 1,
+        nextAttemptAt: at(-1_000),
+        confirmBy: at(250_000),
+      });
+      const { deps, store } = sweeper();
+      const findDue = store.findDue.bind(store);
+      vi.spyOn(store, 'findDue').mockImplementation(async (...args) => {
+        const entries = await findDue(...args);
+        // The consumer confirms it just after the sweeper read the index.
+        await new DynamoOutboxStore({ client: db.asDocumentClient(), tableName: 'outbox' }).confirm(
+          id(1),
+          clock.now(),
+        );
+        return entries;
+      });
+
+      const report = await sweep(deps);
+
+      expect(report).toMatchObject({ postponed: 0, errors: 0 });
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.CONFIRMED });
     });
 
     it('reconciles a SENT message once its confirmBy has passed', async () => {

@@ -335,6 +335,33 @@ export function describeLibraryCalls(backend: ContractBackend): void {
       expect(await store.findDue('7', new Date(at(9)), 10)).toEqual([]);
     });
 
+    it('files a SENT message due before its deadline under it, once, and never a confirmed one', async () => {
+      const confirmBy = new Date(FIXED_NOW.getTime() + 300_000).toISOString();
+      await putMessage({
+        messageId: testMessageId(1),
+        status: MessageStatus.SENT,
+        nextAttemptAt: FIXED_NOW.toISOString(),
+        confirmBy,
+      });
+      await putMessage({
+        messageId: testMessageId(2),
+        status: MessageStatus.CONFIRMED,
+        nextAttemptAt: FIXED_NOW.toISOString(),
+        confirmBy,
+      });
+
+      expect(await store.findDue(SHARD, FIXED_NOW, 10)).toContainEqual({
+        messageId: testMessageId(1),
+        status: MessageStatus.SENT,
+        confirmBy,
+      });
+      expect(await store.postpone({ messageId: testMessageId(1), confirmBy, now: FIXED_NOW })).toBe(true);
+      expect(await store.postpone({ messageId: testMessageId(1), confirmBy, now: FIXED_NOW })).toBe(false);
+      expect(await store.postpone({ messageId: testMessageId(2), confirmBy, now: FIXED_NOW })).toBe(false);
+      expect(await message(1)).toMatchObject({ status: MessageStatus.SENT, nextAttemptAt: confirmBy });
+      expect(await dueAt(FIXED_NOW)).not.toContain(testMessageId(1));
+    });
+
     it('fails a claimed unreadable message with its reason, only for the lease owner', async () => {
       await putMessage({ messageId: testMessageId(1), nextAttemptAt: FIXED_NOW.toISOString() });
       await store.claim({ messageId: testMessageId(1), owner: 'a', now: FIXED_NOW, leaseMs: 60_000 });
