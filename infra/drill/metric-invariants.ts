@@ -39,7 +39,8 @@ interface TableFigures {
 /**
  * Holds the metrics the functions would have published to the tables, per topic. Exact where each count is taken
  * right after the write it counts succeeded and the invocation returns it (nothing after the write can throw):
- * - MessagesFailed = FAILED messages (nothing replays in the drill; a message the sweeper could not read at all is
+ * - MessagesFailed = transitions to FAILED in the messages' histories (a FAILED message whose earlier copy is then
+ *   applied moves on to CONFIRMED; nothing replays in the drill; a message the sweeper could not read at all is
  *   counted under `(unknown)`, and is recognised by its FAILED transition, the only one written without a `from`);
  * - DeadLettered = copies in the dead-letter queue that carry the consumer's reason (SQS's own redrive adds none);
  * - ConfirmLatencyMs values = messages whose CONFIRMED transition the consumer wrote (the sweeper's are not timed);
@@ -67,7 +68,7 @@ export function checkMetrics(snapshot: DrillSnapshot, observed: MetricObservatio
       const [metric, rows] = figures;
       if (metric !== rows) exact.push(`${topic}: ${name} ${metric} ≠ ${rows} ${what}`);
     };
-    equal(OutboxMetricName.MESSAGES_FAILED, [count('MessagesFailed'), table.failed], 'FAILED messages');
+    equal(OutboxMetricName.MESSAGES_FAILED, [count('MessagesFailed'), table.failed], 'moves to FAILED');
     equal(
       OutboxMetricName.DEAD_LETTERED,
       [count('DeadLettered'), table.consumerDeadLetters],
@@ -89,7 +90,7 @@ export function checkMetrics(snapshot: DrillSnapshot, observed: MetricObservatio
       'rejected inbox rows',
     );
     exactDetail.push(
-      `${topic}: ${table.failed} FAILED, ${table.consumerDeadLetters} dead-lettered, ` +
+      `${topic}: ${table.failed} moved to FAILED, ${table.consumerDeadLetters} dead-lettered, ` +
         `${table.confirmedByConsumer} confirmed by the consumer, ` +
         `${table.appliedRows + table.rejectedRows} inbox rows (${unreported.applied + unreported.rejected} unreported)`,
     );
@@ -160,10 +161,11 @@ function tableFigures(snapshot: DrillSnapshot): Map<string, TableFigures> {
     const history = historyOf(message);
     const sent = history.filter((entry) => entry.event === HistoryEvent.SENT).length;
     if (sent > 0) of(topic).sentTransitions += sent;
-    if (message.status === MessageStatus.FAILED) {
-      const failure = history.findLast((entry) => entry.event === HistoryEvent.FAILED);
+    // Every move to FAILED, not the FAILED status: a delivery from an earlier attempt can still be applied after
+    // the retries ran out, and its confirmation moves the message on to CONFIRMED.
+    for (const failure of history.filter((entry) => entry.event === HistoryEvent.FAILED)) {
       // Only the sweeper's failUnreadable writes FAILED without a `from`: it could not read the item's topic.
-      of(failure !== undefined && failure.from === undefined ? UNKNOWN_TOPIC : topic).failed += 1;
+      of(failure.from === undefined ? UNKNOWN_TOPIC : topic).failed += 1;
     }
     if (message.status === MessageStatus.CONFIRMED) {
       const confirmation = history.findLast((entry) => entry.event === HistoryEvent.CONFIRMED);

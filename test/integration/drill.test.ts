@@ -36,8 +36,11 @@ describe('the fault drill on moto (small)', () => {
     // The metrics the functions would have published, summed per topic, agree with the tables.
     const metrics = result.metrics['order.created'];
     expect(metrics?.counts.MessagesSent).toBeGreaterThan(0);
-    // The unreadable rogue message is counted under (unknown) when the sweeper, not the relay, fails it.
-    expect(metricTotal(result.metrics, 'MessagesFailed')).toBe((result.counts.FAILED ?? 0) + 4);
+    // The unreadable rogue message is counted under (unknown) when the sweeper, not the relay, fails it. More when a
+    // message failed and a late copy from an earlier attempt then confirmed it (the invariant above counts those).
+    expect(metricTotal(result.metrics, 'MessagesFailed')).toBeGreaterThanOrEqual(
+      (result.counts.FAILED ?? 0) + 4,
+    );
     expect(metrics?.confirmLatenciesMs.length).toBeGreaterThan(0);
     expect(report).toMatch(/Metrics observed \(per topic\)\n +metric .*order\.created/);
     for (const name of [
@@ -57,7 +60,7 @@ describe('the fault drill on moto (small)', () => {
       /ConfirmLatencyMs p50 .*\d+ ms\n +ConfirmLatencyMs p95 .*\d+ ms\n +ConfirmLatencyMs max .*\d+ ms/,
     );
     expect(report).toMatch(
-      /PASS metrics agree with the tables per topic .* order\.created: \d+ FAILED, \d+ dead-lettered, [1-9]\d* confirmed by the consumer/,
+      /PASS metrics agree with the tables per topic .* order\.created: \d+ moved to FAILED, \d+ dead-lettered, [1-9]\d* confirmed by the consumer/,
     );
     expect(report).toMatch(/PASS metrics bound the sends per topic/);
   }, 600_000);

@@ -70,7 +70,7 @@ describe('the scale drill on in-memory adapters (small size)', () => {
       /MessagesApplied +[1-9]\d*\n/,
       /Requeued +[1-9]\d*\n/,
       /ConfirmLatencyMs p50 +\d+ ms\n +ConfirmLatencyMs p95 +\d+ ms\n +ConfirmLatencyMs max +\d+ ms\n/,
-      /PASS metrics agree with the tables per topic .* order\.created: 3 FAILED, \d+ dead-lettered, [1-9]\d* confirmed by the consumer, \d+ inbox rows \(\d+ unreported\)/,
+      /PASS metrics agree with the tables per topic .* order\.created: 3 moved to FAILED, \d+ dead-lettered, [1-9]\d* confirmed by the consumer, \d+ inbox rows \(\d+ unreported\)/,
       /PASS metrics bound the sends per topic/,
     ]) {
       expect(report).toMatch(line);

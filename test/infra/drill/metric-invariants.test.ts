@@ -65,7 +65,7 @@ describe('checkMetrics', () => {
 
     expect(results.filter((result) => !result.ok)).toEqual([]);
     expect(results[exact]?.detail).toBe(
-      'order.created: 1 FAILED, 0 dead-lettered, 1 confirmed by the consumer, 2 inbox rows (1 unreported)',
+      'order.created: 1 moved to FAILED, 0 dead-lettered, 1 confirmed by the consumer, 2 inbox rows (1 unreported)',
     );
     expect(results[bounds]?.detail).toBe(
       'order.created: 3 sent ≥ 2 SENT transitions and ≥ 2 inbox rows, 5 retries ≤ 6 send failures',
@@ -91,8 +91,31 @@ describe('checkMetrics', () => {
 
     const detail = checkMetrics(snapshot, { ...observed, metrics })[exact]?.detail;
 
-    expect(detail).toContain('MessagesFailed 2 ≠ 1 FAILED messages');
+    expect(detail).toContain('MessagesFailed 2 ≠ 1 moves to FAILED');
     expect(detail).toContain('ConfirmLatencyMs values 2 ≠ 1 confirmations by the consumer');
+  });
+
+  it('counts a message that failed and was then confirmed by a late delivery of an earlier copy', () => {
+    const lateConfirmed = {
+      messageId: 'm-5',
+      topic: TOPIC,
+      status: 'CONFIRMED',
+      history: [
+        { event: 'FAILED', from: 'PENDING', to: 'FAILED', by: 'relay', reason: 'send failed' },
+        { event: 'CONFIRMED', from: 'FAILED', to: 'CONFIRMED', by: 'consumer' },
+      ],
+    };
+    const withLate = { ...snapshot, outbox: [...snapshot.outbox, lateConfirmed] };
+    const metrics = {
+      [TOPIC]: topicMetrics(
+        { MessagesSent: 3, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 2, MessagesApplied: 1 },
+        [40, 60],
+      ),
+    };
+
+    const results = checkMetrics(withLate, { ...observed, metrics });
+
+    expect(results[exact]).toMatchObject({ ok: true, detail: expect.stringContaining('2 moved to FAILED') });
   });
 
   it('expects a message the sweeper could not read under (unknown), as the sweeper counts it', () => {
@@ -107,7 +130,7 @@ describe('checkMetrics', () => {
 
     expect(checkMetrics(withUnreadable, { ...observed, metrics })[exact]?.ok).toBe(true);
     expect(checkMetrics(withUnreadable, observed)[exact]?.detail).toContain(
-      '(unknown): MessagesFailed 0 ≠ 1 FAILED messages',
+      '(unknown): MessagesFailed 0 ≠ 1 moves to FAILED',
     );
   });
 
