@@ -7,6 +7,19 @@
  * in-memory DynamoDB and SQS for tests in `serverless-outbox/testing`.
  */
 export type { AdminDeps } from './admin/admin-deps.ts';
+export {
+  DEFAULT_GAP_TIMEOUT_MS,
+  MAX_GAP_TIMEOUT_MS,
+  MAX_ORDER_KEY_LENGTH,
+  ORDER_KEY_SEPARATOR,
+  type OrderedTopic,
+  type OrderingByTopic,
+  orderedTopic,
+  orderKeyOf,
+  SEQUENCE_KEYS,
+  scopeSchema,
+  type TopicOrdering,
+} from './ordering/ordering.ts';
 export { adminDeps } from './admin/admin-deps-from-env.ts';
 export {
   AdminError,

@@ -28,6 +28,10 @@ export const envelopeSchema = z.object({
   headers: headersSchema,
   createdAt: z.iso.datetime(),
   schemaVersion: z.literal(ENVELOPE_SCHEMA_VERSION),
+  // Ordered topics only, both or neither: the aggregate's sequence (`<scope>#<aggregateId>`, at most 128 for a
+  // FIFO group) and the message's place in it (1, 2, 3… without gaps), assigned by the writer.
+  orderKey: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  seq: z.optional(z.number().check(z.int(), z.minimum(1))),
 });
 
 /**
@@ -43,6 +47,8 @@ export const receivedEnvelopeSchema = z.object({
   headers: z._default(headersSchema, {}),
   createdAt: z.string().check(z.minLength(1)),
   schemaVersion: z.number().check(z.int(), z.minimum(1)),
+  orderKey: z.optional(z.string().check(z.minLength(1))),
+  seq: z.optional(z.number().check(z.int(), z.minimum(1))),
 });
 
 /** A message as it is written to the outbox and delivered to consumers. */
@@ -98,6 +104,12 @@ export function assertValidMessage(envelope: Envelope): void {
     const issue = parsed.error.issues[0];
     const path = (issue?.path ?? []).map((key) => String(key)).join('.');
     throw new InvalidMessageError(path || '(message)', issue?.message ?? 'invalid');
+  }
+  if ((envelope.orderKey === undefined) !== (envelope.seq === undefined)) {
+    throw new InvalidMessageError(
+      envelope.orderKey === undefined ? 'orderKey' : 'seq',
+      'orderKey and seq are set together (an ordered topic) or not at all',
+    );
   }
   assertPlainJson(envelope.payload, 'payload');
   assertPlainJson(envelope.headers, 'headers');

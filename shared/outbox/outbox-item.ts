@@ -64,6 +64,17 @@ export const OUTBOX_KEYS = {
     sortKey: 'createdAt',
     projection: ALL_ATTRIBUTES,
   },
+  /**
+   * Sparse GSI of ordered messages by their place in their aggregate's sequence: only messages of ordered topics
+   * carry `orderKey` and `seq`. Keys only, written once per message (its keys never change); the sweeper finds a
+   * message's predecessor here, and an operator the message at a gap.
+   */
+  orderIndex: {
+    name: 'byOrderKey',
+    partitionKey: 'orderKey',
+    sortKey: 'seq',
+    projection: { type: 'KEYS_ONLY' },
+  },
   /** TTL attribute (epoch seconds), set when a message reaches a terminal state. */
   ttlAttribute: 'expiresAt',
 } as const;

@@ -311,5 +311,7 @@ export function toEnvelope(item: OutboxItem): Envelope {
     headers: item.headers ?? {},
     createdAt: item.createdAt,
     schemaVersion: item.schemaVersion,
+    ...(item.orderKey === undefined ? {} : { orderKey: item.orderKey }),
+    ...(item.seq === undefined ? {} : { seq: item.seq }),
   };
 }

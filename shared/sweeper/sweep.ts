@@ -17,7 +17,12 @@ export type DeliveryCheck = (message: OutboxItem) => Promise<DeliveryVerdict>;
 /** What the downstream says of a message: applied (with the outcome it recorded, when it keeps one), or not. */
 export type DeliveryVerdict =
   | { readonly verdict: 'DELIVERED'; readonly outcome?: string }
-  | { readonly verdict: 'MISSING' };
+  | { readonly verdict: 'MISSING' }
+  /**
+   * Ordered topics: the consumer holds the message until its predecessor arrives (`lastSeq` is the last seq it
+   * applied for the message's order key; `parkedAt` when it began to wait).
+   */
+  | { readonly verdict: 'PARKED'; readonly parkedAt: string; readonly lastSeq: number };
 
 /** How a sweeper run paces itself. */
 export interface SweeperSettings {

@@ -1,0 +1,54 @@
+import * as z from 'zod/mini';
+
+/**
+ * Per-aggregate ordering of one topic. Topics that share a `scope` share one sequence per aggregate (e.g.
+ * `order.created` and `order.cancelled` in scope `order`), and must go to one queue.
+ */
+export interface OrderedTopic {
+  /** Lowercase letters, digits and `-`, 1–32 characters. */
+  readonly scope: string;
+  /**
+   * How long a consumer may hold a message whose predecessor has not arrived before the gap alarm goes off and
+   * the sweeper resends the predecessor, in ms.
+   */
+  readonly gapTimeoutMs: number;
+}
+
+/** `'none'` (the default: messages may be applied in any order) or the topic's {@link OrderedTopic}. */
+export type TopicOrdering = 'none' | OrderedTopic;
+
+/** Ordering per topic; a topic not listed is `'none'`. */
+export type OrderingByTopic = Readonly<Record<string, TopicOrdering>>;
+
+/** The default time a gap may stay open before it is alarmed and its predecessor resent: 5 minutes. */
+export const DEFAULT_GAP_TIMEOUT_MS = 5 * 60_000;
+
+/** The longest gap timeout: 12 hours, the longest a SENT message waits for reconciliation. */
+export const MAX_GAP_TIMEOUT_MS = 12 * 3_600_000;
+
+/** An ordering scope: the first part of every order key of its topics. */
+export const scopeSchema = z
+  .string()
+  .check(z.regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be 1–32 lowercase letters, digits or -'));
+
+/** Between scope and aggregate id in an order key. */
+export const ORDER_KEY_SEPARATOR = '#';
+
+/**
+ * The longest order key: SQS FIFO's MessageGroupId limit, since an ordered message's group is its order key.
+ */
+export const MAX_ORDER_KEY_LENGTH = 128;
+
+/** The sequence an aggregate's messages of one scope are numbered in: `<scope>#<aggregateId>`. */
+export function orderKeyOf(scope: string, aggregateId: string): string {
+  return `${scope}${ORDER_KEY_SEPARATOR}${aggregateId}`;
+}
+
+/** The ordering of `topic`, or `undefined` when its messages are not ordered. */
+export function orderedTopic(ordering: OrderingByTopic | undefined, topic: string): OrderedTopic | undefined {
+  const setting = ordering?.[topic];
+  return setting === undefined || setting === 'none' ? undefined : setting;
+}
+
+/** Key of the sequence table, where a writer without an aggregate version keeps each order key's last seq. */
+export const SEQUENCE_KEYS = { partitionKey: 'orderKey', lastSeqAttribute: 'lastSeq' } as const;
