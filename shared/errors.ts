@@ -135,6 +135,25 @@ export class TransactionConflictError extends OutboxError {
   }
 }
 
+/**
+ * Concurrent writers kept taking the next seq of the same order key first, through every attempt; nothing was
+ * written. A {@link TransactionConflictError}: retrying the write later is safe.
+ */
+export class SequenceConflictError extends TransactionConflictError {
+  /** The order keys whose sequence counter moved between the read and the commit of the last attempt. */
+  readonly orderKeys: readonly string[];
+  /** Attempts made, the first included. */
+  readonly attempts: number;
+
+  constructor(conflict: { readonly orderKeys: readonly string[]; readonly attempts: number }) {
+    super(
+      `the sequence of ${conflict.orderKeys.join(', ')} moved on under ${conflict.attempts} attempts in a row; nothing was written, retry`,
+    );
+    this.orderKeys = conflict.orderKeys;
+    this.attempts = conflict.attempts;
+  }
+}
+
 /** A message that can never be processed (unreadable body, invalid envelope): retrying cannot help. */
 export class PoisonMessageError extends OutboxError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -7,8 +7,9 @@ import { type Env, readOptionalSetting, readSetting } from '../settings/setting.
 
 /**
  * The options of `writeWithOutbox` from a function's environment (see `WRITER_SETTINGS`, which
- * `TransactionalOutbox.bindWriter` sets): the outbox table, its due-shard count, the stream grace period and,
- * when CLAIM_CHECK_BUCKET is set, the claim check that puts payloads over CLAIM_CHECK_THRESHOLD_BYTES in S3.
+ * `TransactionalOutbox.bindWriter` sets): the outbox table, its due-shard count, the stream grace period, the
+ * ordered topics (ORDERED_TOPICS) with the sequence table (SEQUENCE_TABLE, when set) and, when
+ * CLAIM_CHECK_BUCKET is set, the claim check that puts payloads over CLAIM_CHECK_THRESHOLD_BYTES in S3.
  * @example
  * const writer = outboxWriterFromEnv(env);
  * await writeWithOutbox(writer, { actions: [putOrder], messages: [orderCreated] });
@@ -18,11 +19,15 @@ export function outboxWriterFromEnv(
   client: DynamoDBDocumentClient = createDocumentClient(awsClientConfig(env)),
 ): OutboxWriterOptions {
   const bucket = readOptionalSetting(env, OutboxSettings.claimCheckBucket);
+  const ordering = readSetting(env, OutboxSettings.orderedTopics);
+  const sequenceTable = readOptionalSetting(env, OutboxSettings.sequenceTable);
   return {
     client,
     outboxTable: readSetting(env, OutboxSettings.outboxTable),
     dueShards: readSetting(env, OutboxSettings.dueShards),
     streamGraceMs: readSetting(env, OutboxSettings.streamGraceMs),
+    ...(Object.keys(ordering).length === 0 ? {} : { ordering }),
+    ...(sequenceTable === undefined ? {} : { sequenceTable }),
     ...(bucket === undefined
       ? {}
       : {

@@ -19,6 +19,11 @@ export interface Claim {
   readonly now: Date;
   /** How long the claim lasts; a crashed owner's messages fall due again after it. */
   readonly leaseMs: number;
+  /**
+   * Claim it before it falls due, as long as nobody holds a live claim on it: a consumer waits for it (an
+   * ordered message's gap), so its confirmation deadline is not waited for.
+   */
+  readonly early?: boolean;
 }
 
 /** A claimed message given back without a status change, due again at `nextAttemptAt`. */
@@ -35,14 +40,19 @@ export interface Release {
  * sweepers that read the same due entry only the first claim succeeds; a crashed owner's lease simply falls
  * due again.
  */
-export function claimUpdate({ messageId, status, owner, now, leaseMs }: Claim): OutboxUpdate {
+export function claimUpdate({ messageId, status, owner, now, leaseMs, early }: Claim): OutboxUpdate {
   const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
   const statuses = status === undefined ? WITH_WORK_LEFT : [status];
   const expected = Object.fromEntries(statuses.map((value, index) => [`:status${index}`, value]));
+  const inStatus = `#status IN (${Object.keys(expected).join(', ')})`;
+  const isDue = '#nextAttemptAt <= :now';
+  // A live claim moved nextAttemptAt to its end, so "due" already excludes it; early, the lease is checked itself.
+  const isUnclaimed = '(attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)';
   return {
     Key: key(messageId),
     UpdateExpression: 'SET #leaseOwner = :owner, #leaseUntil = :leaseUntil, #nextAttemptAt = :leaseUntil',
-    ConditionExpression: `#status IN (${Object.keys(expected).join(', ')}) AND #nextAttemptAt <= :now`,
+    ConditionExpression:
+      early === true ? `${inStatus} AND (${isDue} OR ${isUnclaimed})` : `${inStatus} AND ${isDue}`,
     ExpressionAttributeNames: {
       '#status': 'status',
       '#leaseOwner': 'leaseOwner',

@@ -29,8 +29,10 @@ function assertMoveFrom(name: 'replay' | 'cancel', from: MessageStatus): void {
 }
 
 /**
- * FAILED or CANCELLED → PENDING: a fresh start (attempts and delivery rounds 0), due at once in the due index,
- * out of the attention index, no longer expiring. The outcome of a delivery recorded after a cancel is dropped:
+ * FAILED or CANCELLED → PENDING: a fresh start (attempts and resends 0), due at once in the due index,
+ * out of the attention index, no longer expiring; `replays` goes up by one and is never reset, so that the
+ * replay's delivery round (`deliveryRoundOf`), which a FIFO deduplication id carries, does not start again from 0.
+ * The outcome of a delivery recorded after a cancel is dropped:
  * the history keeps it, and the replay's own confirmation brings the current one. Conditional on `from`.
  */
 export function replayUpdate({ messageId, from, now, by, reason, dueShards }: OperatorMove): OutboxUpdate {
@@ -45,12 +47,13 @@ export function replayUpdate({ messageId, from, now, by, reason, dueShards }: Op
   });
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression: `SET #status = :to, #attempts = :zero, #resends = :zero, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now, ${history.set} REMOVE #attentionKey, #expiresAt, #leaseOwner, #leaseUntil, #lastError, #confirmedAt, #outcome`,
+    UpdateExpression: `SET #status = :to, #attempts = :zero, #resends = :zero, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now, ${history.set} REMOVE #attentionKey, #expiresAt, #leaseOwner, #leaseUntil, #lastError, #confirmedAt, #outcome ADD #replays :one`,
     ConditionExpression: '#status = :from',
     ExpressionAttributeNames: {
       '#status': 'status',
       '#attempts': 'attempts',
       '#resends': 'resends',
+      '#replays': 'replays',
       '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
       '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
       '#updatedAt': 'updatedAt',
@@ -67,6 +70,7 @@ export function replayUpdate({ messageId, from, now, by, reason, dueShards }: Op
       ':from': from,
       ':to': TRANSITIONS.replay.to,
       ':zero': 0,
+      ':one': 1,
       ':now': now.toISOString(),
       ':shard': dueShardOf(messageId, dueShards),
       ...history.values,

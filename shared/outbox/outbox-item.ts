@@ -99,6 +99,8 @@ export interface OutboxItem extends Envelope {
   readonly lastError?: string;
   /** Delivery rounds started by reconciliation because no confirmation came. */
   readonly resends?: number;
+  /** Operator replays of the message; never reset (a replay resets `resends`), see {@link deliveryRoundOf}. */
+  readonly replays?: number;
   readonly updatedAt: string;
   readonly sentAt?: string;
   /**
@@ -120,6 +122,18 @@ export interface OutboxItem extends Envelope {
   readonly attentionKey?: string;
   /** Every status change and operator action, oldest first. */
   readonly history?: readonly HistoryEntry[];
+}
+
+/** More than the most reconciliation resends a message can have (a retry policy allows at most 1,000 rounds). */
+const ROUNDS_PER_REPLAY = 1_001;
+
+/**
+ * The delivery round of a message, which its FIFO deduplication id carries: unique per (operator replay,
+ * reconciliation resend) pair, since a replay starts `resends` again from 0 and a plain sum would repeat a round
+ * SQS may still remember. Retries of one send keep it; each resend and each replay moves it on.
+ */
+export function deliveryRoundOf(item: Pick<OutboxItem, 'resends' | 'replays'>): number {
+  return (item.replays ?? 0) * ROUNDS_PER_REPLAY + (item.resends ?? 0);
 }
 
 /** The due-index shard of a message: a stable spread of its id over `shards` partitions. */

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { describeError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
@@ -81,8 +81,36 @@ export type ClaimResult =
   | { readonly outcome: 'CLAIMED'; readonly message: DueMessage }
   | { readonly outcome: 'LOST' };
 
+/** Seqs `fromSeq` … `toSeq` (inclusive) of one order key. */
+export interface SequenceRange {
+  readonly orderKey: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
+/** An ordered message's place in its sequence and where it stands, as the sweeper checks a predecessor. */
+export interface SequencedMessage {
+  readonly messageId: string;
+  readonly orderKey: string;
+  readonly seq: number;
+  /** Absent when the stored status is not one this version knows. */
+  readonly status?: MessageStatus;
+  readonly topic?: string;
+  readonly aggregateId?: string;
+  /** While it has work left: when it is due (the end of a live claim, while claimed). */
+  readonly nextAttemptAt?: string;
+}
+
+/** The most messages of one order key a single sequence look-up reads. */
+export const MAX_SEQUENCE_LOOKUP = 100;
+
 /** The sweeper's view of the outbox: due work, claims and reconciliation moves. */
 export interface SweepStore extends OutboxStore {
+  /**
+   * The stored messages of `range.orderKey` with a seq in the range (at most {@link MAX_SEQUENCE_LOOKUP}), by seq,
+   * each read strongly consistently; a seq with no message (expired, or never written) is simply missing.
+   */
+  findInSequence(range: SequenceRange): Promise<SequencedMessage[]>;
   /** Up to `limit` entries of one due-index shard whose `nextAttemptAt` has passed, oldest first. */
   findDue(shard: string, now: Date, limit: number): Promise<DueEntry[]>;
   /**
@@ -208,6 +236,71 @@ export class DynamoOutboxStore implements SweepStore {
         ...(typeof raw.confirmBy === 'string' ? { confirmBy: raw.confirmBy } : {}),
       };
     });
+  }
+
+  /** @inheritdoc */
+  async findInSequence({ orderKey, fromSeq, toSeq }: SequenceRange): Promise<SequencedMessage[]> {
+    if (toSeq < fromSeq) return [];
+    const ids: string[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      // Keys only: the index never changes after the insert, so its entry costs one write per message.
+      const page = await this.#options.client.send(
+        new QueryCommand({
+          TableName: this.#options.tableName,
+          IndexName: OUTBOX_KEYS.orderIndex.name,
+          KeyConditionExpression: '#orderKey = :orderKey AND #seq BETWEEN :fromSeq AND :toSeq',
+          ExpressionAttributeNames: {
+            '#orderKey': OUTBOX_KEYS.orderIndex.partitionKey,
+            '#seq': OUTBOX_KEYS.orderIndex.sortKey,
+          },
+          ExpressionAttributeValues: { ':orderKey': orderKey, ':fromSeq': fromSeq, ':toSeq': toSeq },
+          Limit: MAX_SEQUENCE_LOOKUP - ids.length,
+          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+        }),
+      );
+      for (const raw of page.Items ?? []) {
+        if (typeof raw.messageId === 'string') ids.push(raw.messageId);
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined && ids.length < MAX_SEQUENCE_LOOKUP);
+    const found = await Promise.all(ids.map((messageId) => this.#readSequenced(messageId)));
+    return found
+      .filter((message): message is SequencedMessage => message !== undefined)
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  /** One message's place and status, read strongly consistently (the index may lag the table). */
+  async #readSequenced(messageId: string): Promise<SequencedMessage | undefined> {
+    const { Item: raw } = await this.#options.client.send(
+      new GetCommand({
+        TableName: this.#options.tableName,
+        Key: { [OUTBOX_KEYS.partitionKey]: messageId },
+        ConsistentRead: true,
+        ProjectionExpression: '#messageId, #orderKey, #seq, #status, #topic, #aggregateId, #nextAttemptAt',
+        ExpressionAttributeNames: {
+          '#messageId': OUTBOX_KEYS.partitionKey,
+          '#orderKey': OUTBOX_KEYS.orderIndex.partitionKey,
+          '#seq': OUTBOX_KEYS.orderIndex.sortKey,
+          '#status': 'status',
+          '#topic': 'topic',
+          '#aggregateId': 'aggregateId',
+          '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+        },
+      }),
+    );
+    if (raw === undefined || typeof raw.orderKey !== 'string' || typeof raw.seq !== 'number')
+      return undefined;
+    const statuses: readonly unknown[] = Object.values(MessageStatus);
+    return {
+      messageId,
+      orderKey: raw.orderKey,
+      seq: raw.seq,
+      ...(statuses.includes(raw.status) ? { status: raw.status as MessageStatus } : {}),
+      ...(typeof raw.topic === 'string' ? { topic: raw.topic } : {}),
+      ...(typeof raw.aggregateId === 'string' ? { aggregateId: raw.aggregateId } : {}),
+      ...(typeof raw.nextAttemptAt === 'string' ? { nextAttemptAt: raw.nextAttemptAt } : {}),
+    };
   }
 
   /** @inheritdoc */

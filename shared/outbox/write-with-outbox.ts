@@ -1,8 +1,22 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CLAIM_CHECK_HEADER, type ClaimCheckObject, checkIn } from '../claim-check/claim-check-reference.ts';
 import type { ClaimCheckWriting } from '../claim-check/claim-check-store.ts';
-import { InvalidMessageError, MessageTooLargeError } from '../errors.ts';
+import {
+  ConfigError,
+  InvalidMessageError,
+  MessageTooLargeError,
+  SequenceConflictError,
+  TransactionConditionError,
+} from '../errors.ts';
 import { assertValidMessage, type Envelope } from '../message/envelope.ts';
+import {
+  type AggregateVersions,
+  assignSeqs,
+  type CounterAdvance,
+  countedOrderKeys,
+} from '../ordering/assign-seqs.ts';
+import type { OrderingByTopic } from '../ordering/ordering.ts';
+import { counterUpdate, readLastSeqs } from '../ordering/sequence-counter.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../relay/wire-format.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { transactWrite } from '../transaction/transact-write.ts';
@@ -38,9 +52,24 @@ export interface OutboxWriterOptions {
    * @default - no claim check: a message larger than the queue accepts is refused
    */
   readonly claimCheck?: ClaimCheckWriting;
+  /**
+   * Which topics are ordered per aggregate (ORDERED_TOPICS): their messages get an `orderKey`
+   * (`<scope>#<aggregateId>`) and a `seq` (1, 2, 3… per order key), which the consumers apply in order.
+   * @default - no topic is ordered
+   */
+  readonly ordering?: OrderingByTopic;
+  /**
+   * The sequence table (SEQUENCE_TABLE): each order key's last seq, for ordered messages of an aggregate whose
+   * version the write does not give (see `OutboxWrite.aggregateVersions`).
+   * @default - none: an ordered message needs its aggregate's version
+   */
+  readonly sequenceTable?: string;
   /** @default () => new Date() */
   readonly clock?: () => Date;
 }
+
+/** How often a write retries when other writers took the next seq of one of its order keys first. */
+export const SEQUENCE_ATTEMPTS = 10;
 
 /** Business actions and the messages that must follow them, committed together or not at all. */
 export interface OutboxWrite {
@@ -48,15 +77,36 @@ export interface OutboxWrite {
   readonly actions: readonly TransactWriteAction[];
   /** Envelopes to put in the outbox (see `createMessage`). At least one. */
   readonly messages: readonly Envelope[];
+  /**
+   * For ordered topics: the version each aggregate has after this write, by aggregate id, when the business
+   * actions set it under a condition (`version = V - 1`). That aggregate's ordered messages in the write take the
+   * seqs ending at V (one message: seq V; two: V - 1 and V) and no sequence counter is read or written, since the
+   * version's condition already keeps two writers from numbering the same place. The version must grow by the
+   * number of the aggregate's ordered messages in each write, or a consumer waits for a seq that never comes.
+   * @default - none: ordered messages are numbered from the sequence table
+   */
+  readonly aggregateVersions?: AggregateVersions;
 }
 
+/** What {@link outboxTransaction} needs besides the write: the writer's options, the time, the counters read. */
+export type OutboxTransactionOptions = Omit<OutboxWriterOptions, 'client'> & {
+  readonly now: Date;
+  /**
+   * The last seq of each counted order key as read from the sequence table; an order key not listed is taken
+   * to have no counter yet (and the counter's condition insists on it).
+   */
+  readonly lastSeqs?: ReadonlyMap<string, number>;
+};
+
 /**
- * Builds the single TransactWriteItems list: the business actions first, then one Put per message. Each
- * message is checked first: plain JSON payload, valid envelope, and a wire size the queue accepts.
+ * Builds the single TransactWriteItems list: the business actions first, then one Put per message, then one
+ * Update per sequence counter the write moves (after the Puts, so business action indexes in a
+ * TransactionConditionError stay as given). Each message is checked first: plain JSON payload, valid envelope, a
+ * wire size the queue accepts, and no `orderKey` or `seq` of its own; messages of ordered topics get theirs here.
  */
 export function outboxTransaction(
   write: OutboxWrite,
-  options: Omit<OutboxWriterOptions, 'client'> & { readonly now: Date },
+  options: OutboxTransactionOptions,
 ): TransactWriteAction[] {
   const dueShards = OutboxSettings.dueShards.validate(
     options.dueShards ?? OutboxSettings.dueShards.defaultValue ?? 1,
@@ -65,7 +115,13 @@ export function outboxTransaction(
     options.streamGraceMs ?? OutboxSettings.streamGraceMs.defaultValue ?? 0,
   );
   const maximumBytes = options.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES;
-  const messagePuts = write.messages.map((message): TransactWriteAction => {
+  const sequenced = assignSeqs(write.messages, {
+    ordering: options.ordering,
+    aggregateVersions: write.aggregateVersions,
+    lastSeqs: options.lastSeqs,
+  });
+  const counterUpdates = counterUpdatesOf(sequenced.counters, options.sequenceTable);
+  const messagePuts = sequenced.messages.map((message): TransactWriteAction => {
     assertValidMessage(message);
     const actualBytes = messageSizeBytes(message);
     if (actualBytes > maximumBytes)
@@ -80,7 +136,22 @@ export function outboxTransaction(
       },
     };
   });
-  return [...write.actions, ...messagePuts];
+  return [...write.actions, ...messagePuts, ...counterUpdates];
+}
+
+/** The counters' updates; a ConfigError naming SEQUENCE_TABLE when there are counters but no table. */
+function counterUpdatesOf(
+  counters: readonly CounterAdvance[],
+  sequenceTable: string | undefined,
+): TransactWriteAction[] {
+  if (counters.length === 0) return [];
+  if (sequenceTable === undefined) {
+    throw new ConfigError(
+      `SEQUENCE_TABLE is not set, and ${counters.map((counter) => counter.orderKey).join(', ')} of an ordered topic ` +
+        "must be numbered from it: set it, or give the aggregate's version in the write's aggregateVersions",
+    );
+  }
+  return counters.map((counter) => counterUpdate(sequenceTable, counter));
 }
 
 /** A write whose large payloads were moved into claim-check objects. */
@@ -128,9 +199,14 @@ function assertNoClaimCheckMarker(message: Envelope): void {
  * Commits business items and outbox messages in ONE DynamoDB transaction: either the order and its
  * `order.created` message both exist, or neither does (and no stream record is produced). With `claimCheck`, the
  * payload of a message larger than the threshold is put in S3 first and the message carries a reference to it.
+ * Messages of an ordered topic (`ordering`) are numbered per order key: from `aggregateVersions`, or from the
+ * sequence table's counter, read before and moved in the same transaction — when another writer took the next seq
+ * first, the write is numbered again and retried, up to {@link SEQUENCE_ATTEMPTS} times in all.
  * Throws, before anything is sent: InvalidMessageError (a payload that is not plain JSON, with the path of the
- * offending value), MessageTooLargeError (larger than the queue accepts), TransactionLimitError (a DynamoDB
- * limit); and TransactionConditionError (each action's reason, business actions first) when a condition fails.
+ * offending value; an `orderKey` or `seq` set by the caller), MessageTooLargeError (larger than the queue accepts),
+ * TransactionLimitError (a DynamoDB limit), ConfigError (an ordered message to number without SEQUENCE_TABLE);
+ * TransactionConditionError (each action's reason, business actions first) when a condition fails; and
+ * SequenceConflictError when other writers kept taking the next seq first (nothing is written).
  * @example
  * await writeWithOutbox(options, {
  *   actions: [{ Put: { TableName: ordersTable, Item: order, ConditionExpression: 'attribute_not_exists(orderId)' } }],
@@ -143,14 +219,62 @@ export async function writeWithOutbox(options: OutboxWriterOptions, write: Outbo
   for (const message of write.messages) assertNoClaimCheckMarker(message);
   const checked =
     options.claimCheck === undefined ? { write, objects: [] } : claimCheckWrite(write, options.claimCheck);
-  const actions = outboxTransaction(checked.write, { ...options, now });
-  // Refused before any object is stored, so a write DynamoDB would refuse leaves nothing behind at all.
-  assertWithinTransactionLimits(actions);
+  // Refused before any object is stored, so a write DynamoDB would refuse leaves nothing behind at all. Counters
+  // taken as absent: the counters' values do not change what is checked (the number of actions, the sizes).
+  assertWithinTransactionLimits(outboxTransaction(checked.write, { ...options, now }));
   // Objects first, then the transaction: a committed message always finds its object, and an object whose
   // transaction fails is never referenced and expires with the bucket's lifecycle rule on the prefix.
   const store = options.claimCheck?.store;
   if (store !== undefined) await Promise.all(checked.objects.map((object) => store.put(object)));
-  // The first message id as the idempotency token: if the SDK retries a write whose response was lost,
-  // DynamoDB answers the retry with success instead of failing the order's own condition (a false 409).
-  await transactWrite(options.client, actions, write.messages[0]?.messageId);
+  const orderKeys = countedOrderKeys(checked.write.messages, {
+    ordering: options.ordering,
+    aggregateVersions: write.aggregateVersions,
+  });
+  const firstMessageId = write.messages[0]?.messageId ?? '';
+  if (orderKeys.length === 0 || options.sequenceTable === undefined) {
+    // The first message id as the idempotency token: if the SDK retries a write whose response was lost,
+    // DynamoDB answers the retry with success instead of failing the order's own condition (a false 409).
+    await transactWrite(
+      options.client,
+      outboxTransaction(checked.write, { ...options, now }),
+      firstMessageId,
+    );
+    return;
+  }
+  const counters = { client: options.client, sequenceTable: options.sequenceTable, orderKeys };
+  for (let attempt = 1; attempt <= SEQUENCE_ATTEMPTS; attempt += 1) {
+    const lastSeqs = await readLastSeqs(counters);
+    const actions = outboxTransaction(checked.write, { ...options, now, lastSeqs });
+    try {
+      // The token names the counters read, since the seqs (the content) follow from them: a retry of the same
+      // attempt is recognised, and a new attempt is never mistaken for one already sent.
+      await transactWrite(options.client, actions, `${firstMessageId}-${countersTag(orderKeys, lastSeqs)}`);
+      return;
+    } catch (error) {
+      if (!lostTheSequenceRace(error, actions.length - orderKeys.length)) throw error;
+    }
+  }
+  throw new SequenceConflictError({ orderKeys, attempts: SEQUENCE_ATTEMPTS });
+}
+
+/**
+ * Whether only counter conditions failed (the actions from `firstCounter` on): another writer took a seq the
+ * write read as free. A business action's or a message's failed condition is the caller's to see, as it is.
+ */
+function lostTheSequenceRace(error: unknown, firstCounter: number): boolean {
+  if (!(error instanceof TransactionConditionError)) return false;
+  const failed = error.failedActions;
+  return failed.length > 0 && failed.every((index) => index >= firstCounter);
+}
+
+/**
+ * A short tag of the counters' values read: 32-bit FNV-1a in base 36, at most 7 characters, so the token
+ * (`<messageId>-<tag>`, at most 34) stays within DynamoDB's 36.
+ */
+function countersTag(orderKeys: readonly string[], lastSeqs: ReadonlyMap<string, number>): string {
+  let hash = 0x811c9dc5;
+  for (const char of orderKeys.map((orderKey) => `${orderKey}=${lastSeqs.get(orderKey) ?? 0};`).join('')) {
+    hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
+  }
+  return hash.toString(36);
 }

@@ -12,6 +12,7 @@ import {
 import { DEFAULT_VISIBILITY_BACKOFF, MAX_VISIBILITY_SECONDS } from '../consumer/failure-handling.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox.ts';
 import { topicSchema } from '../message/envelope.ts';
+import { MAX_GAP_TIMEOUT_MS, type OrderedTopic, scopeSchema } from '../ordering/ordering.ts';
 import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS, MAX_DUE_SHARDS } from '../outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS, MAX_CONFIRM_DEADLINE_MS } from '../outbox/outbox-store.ts';
 import { DEFAULT_RETENTION_DAYS } from '../outbox/transition-updates.ts';
@@ -32,6 +33,21 @@ const bucketName = z
 
 /** An SQS queue URL. */
 const queueUrl = z.url('must be a queue URL');
+
+/** The shortest gap timeout: a consumer holds an early message at least this long before its gap is alarmed. */
+const MIN_GAP_TIMEOUT_MS = 1_000;
+
+/** One ordered topic's scope and gap timeout, as ORDERED_TOPICS spells it. */
+const orderedTopicSchema = z.strictObject({
+  scope: scopeSchema,
+  gapTimeoutMs: z
+    .number({ error: `must be an integer from ${MIN_GAP_TIMEOUT_MS} to ${MAX_GAP_TIMEOUT_MS}` })
+    .check(
+      z.int(`must be an integer from ${MIN_GAP_TIMEOUT_MS} to ${MAX_GAP_TIMEOUT_MS}`),
+      z.minimum(MIN_GAP_TIMEOUT_MS, `must be an integer from ${MIN_GAP_TIMEOUT_MS} to ${MAX_GAP_TIMEOUT_MS}`),
+      z.maximum(MAX_GAP_TIMEOUT_MS, `must be an integer from ${MIN_GAP_TIMEOUT_MS} to ${MAX_GAP_TIMEOUT_MS}`),
+    ),
+}) satisfies z.ZodMiniType<OrderedTopic>;
 
 /** SQS's redrive policy allows 1–1000 receives. */
 const MAX_RECEIVE_COUNT = 1_000;
@@ -162,6 +178,23 @@ export const OutboxSettings = {
     max: MAX_CLAIM_CHECK_THRESHOLD_BYTES,
     defaultValue: DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
   }),
+  orderedTopics: jsonSetting(
+    {
+      name: 'ORDERED_TOPICS',
+      description:
+        'JSON object: ordered topic → {scope, gapTimeoutMs}; a topic not listed is unordered (the default: none)',
+      defaultValue: {},
+    },
+    z.record(topicSchema, orderedTopicSchema),
+  ),
+  sequenceTable: textSetting(
+    {
+      name: 'SEQUENCE_TABLE',
+      description:
+        "the table of each order key's last seq, for ordered messages written without an aggregate version",
+    },
+    tableName,
+  ),
 } as const;
 
 /** The variables the shipped archiver reads. */
@@ -169,7 +202,8 @@ export const ARCHIVER_SETTINGS = [OutboxSettings.archiveBucket] as const;
 
 /**
  * The variables the shipped stream relay reads. DUE_SHARDS because a message the relay fails is filed in the
- * attention index under its due shard, which the admin must find.
+ * attention index under its due shard, which the admin must find; ORDERED_TOPICS because it sends the messages
+ * of one order key in seq order.
  */
 export const RELAY_SETTINGS = [
   OutboxSettings.outboxTable,
@@ -178,6 +212,7 @@ export const RELAY_SETTINGS = [
   OutboxSettings.confirmDeadlineMs,
   OutboxSettings.retentionDays,
   OutboxSettings.dueShards,
+  OutboxSettings.orderedTopics,
 ] as const;
 
 /** The variables the shipped sweeper reads. */
@@ -189,7 +224,7 @@ export const SWEEPER_SETTINGS = [
 
 /**
  * The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm,
- * CLAIM_CHECK_BUCKET only to read claim-checked payloads).
+ * CLAIM_CHECK_BUCKET only to read claim-checked payloads, ORDERED_TOPICS for the ordering of its topics).
  */
 export const CONSUMER_SETTINGS = [
   OutboxSettings.inboxTable,
@@ -202,11 +237,13 @@ export const CONSUMER_SETTINGS = [
   OutboxSettings.visibilityBackoffBaseSeconds,
   OutboxSettings.visibilityBackoffMaxSeconds,
   OutboxSettings.claimCheckBucket,
+  OutboxSettings.orderedTopics,
 ] as const;
 
 /**
  * The variables the admin core reads (`adminDeps`): the outbox and its indexes, the audit trail, each topic's
- * queue, dead-letter queue and delivery inbox (for erase), and the retention a cancel sets.
+ * queue, dead-letter queue and delivery inbox (for erase), the retention a cancel sets, and the ordered topics
+ * (to skip a gap in an order key).
  */
 export const ADMIN_SETTINGS = [
   OutboxSettings.outboxTable,
@@ -218,13 +255,19 @@ export const ADMIN_SETTINGS = [
   OutboxSettings.retentionDays,
   // Only to erase claim-checked payloads with their messages.
   OutboxSettings.claimCheckBucket,
+  OutboxSettings.orderedTopics,
 ] as const;
 
-/** The variables a writer reads with `outboxWriterFromEnv` (CLAIM_CHECK_BUCKET only to claim-check payloads). */
+/**
+ * The variables a writer reads with `outboxWriterFromEnv` (CLAIM_CHECK_BUCKET only to claim-check payloads,
+ * SEQUENCE_TABLE only when a topic is ordered and a message comes without its aggregate's version).
+ */
 export const WRITER_SETTINGS = [
   OutboxSettings.outboxTable,
   OutboxSettings.dueShards,
   OutboxSettings.streamGraceMs,
   OutboxSettings.claimCheckBucket,
   OutboxSettings.claimCheckThresholdBytes,
+  OutboxSettings.orderedTopics,
+  OutboxSettings.sequenceTable,
 ] as const;

@@ -13,6 +13,7 @@ import { readSetting, type Setting } from '../../../shared/settings/setting.ts';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
 const fast: RetryPolicy = { baseDelayMs: 500, multiplier: 3, maxDelayMs: 30_000, maxAttempts: 4 };
+const ordered = { scope: 'order', gapTimeoutMs: 300_000 };
 
 type SettingKey = keyof typeof OutboxSettings;
 
@@ -58,6 +59,17 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
   },
   // 1 KiB to 240 KiB: a kept-inline message still fits SQS's 256 KiB with the dead-letter reason attributes.
   claimCheckThresholdBytes: { valid: ['65536', 65_536], malformed: ['1023', '245761', '64k', '6.5e4'] },
+  orderedTopics: {
+    valid: [JSON.stringify({ 'order.created': ordered }), { 'order.created': ordered }],
+    malformed: [
+      '[]',
+      JSON.stringify({ 'order.created': 'order' }),
+      JSON.stringify({ 'order.created': { scope: 'Order', gapTimeoutMs: 300_000 } }),
+      JSON.stringify({ 'order.created': { scope: 'order', gapTimeoutMs: 999 } }),
+      JSON.stringify({ 'order.created': { scope: 'order' } }),
+    ],
+  },
+  sequenceTable: { valid: ['outbox-sequences', 'outbox-sequences'], malformed: ['', 'sq', 'seq table'] },
 };
 
 const settings = Object.entries(OutboxSettings) as [SettingKey, Setting<unknown>][];
@@ -124,6 +136,7 @@ describe('OutboxSettings', () => {
       VISIBILITY_BACKOFF_BASE_SECONDS: 10,
       VISIBILITY_BACKOFF_MAX_SECONDS: 900,
       CLAIM_CHECK_THRESHOLD_BYTES: 65_536,
+      ORDERED_TOPICS: {},
     });
   });
 
@@ -149,6 +162,7 @@ describe('OutboxSettings', () => {
       'MAX_RECEIVE_COUNT',
       'ARCHIVE_BUCKET',
       'CLAIM_CHECK_BUCKET',
+      'SEQUENCE_TABLE',
     ]);
   });
 });
@@ -187,6 +201,58 @@ describe('TOPIC_QUEUES', () => {
     if (setting === undefined) throw new Error(`no setting ${name}`);
     expect(() => readSetting({ [name]: '{"__proto__":{"x":1}}' }, setting as Setting<unknown>)).toThrow(
       new RegExp(`${name} has a "__proto__" key`),
+    );
+  });
+});
+
+describe('ORDERED_TOPICS', () => {
+  const read = (raw: string) => readSetting({ ORDERED_TOPICS: raw }, OutboxSettings.orderedTopics);
+
+  it('maps each ordered topic to its scope and gap timeout; topics of one scope share it', () => {
+    const cancelled = { scope: 'order', gapTimeoutMs: 1_000 };
+
+    expect(read(JSON.stringify({ 'order.created': ordered, 'order.cancelled': cancelled }))).toEqual({
+      'order.created': ordered,
+      'order.cancelled': cancelled,
+    });
+  });
+
+  it('reads an absent variable as no ordered topic', () => {
+    expect(readSetting({}, OutboxSettings.orderedTopics)).toEqual({});
+  });
+
+  it('accepts the boundaries: a 1 s and a 12 h gap timeout, a 32-character scope', () => {
+    const widest = { scope: `a${'-'.repeat(30)}9`, gapTimeoutMs: 12 * 3_600_000 };
+
+    expect(read(JSON.stringify({ 'a.b': { scope: 'a', gapTimeoutMs: 1_000 }, 'c.d': widest }))).toEqual({
+      'a.b': { scope: 'a', gapTimeoutMs: 1_000 },
+      'c.d': widest,
+    });
+  });
+
+  it.each([
+    ['a scope with capitals', { scope: 'Order', gapTimeoutMs: 300_000 }, /scope/],
+    ['a scope with a #', { scope: 'order#1', gapTimeoutMs: 300_000 }, /scope/],
+    ['an empty scope', { scope: '', gapTimeoutMs: 300_000 }, /scope/],
+    ['a 33-character scope', { scope: 'a'.repeat(33), gapTimeoutMs: 300_000 }, /scope/],
+    ['a gap timeout under 1 s', { scope: 'order', gapTimeoutMs: 999 }, /gapTimeoutMs/],
+    ['a gap timeout over 12 h', { scope: 'order', gapTimeoutMs: 12 * 3_600_000 + 1 }, /gapTimeoutMs/],
+    ['a fractional gap timeout', { scope: 'order', gapTimeoutMs: 1_000.5 }, /gapTimeoutMs/],
+    ['a gap timeout given as text', { scope: 'order', gapTimeoutMs: '300000' }, /gapTimeoutMs/],
+    ['no gap timeout', { scope: 'order' }, /gapTimeoutMs/],
+    ['an unknown field', { ...ordered, fifo: true }, /fifo/],
+    ['"none" instead of an object', 'none', /expected object/],
+  ])('refuses %s, naming ORDERED_TOPICS, the topic and the field', (_case, value, field) => {
+    const error = configErrorFor(OutboxSettings.orderedTopics, JSON.stringify({ 'order.created': value }));
+
+    expect(error.message).toMatch(/^ORDERED_TOPICS is invalid: /);
+    expect(error.message).toContain('order.created');
+    expect(error.message).toMatch(field);
+  });
+
+  it('refuses a topic that is not dotted lowercase', () => {
+    expect(configErrorFor(OutboxSettings.orderedTopics, JSON.stringify({ Orders: ordered })).message).toMatch(
+      /^ORDERED_TOPICS is invalid: /,
     );
   });
 });
@@ -268,6 +334,7 @@ describe('what each shipped function reads', () => {
       'CONFIRM_DEADLINE_MS',
       'RETENTION_DAYS',
       'DUE_SHARDS',
+      'ORDERED_TOPICS',
     ]);
   });
 
@@ -289,6 +356,7 @@ describe('what each shipped function reads', () => {
       'DUE_SHARDS',
       'RETENTION_DAYS',
       'CLAIM_CHECK_BUCKET',
+      'ORDERED_TOPICS',
     ]);
   });
 
@@ -310,17 +378,20 @@ describe('what each shipped function reads', () => {
         'VISIBILITY_BACKOFF_BASE_SECONDS',
         'VISIBILITY_BACKOFF_MAX_SECONDS',
         'CLAIM_CHECK_BUCKET',
+        'ORDERED_TOPICS',
       ].sort(),
     );
   });
 
-  it('a writer: the outbox table, what the sweeper must agree on, and the claim check', () => {
+  it('a writer: the outbox table, what the sweeper must agree on, the claim check and the ordering', () => {
     expect(names(WRITER_SETTINGS)).toEqual([
       'OUTBOX_TABLE',
       'DUE_SHARDS',
       'STREAM_GRACE_MS',
       'CLAIM_CHECK_BUCKET',
       'CLAIM_CHECK_THRESHOLD_BYTES',
+      'ORDERED_TOPICS',
+      'SEQUENCE_TABLE',
     ]);
   });
 });

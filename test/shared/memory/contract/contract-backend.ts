@@ -37,7 +37,14 @@ export interface ContractBackend {
 export const CONTRACT_TABLE_SCHEMAS = {
   outbox: {
     ...MEMORY_TABLE_SCHEMAS.outbox,
-    attributeTypes: { messageId: 'S', dueShard: 'S', nextAttemptAt: 'S', aggregateId: 'S' },
+    attributeTypes: {
+      messageId: 'S',
+      dueShard: 'S',
+      nextAttemptAt: 'S',
+      aggregateId: 'S',
+      orderKey: 'S',
+      seq: 'N',
+    },
   },
   inbox: { ...MEMORY_TABLE_SCHEMAS.inbox, attributeTypes: { messageId: 'S' } },
   orders: { ...MEMORY_TABLE_SCHEMAS.orders, attributeTypes: { orderId: 'S' } },
