@@ -12,6 +12,8 @@ export interface TopicConsumeCounts {
   deadLettered: number;
   /** Messages put back on the queue as fresh copies after losing to concurrent transactions. */
   requeued: number;
+  /** Ordered topics: messages held until their predecessor is applied (applied later, when it is). */
+  parked: number;
   /** For each message this delivery confirmed: milliseconds from the envelope's `createdAt` to the confirmation. */
   confirmLatenciesMs: number[];
 }
@@ -30,6 +32,7 @@ export function consumeCountsOf(counts: ConsumeCountsByTopic, topic: string): To
     rejected: 0,
     deadLettered: 0,
     requeued: 0,
+    parked: 0,
     confirmLatenciesMs: [],
   };
   Object.defineProperty(counts, topic, {

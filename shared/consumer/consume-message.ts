@@ -11,10 +11,11 @@ import {
 } from '../transaction/retry-conflicts.ts';
 import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
-import { inboxPut } from './inbox.ts';
+import { APPLIED, inboxPut } from './inbox.ts';
+import { isOrdered } from './order-cursor.ts';
+import { consumeOrdered } from './ordered-consume.ts';
 
-/** Outcome recorded for an effect that committed. */
-export const APPLIED = 'APPLIED';
+export { APPLIED } from './inbox.ts';
 
 /** What a topic's consumer wants done for a message. */
 export type EffectPlan =
@@ -22,7 +23,12 @@ export type EffectPlan =
    * Apply `actions` (committed with the inbox row). If one of their conditions fails (e.g. not enough
    * stock), nothing is applied and `onConditionFailure` is recorded as the business outcome instead.
    */
-  | { readonly apply: readonly TransactWriteAction[]; readonly onConditionFailure: string }
+  | {
+      readonly apply: readonly TransactWriteAction[];
+      readonly onConditionFailure: string;
+      /** The business outcome recorded when the actions commit (e.g. `RELEASED`). @default 'APPLIED' */
+      readonly outcome?: string;
+    }
   /** Apply nothing and record this business outcome (e.g. an order this service declines). */
   | { readonly reject: string };
 
@@ -62,11 +68,43 @@ export interface ConsumeDeps {
 
 /** What consuming one message did. */
 export interface ConsumeResult {
-  /** APPLIED: the effect committed now. REJECTED: a business outcome was recorded. DUPLICATE: seen before. */
-  readonly kind: 'APPLIED' | 'REJECTED' | 'DUPLICATE';
-  /** The outcome stored in the inbox (for a duplicate, the earlier one when DynamoDB returned it). */
+  /**
+   * APPLIED: the effect committed now. REJECTED: a business outcome was recorded. DUPLICATE: seen before.
+   * PARKED (ordered topics): held until its predecessor is applied; acknowledged, not confirmed.
+   */
+  readonly kind: 'APPLIED' | 'REJECTED' | 'DUPLICATE' | 'PARKED';
+  /**
+   * The outcome stored in the inbox (for a duplicate, the earlier one when DynamoDB returned it, else `UNKNOWN`);
+   * `PARKED` for a parked message.
+   */
   readonly outcome: string;
   readonly confirmation: ConfirmOutcome | undefined;
+  /**
+   * Ordered topics only: the parked successors applied right after this message, in seq order, each confirmed
+   * in the producer's outbox with its outcome.
+   */
+  readonly drained?: readonly DrainedMessage[];
+  /**
+   * Ordered topics only: the parked successor whose apply failed; it stays parked, and its error is here for the
+   * caller to retry it as a message of its own.
+   */
+  readonly drainFailure?: DrainFailure;
+}
+
+/** A parked message applied after its predecessor. */
+export interface DrainedMessage {
+  /** The message as it was received and parked (a claim-checked payload is its reference). */
+  readonly message: Envelope;
+  readonly kind: 'APPLIED' | 'REJECTED' | 'DUPLICATE';
+  readonly outcome: string;
+  readonly confirmation: ConfirmOutcome | undefined;
+}
+
+/** A parked message that could not be applied after its predecessor, and why. */
+export interface DrainFailure {
+  /** The message as it was received and parked. */
+  readonly message: Envelope;
+  readonly error: unknown;
 }
 
 /**
@@ -77,6 +115,12 @@ export interface ConsumeResult {
  * record is retried. Afterwards the producer's message is confirmed, with the outcome. A claim-checked payload is
  * read from S3 and verified first; a missing or altered object fails the message, which is never applied
  * without its payload.
+ *
+ * A message of an ordered topic (it carries `orderKey` and `seq`) is applied only right after its predecessor: its
+ * transaction also moves the order key's cursor from `seq - 1` to `seq` (a rejection moves it too). One that
+ * arrives early is parked (acknowledged, not confirmed) and applied, then confirmed, once its predecessor has
+ * been: each apply drains the parked successors that follow it. A copy of a message at or behind the cursor
+ * is a duplicate.
  * @example
  * const result = await consumeMessage(envelope, planStockReservation(inventoryTable), deps);
  */
@@ -85,6 +129,7 @@ export async function consumeMessage(
   plan: PlanEffect,
   deps: ConsumeDeps,
 ): Promise<ConsumeResult> {
+  if (isOrdered(received)) return consumeOrdered(received, plan, deps);
   // The plan always sees the payload as it was written, fetched and verified when it was claim-checked.
   const message = await resolveClaimCheck(received, deps.claimCheck);
   const decided = plan(message);
@@ -108,8 +153,9 @@ async function applyOnce(
   deps: ConsumeDeps,
 ): Promise<Omit<ConsumeResult, 'confirmation'>> {
   try {
-    await transactWrite(deps.client, [inboxRow(message, APPLIED, deps), ...plan.apply]);
-    return { kind: 'APPLIED', outcome: APPLIED };
+    const outcome = plan.outcome ?? APPLIED;
+    await transactWrite(deps.client, [inboxRow(message, outcome, deps), ...plan.apply]);
+    return { kind: 'APPLIED', outcome };
   } catch (error) {
     if (!(error instanceof TransactionConditionError)) throw error;
     // Action 0 is the inbox put: its condition failing means this message was processed before.

@@ -3,6 +3,9 @@ import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 /** Key of the inbox table (the consumer's dedupe record). */
 export const INBOX_KEYS = { partitionKey: 'messageId', ttlAttribute: 'expiresAt' } as const;
 
+/** Outcome recorded for an effect that committed. */
+export const APPLIED = 'APPLIED';
+
 /** Days an inbox row is kept; must outlast every redelivery (see `redeliveryHorizonMs`). */
 export const DEFAULT_INBOX_RETENTION_DAYS = 30;
 

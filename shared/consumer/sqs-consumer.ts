@@ -1,4 +1,9 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import {
+  BatchProcessor,
+  EventType,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { PoisonMessageError } from '../errors.ts';
 import type { LogSink } from '../lambda/log-sink.ts';
@@ -6,8 +11,15 @@ import { type Envelope, parseEnvelope } from '../message/envelope.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
 import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
 import { type ConsumeCountsByTopic, consumeCountsOf, type TopicConsumeCounts } from './consume-counts.ts';
-import { type ConsumeDeps, type ConsumeResult, consumeMessage, type PlanEffect } from './consume-message.ts';
-import { type FailureHandling, handleFailedRecord } from './failure-handling.ts';
+import {
+  type ConsumeDeps,
+  type ConsumeResult,
+  consumeMessage,
+  type DrainedMessage,
+  type DrainFailure,
+  type PlanEffect,
+} from './consume-message.ts';
+import { type FailureHandling, handleFailedRecord, visibilityTimeoutSeconds } from './failure-handling.ts';
 import { scheduleByKeys } from './key-scheduler.ts';
 
 /**
@@ -18,6 +30,9 @@ export type ConflictKeys = (message: Envelope) => readonly string[];
 
 /** The default: every record shares this one key, so a batch is applied one record after another. */
 const WHOLE_BATCH: readonly string[] = ['batch'];
+
+/** Before the order key in the conflict key every ordered record gets. */
+const ORDER_CONFLICT_PREFIX = 'orderKey:';
 
 /** Everything an SQS consumer needs besides the event. */
 export interface SqsConsumer {
@@ -34,7 +49,8 @@ export interface SqsConsumer {
    * return every item your plan writes or checks. A record whose envelope cannot be read has no key (it fails
    * alone); a record for which this throws fails with that error. A claim-checked message is seen here with its
    * reference, not its payload (fetched later): give it a key of its own, and its transaction is retried on a
-   * conflict like any other.
+   * conflict like any other. A message of an ordered topic also gets its order key as a key, so one aggregate's
+   * messages of a batch apply one after another, in batch order.
    * @default every record shares one key: the batch is applied one record after another
    */
   readonly conflictKeys?: ConflictKeys;
@@ -50,7 +66,8 @@ export interface ConsumedSqsBatch {
  * The consumer function's core: consumes each SQS record exactly once in effect and reports the records
  * that failed transiently as partial batch failures, so only they are redelivered. With `failures`, a
  * failed record is also given an exponential visibility backoff, and a poison message (or one on its last
- * receive) is dead-lettered at once with its reason.
+ * receive) is dead-lettered at once with its reason. On a FIFO queue a failed record fails only the records of
+ * its message group that follow it; the other groups go on.
  */
 export async function consumeSqsBatch(
   event: SQSEvent,
@@ -76,14 +93,22 @@ export async function consumeSqsEvent(
   const records = Array.isArray(event.Records) ? event.Records : [];
   const reads = records.map((record) => readRecord(record, consumer.conflictKeys ?? (() => WHOLE_BATCH)));
   const scheduler = scheduleByKeys(reads.map((read) => read.keys));
+  const fifo = records.some(isFifoRecord);
   const positions = positionsOf(records);
   const consumeRecord = async (record: SQSRecord, read: RecordRead) => {
     try {
       if ('failure' in read) throw read.failure;
       const { message } = read;
       const result = await consumeMessage(message, plan, deps);
-      countConsumed(consumeCountsOf(topics, message.topic), { message, result, confirmedBy: deps.clock() });
-      logger.info('consumed message', { ...namesOf(message), ...result });
+      const { drained, drainFailure, ...own } = result;
+      countConsumed(consumeCountsOf(topics, message.topic), {
+        message,
+        result: own,
+        confirmedBy: deps.clock(),
+      });
+      logger.info('consumed message', { ...namesOf(message), ...own });
+      for (const next of drained ?? []) countDrained(topics, { drained: next, consumer });
+      if (drainFailure !== undefined) await retryParked(topics, { failed: drainFailure, record, consumer });
       return result;
     } catch (error) {
       if (failures === undefined) throw error;
@@ -111,8 +136,20 @@ export async function consumeSqsEvent(
     if (index === undefined || read === undefined) {
       return Promise.reject(new RangeError(`SQS message ${record.messageId} is not in the batch`));
     }
-    return scheduler.run(index, () => consumeRecord(record, read));
+    // A FIFO batch is processed one record after another in batch order, so nothing needs holding back; and a
+    // record the processor skips (its group failed earlier) never runs, so it could not release its keys.
+    return fifo ? consumeRecord(record, read) : scheduler.run(index, () => consumeRecord(record, read));
   };
+  if (fifo) {
+    // One aggregate is one message group: a failed record fails the rest of its group (SQS redelivers them in
+    // order), and only its group: the other aggregates of the batch go on.
+    const response = await processPartialResponse(event, recordHandler, new SqsFifoPartialProcessorAsync(), {
+      context,
+      throwOnFullBatchFailure: false,
+      skipGroupOnError: true,
+    });
+    return { response, topics };
+  }
   // A processor per batch: it holds the batch's successes and failures.
   const response = await processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
     context,
@@ -126,14 +163,75 @@ export async function consumeSqsEvent(
   return { response, topics };
 }
 
+/** A parked message applied after its predecessor: counted and logged under its own topic. */
+function countDrained(
+  topics: ConsumeCountsByTopic,
+  counting: { readonly drained: DrainedMessage; readonly consumer: SqsConsumer },
+): void {
+  const { drained, consumer } = counting;
+  const { message, ...result } = drained;
+  countConsumed(consumeCountsOf(topics, message.topic), {
+    message,
+    result,
+    confirmedBy: consumer.deps.clock(),
+  });
+  consumer.logger.info('consumed parked message', { ...namesOf(message), ...result });
+}
+
+/**
+ * A parked message whose apply failed after its predecessor's: it stays parked, and a fresh copy of it is put
+ * back on the queue, so it is retried (with backoff, then dead-lettered with its reason) as a message of its own
+ * rather than failing the record that drained it, which has been applied. Without failure handling it is only
+ * logged: the sweeper's reconciliation resends it.
+ */
+async function retryParked(
+  topics: ConsumeCountsByTopic,
+  retrying: { readonly failed: DrainFailure; readonly record: SQSRecord; readonly consumer: SqsConsumer },
+): Promise<void> {
+  const { failed, record, consumer } = retrying;
+  const names = { ...namesOf(failed.message), error: String(failed.error) };
+  const { failures } = consumer;
+  if (failures === undefined) {
+    consumer.logger.warn('parked message failed', names);
+    return;
+  }
+  const delaySeconds = visibilityTimeoutSeconds(1, failures.backoff, failures.random);
+  await failures.queues.requeue(failures.sourceQueueUrl, parkedRecord(record, failed.message), delaySeconds);
+  consumeCountsOf(topics, failed.message.topic).requeued += 1;
+  consumer.logger.warn('parked message failed', { ...names, disposition: 'REQUEUED' });
+}
+
+/** An SQS record carrying a parked message, as the relay would have sent it, for its requeue. */
+function parkedRecord(drainedBy: SQSRecord, message: Envelope): SQSRecord {
+  return {
+    ...drainedBy,
+    // On a FIFO queue this is the copy's deduplication id; its group is its order key, as the relay sends it.
+    messageId: `parked-${message.messageId}-${message.seq ?? 0}`,
+    body: JSON.stringify(message),
+    attributes: {
+      ...drainedBy.attributes,
+      ...(message.orderKey === undefined ? {} : { MessageGroupId: message.orderKey }),
+    },
+    messageAttributes: {
+      [MESSAGE_ATTRIBUTES.messageId]: { dataType: 'String', stringValue: message.messageId },
+      [MESSAGE_ATTRIBUTES.topic]: { dataType: 'String', stringValue: message.topic },
+    },
+  };
+}
+
 /** Counts one consumed message; a confirmation made now gives a latency (a duplicate's earlier one does not). */
 function countConsumed(
   counts: TopicConsumeCounts,
-  consumed: { readonly message: Envelope; readonly result: ConsumeResult; readonly confirmedBy: Date },
+  consumed: {
+    readonly message: Envelope;
+    readonly result: Pick<ConsumeResult, 'kind' | 'confirmation'>;
+    readonly confirmedBy: Date;
+  },
 ): void {
   const { message, result, confirmedBy } = consumed;
   if (result.kind === 'APPLIED') counts.applied += 1;
   else if (result.kind === 'REJECTED') counts.rejected += 1;
+  else if (result.kind === 'PARKED') counts.parked += 1;
   else counts.duplicates += 1;
   const created = Date.parse(message.createdAt);
   if (result.confirmation === 'CONFIRMED' && Number.isFinite(created)) {
@@ -141,9 +239,26 @@ function countConsumed(
   }
 }
 
-/** The names every per-message log line carries. */
-function namesOf(message: Envelope): { messageId: string; topic: string; aggregateId: string } {
-  return { messageId: message.messageId, topic: message.topic, aggregateId: message.aggregateId };
+/** The names every per-message log line carries (and an ordered message's order key and seq). */
+function namesOf(message: Envelope): {
+  messageId: string;
+  topic: string;
+  aggregateId: string;
+  orderKey?: string;
+  seq?: number;
+} {
+  return {
+    messageId: message.messageId,
+    topic: message.topic,
+    aggregateId: message.aggregateId,
+    ...(message.orderKey === undefined ? {} : { orderKey: message.orderKey }),
+    ...(message.seq === undefined ? {} : { seq: message.seq }),
+  };
+}
+
+/** Whether a record comes from a FIFO queue (only those carry a message group). */
+function isFifoRecord(record: SQSRecord): boolean {
+  return record.attributes?.MessageGroupId !== undefined || record.eventSourceARN?.endsWith('.fifo') === true;
 }
 
 /** The names of a record whose envelope cannot be read, from the attributes the relay sets. */
@@ -171,7 +286,9 @@ function readRecord(record: SQSRecord, conflictKeys: ConflictKeys): RecordRead {
     return { keys: [], failure: error };
   }
   try {
-    return { keys: conflictKeys(message), message };
+    // One aggregate's messages apply in batch order (its cursor would refuse the later one first otherwise).
+    const ordering = message.orderKey === undefined ? [] : [`${ORDER_CONFLICT_PREFIX}${message.orderKey}`];
+    return { keys: [...conflictKeys(message), ...ordering], message };
   } catch (error) {
     return { keys: [], message, failure: error };
   }

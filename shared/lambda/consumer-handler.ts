@@ -112,8 +112,10 @@ export function consumerParts(
  * An SQS consumer as a Lambda handler: each message is applied exactly once in effect (the inbox row and
  * your plan's actions commit in one transaction), the producer's outbox is told, a transient failure is
  * retried alone with backoff, and a message that can never be processed is dead-lettered with its reason.
- * It publishes MessagesApplied, DuplicatesSuppressed, BusinessRejections, DeadLettered, Requeued and
- * ConfirmLatencyMs per topic, and traces its SDK calls (the invocation joins the producer's trace through the
+ * Messages of an ordered topic are applied in their order per aggregate (one that arrives early is parked until
+ * its predecessor is applied); on a FIFO queue a failed record holds back only its own message group.
+ * It publishes MessagesApplied, DuplicatesSuppressed, BusinessRejections, DeadLettered, Requeued,
+ * MessagesParked (ordered topics) and ConfirmLatencyMs per topic, and traces its SDK calls (the invocation joins the producer's trace through the
  * message's `AWSTraceHeader`). Deploy it with `TransactionalOutbox.addConsumer`, which sets its environment
  * and grants.
  * @example

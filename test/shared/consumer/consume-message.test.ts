@@ -93,6 +93,17 @@ describe('consumeMessage', () => {
     ]);
   });
 
+  it('records the outcome the plan names for its committed effect (a release, say) instead of APPLIED', async () => {
+    const release: PlanEffect = (received) => ({ ...reserve(received), outcome: 'RELEASED' });
+
+    const result = await consumeMessage(message, release, deps);
+
+    expect(result).toEqual({ kind: 'APPLIED', outcome: 'RELEASED', confirmation: 'CONFIRMED' });
+    expect(transactions()).toEqual([
+      [expectedInboxPut('RELEASED'), stockUpdate('SKU-1', 2), stockUpdate('SKU-2', 1)],
+    ]);
+  });
+
   it('skips a duplicate: the inbox condition fails, no second effect, the earlier outcome is reported', async () => {
     ddb.on(TransactWriteCommand).rejects(
       transactionCanceled([

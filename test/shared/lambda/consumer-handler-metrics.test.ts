@@ -110,6 +110,24 @@ describe('createConsumerHandler metrics', () => {
     expect(byTopic(emf.values(OutboxMetricName.MESSAGES_APPLIED))).toEqual({ 'order.created': 0 });
   });
 
+  it('counts an ordered message that arrives before its predecessor as MessagesParked, not applied nor confirmed', async () => {
+    // The cursor refuses seq 3 (there is none yet); the park then commits.
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        transactionCanceled([{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }]),
+      )
+      .resolves({});
+    const early = envelope({ messageId: testMessageId(1), orderKey: 'order#order-1', seq: 3 });
+
+    await handler.withEnv(env)({ Records: [sqsRecord(early)] }, lambdaContext());
+
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_PARKED))).toEqual({ 'order.created': 1 });
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_APPLIED))).toEqual({ 'order.created': 0 });
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(emf.values(OutboxMetricName.CONFIRM_LATENCY_MS)).toEqual([]);
+  });
+
   it('counts a poison message as DeadLettered under the topic its attributes name', async () => {
     const poison = sqsRecord(envelope({ topic: 'payment.captured' }), { rawBody: '{"messageId":' });
 
