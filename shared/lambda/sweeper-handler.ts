@@ -8,7 +8,13 @@ import { describeError } from '../errors.ts';
 import { createTracer } from '../observability/create-tracer.ts';
 import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
 import { pageBudget } from '../observability/page-budget.ts';
-import { backlogMetrics, mergeMetrics, sendMetrics } from '../observability/report-metrics.ts';
+import {
+  backlogMetrics,
+  mergeMetrics,
+  orderingGapMetrics,
+  sendMetrics,
+} from '../observability/report-metrics.ts';
+import { orderedTopic } from '../ordering/ordering.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readSetting } from '../settings/setting.ts';
 import { inboxDeliveryCheck } from '../sweeper/inbox-delivery-check.ts';
@@ -29,7 +35,8 @@ export const BACKLOG_GAUGE_MAX_PAGES = 100;
 
 /**
  * The sweeper's adapters from its environment (see `SWEEPER_SETTINGS`): the relay's, plus a delivery check
- * per topic that names its consumer's inbox, and the due-shard count the writers use.
+ * per topic that names its consumer's inbox, the due-shard count the writers use, and each ordered topic's gap
+ * timeout.
  */
 export function sweeperDeps(
   env: Env,
@@ -40,9 +47,11 @@ export function sweeperDeps(
   const checks = new Map(
     Object.entries(inboxes).map(([topic, table]) => [topic, inboxDeliveryCheck(client, table)]),
   );
+  const ordering = readSetting(env, OutboxSettings.orderedTopics);
   return {
     ...relayDeps(env, { ...parts, client, actor: 'sweeper' }),
     deliveryCheckFor: (topic: string) => checks.get(topic),
+    orderingFor: (topic: string) => orderedTopic(ordering, topic),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
     settings: {
       ...DEFAULT_SWEEPER_SETTINGS,
@@ -55,7 +64,8 @@ export function sweeperDeps(
 /**
  * The scheduled sweeper as a Lambda handler: sends due retries and lost stream records, recovers expired
  * claims and reconciles unconfirmed messages until shortly before its timeout. Each run it publishes, per
- * topic, its sends (MessagesSent, SendFailures, RetriesScheduled, MessagesFailed) and the backlog gauges
+ * topic, its sends (MessagesSent, SendFailures, RetriesScheduled, MessagesFailed), OrderingGaps of each ordered
+ * topic, and the backlog gauges
  * (BacklogPending, BacklogSentUnconfirmed, OldestPendingAgeSeconds, FailedMessages), read from the due and
  * attention indexes at the start of the run. `TransactionalOutbox` deploys it on a schedule with its settings.
  * @example
@@ -70,6 +80,7 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
     const client = tracer.captureAWSv3Client(createDocumentClient(clients));
     const base = sweeperDeps(env, { client, sqsClient: tracer.captureAWSv3Client(createSqsClient(clients)) });
     const topics = Object.keys(readSetting(env, OutboxSettings.topicQueues));
+    const orderedTopics = Object.keys(readSetting(env, OutboxSettings.orderedTopics));
     const outboxTable = readSetting(env, OutboxSettings.outboxTable);
 
     /** The backlog per topic, or undefined (with a warning) when it could not be read: the sweep goes on. */
@@ -104,9 +115,20 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
         readBacklog(),
       ]);
       for (const { outcome, error, ...message } of report.problems) {
-        logger.warn('message not sent', { ...message, outcome, error });
+        // A gap names the message its successors wait for; only an operator can release it.
+        logger.warn(
+          outcome === 'GAP' ? 'ordering gap: successors wait for this message' : 'message not sent',
+          {
+            ...message,
+            outcome,
+            error,
+          },
+        );
       }
-      const sent = sendMetrics(report.topics);
+      const sent = mergeMetrics(
+        sendMetrics(report.topics),
+        orderingGapMetrics(report.orderingGaps, orderedTopics),
+      );
       metrics.publish(backlog === undefined ? sent : mergeMetrics(sent, backlogMetrics(backlog)));
       const { problems: _problems, ...summary } = report;
       logger.info('sweep finished', summary);

@@ -2,8 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import type { DeadLetter, QueueOperations } from '../consumer/failure-handling.ts';
 import type { Envelope } from '../message/envelope.ts';
-import type { MessagePublisher, PublishResult } from '../relay/message-publisher.ts';
-import { messageAttributes, messageBody } from '../relay/wire-format.ts';
+import type { MessagePublisher, PublishOptions, PublishResult } from '../relay/message-publisher.ts';
+import { fifoFields, messageAttributes, messageBody } from '../relay/wire-format.ts';
 
 /** Settings of an in-memory queue, as SQS has them. */
 export interface MemoryQueueSettings {
@@ -323,7 +323,11 @@ export class MemoryQueues implements MessagePublisher, QueueOperations {
   }
 
   /** @inheritdoc */
-  async publishBatch(queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> {
+  async publishBatch(
+    queueUrl: string,
+    messages: readonly Envelope[],
+    options: PublishOptions = {},
+  ): Promise<PublishResult> {
     const fifo = this.#queue(queueUrl).settings.fifo === true;
     const sent: string[] = [];
     const failed: { messageId: string; error: string }[] = [];
@@ -338,7 +342,7 @@ export class MemoryQueues implements MessagePublisher, QueueOperations {
         this.send(queueUrl, {
           body: messageBody(message),
           attributes,
-          ...(fifo ? { groupId: message.aggregateId, deduplicationId: message.messageId } : {}),
+          ...(fifo ? memoryFifoFields(message, options.deliveryRounds?.get(message.messageId) ?? 0) : {}),
         });
         sent.push(message.messageId);
       } catch (error) {
@@ -588,4 +592,13 @@ function stringAttributes(record: SQSRecord): Record<string, MemoryMessageAttrib
       .filter(([, value]) => value.stringValue !== undefined && value.stringValue !== '')
       .map(([name, value]) => [name, { dataType: value.dataType, stringValue: value.stringValue }]),
   );
+}
+
+/** The FIFO fields the SQS publisher sets, in the in-memory queues' terms. */
+function memoryFifoFields(
+  message: Envelope,
+  round: number,
+): Pick<MemoryOutgoingMessage, 'groupId' | 'deduplicationId'> {
+  const fields = fifoFields(message, round);
+  return { groupId: fields.MessageGroupId, deduplicationId: fields.MessageDeduplicationId };
 }

@@ -27,6 +27,8 @@ export const OutboxMetricName = {
   DEAD_LETTERED: 'DeadLettered',
   /** Consumer: messages it put back on the queue as fresh copies (lost transaction conflicts). */
   REQUEUED: 'Requeued',
+  /** Consumer, ordered topics: messages held until their predecessor is applied. */
+  MESSAGES_PARKED: 'MessagesParked',
   /** Consumer: milliseconds from the message's creation to its confirmation. */
   CONFIRM_LATENCY_MS: 'ConfirmLatencyMs',
   /** Sweeper, each run: PENDING messages. */
@@ -37,6 +39,11 @@ export const OutboxMetricName = {
   OLDEST_PENDING_AGE_SECONDS: 'OldestPendingAgeSeconds',
   /** Sweeper, each run: FAILED messages (a gauge, not a count of new failures). */
   FAILED_MESSAGES: 'FailedMessages',
+  /**
+   * Sweeper, ordered topics: messages a consumer held past the gap timeout waiting for a predecessor (each run
+   * counts an open gap again until it closes).
+   */
+  ORDERING_GAPS: 'OrderingGaps',
 } as const;
 
 /** A value of {@link OutboxMetricName}. */

@@ -31,11 +31,13 @@ const UNITS: Record<OutboxMetricName, Unit> = {
   [OutboxMetricName.BUSINESS_REJECTIONS]: MetricUnit.Count,
   [OutboxMetricName.DEAD_LETTERED]: MetricUnit.Count,
   [OutboxMetricName.REQUEUED]: MetricUnit.Count,
+  [OutboxMetricName.MESSAGES_PARKED]: MetricUnit.Count,
   [OutboxMetricName.CONFIRM_LATENCY_MS]: MetricUnit.Milliseconds,
   [OutboxMetricName.BACKLOG_PENDING]: MetricUnit.Count,
   [OutboxMetricName.BACKLOG_SENT_UNCONFIRMED]: MetricUnit.Count,
   [OutboxMetricName.OLDEST_PENDING_AGE_SECONDS]: MetricUnit.Seconds,
   [OutboxMetricName.FAILED_MESSAGES]: MetricUnit.Count,
+  [OutboxMetricName.ORDERING_GAPS]: MetricUnit.Count,
 };
 
 const TRUE_VALUES = ['1', 'true', 'yes', 'on'];

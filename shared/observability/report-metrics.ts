@@ -26,6 +26,8 @@ export function consumeMetrics(topics: Readonly<ConsumeCountsByTopic>): MetricsB
     [OutboxMetricName.BUSINESS_REJECTIONS]: counts.rejected,
     [OutboxMetricName.DEAD_LETTERED]: counts.deadLettered,
     [OutboxMetricName.REQUEUED]: counts.requeued,
+    // Only ordered topics park: the others publish no zero for it.
+    ...(counts.parked === 0 ? {} : { [OutboxMetricName.MESSAGES_PARKED]: counts.parked }),
     ...(counts.confirmLatenciesMs.length === 0
       ? {}
       : { [OutboxMetricName.CONFIRM_LATENCY_MS]: counts.confirmLatenciesMs }),
@@ -40,6 +42,23 @@ export function backlogMetrics(counts: OutboxCounts): MetricsByTopic {
     [OutboxMetricName.OLDEST_PENDING_AGE_SECONDS]: topic.oldestPendingAgeSeconds,
     [OutboxMetricName.FAILED_MESSAGES]: topic.FAILED,
   }));
+}
+
+/**
+ * The sweeper's OrderingGaps of each ordered topic: the gaps it found this run, 0 for an ordered topic without one
+ * (so an alarm on it has data while all is well).
+ */
+export function orderingGapMetrics(
+  gaps: Readonly<Record<string, number>>,
+  orderedTopics: readonly string[],
+): MetricsByTopic {
+  const topics = [...new Set([...orderedTopics, ...Object.keys(gaps)])];
+  return Object.fromEntries(
+    topics.map((topic) => [
+      topic,
+      { [OutboxMetricName.ORDERING_GAPS]: Object.hasOwn(gaps, topic) ? (gaps[topic] ?? 0) : 0 },
+    ]),
+  );
 }
 
 /** Both sets of metrics, a topic's in one entry (one EMF document per topic instead of two). */

@@ -2,12 +2,12 @@ import { describeError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { assertPlainJson } from '../message/plain-json.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
-import type { OutboxItem } from '../outbox/outbox-item.ts';
+import { deliveryRoundOf, type OutboxItem } from '../outbox/outbox-item.ts';
 import type { OutboxStore } from '../outbox/outbox-store.ts';
 import type { SendFailureDecision } from '../outbox/transition-updates.ts';
 import type { RetryPolicy } from '../retry/retry-policy.ts';
 import { decideAfterSendFailure } from '../retry/send-failure-decision.ts';
-import { chunkForSendMessageBatch } from './batch-entries.ts';
+import { packRunsForSendMessageBatch } from './batch-entries.ts';
 import type { MessagePublisher, PublishResult } from './message-publisher.ts';
 import { type SendCountsByTopic, type SendProblem, topicCounts } from './send-counts.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from './wire-format.ts';
@@ -50,6 +50,11 @@ export interface RelayReport {
   readonly retryScheduled: number;
   readonly failed: number;
   /**
+   * Ordered messages not offered to SQS because an earlier message of their order key failed in this batch: left
+   * PENDING, no attempt counted, for the sweeper to send after it.
+   */
+  readonly held: number;
+  /**
    * Record ids whose outcome could not be written (e.g. DynamoDB unavailable after the send): the source
    * must retry them. The only records reported as batch item failures.
    */
@@ -69,7 +74,9 @@ interface Prepared {
 
 /**
  * Forwards outbox messages to their topic queues: parallel SendMessageBatch calls of up to 10 entries, then
- * a conditional PENDING → SENT per accepted entry. A rejected entry is recorded on its message (attempts,
+ * a conditional PENDING → SENT per accepted entry. An order key's messages go out in seq order, in one batch, or
+ * in consecutive batches sent one after another when they do not fit one; after a failed entry its later messages
+ * are held (left PENDING for the sweeper). A rejected entry is recorded on its message (attempts,
  * nextAttemptAt, lastError) instead of failing the batch, and a message that can never be sent as stored (a
  * payload that is not plain JSON, larger than SQS accepts, unreadable) is recorded FAILED with the reason: one
  * bad message never blocks the others.
@@ -97,25 +104,9 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
 
   const topics: SendCountsByTopic = {};
   const routed = prepared.filter((p) => deps.queueFor(p.message.topic) !== undefined);
+  const sends = await Promise.all(sendLanes(routed, deps).map((lane) => sendLane(lane, deps, topics)));
   const outcomes = await Promise.all([
-    ...sendByQueue(routed, deps).map(async (send) => {
-      const result = await send.publish;
-      const byId = new Map(send.messages.map((m) => [m.messageId, m]));
-      return Promise.all([
-        ...result.sent.flatMap((id) => {
-          const message = byId.get(id);
-          if (message === undefined) return [];
-          topicCounts(topics, message.topic).accepted += 1;
-          return [settle(message, () => deps.store.markSent(id, deps.clock(), message.resends ?? 0))];
-        }),
-        ...result.failed.flatMap(({ messageId, error }) => {
-          const message = byId.get(messageId);
-          if (message === undefined) return [];
-          topicCounts(topics, message.topic).sendFailures += 1;
-          return [recordRetry(message, error, deps)];
-        }),
-      ]);
-    }),
+    ...sends.map((send) => send.settled),
     Promise.all(
       prepared
         .filter((p) => deps.queueFor(p.message.topic) === undefined)
@@ -144,7 +135,16 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
       problems.push({ ...subject, outcome: 'FAILED', error: settled.error ?? '' });
     }
   }
-  return { ...counts, unrecorded, topics, problems };
+  const held = sends.flatMap((send) => send.held);
+  for (const { message, behind } of held) {
+    problems.push({
+      ...subjectOf(message),
+      ...orderOf(message),
+      outcome: 'HELD',
+      error: `held behind seq ${behind.seq} of ${behind.orderKey}, whose send failed; left PENDING for the sweeper`,
+    });
+  }
+  return { ...counts, held: held.length, unrecorded, topics, problems };
 }
 
 /** The message on the wire, or why it can never get there. */
@@ -258,41 +258,118 @@ function recordUnsendable(message: UnsendableMessage, deps: RelayDeps): Promise<
   );
 }
 
-/** One SendMessageBatch call in flight, with the outbox items it carries. */
-interface QueuedSend {
-  readonly messages: readonly OutboxItem[];
-  readonly publish: Promise<PublishResult>;
+/** SendMessageBatch calls to one queue that go out one after another (one order key's long run). */
+interface Lane {
+  readonly queueUrl: string;
+  readonly batches: readonly (readonly Prepared[])[];
 }
 
-function sendByQueue(messages: readonly Prepared[], deps: RelayDeps): QueuedSend[] {
-  const byQueue = new Map<string, Prepared[]>();
+/** A message not sent because an earlier message of its order key failed in this run. */
+interface Held {
+  readonly message: OutboxItem;
+  /** The failed message it waits behind. */
+  readonly behind: { readonly orderKey: string; readonly seq: number };
+}
+
+/** What a lane did: the outcomes being recorded, and the messages it held back. */
+interface LaneSend {
+  readonly settled: Promise<Settled[]>;
+  readonly held: readonly Held[];
+}
+
+/** The order key and seq of an ordered message; undefined for an unordered one. */
+function sequenceOf(message: OutboxItem): { readonly orderKey: string; readonly seq: number } | undefined {
+  return message.orderKey === undefined || message.seq === undefined
+    ? undefined
+    : { orderKey: message.orderKey, seq: message.seq };
+}
+
+/** The order key and seq a problem line names, when the message has them. */
+function orderOf(message: OutboxItem): { readonly orderKey?: string; readonly seq?: number } {
+  return sequenceOf(message) ?? {};
+}
+
+/**
+ * The queue's messages as lanes of SendMessageBatch calls: an order key's messages form one run in seq order
+ * (whatever order the stream or the due index gave them in), every other message a run of its own.
+ */
+function sendLanes(messages: readonly Prepared[], deps: RelayDeps): Lane[] {
+  const byQueue = new Map<string, Map<string, Prepared[]>>();
   for (const prepared of messages) {
     const queueUrl = deps.queueFor(prepared.message.topic);
     if (queueUrl === undefined) continue;
-    const queued = byQueue.get(queueUrl) ?? [];
-    queued.push(prepared);
-    byQueue.set(queueUrl, queued);
+    const runs = byQueue.get(queueUrl) ?? new Map<string, Prepared[]>();
+    byQueue.set(queueUrl, runs);
+    // The run key of an unordered message is its id (unique here): a run of one, in arrival order.
+    const order = sequenceOf(prepared.message);
+    const runKey = order === undefined ? `message:${prepared.message.messageId}` : `order:${order.orderKey}`;
+    const run = runs.get(runKey) ?? [];
+    run.push(prepared);
+    runs.set(runKey, run);
   }
-  return [...byQueue].flatMap(([queueUrl, queued]) =>
-    chunkForSendMessageBatch(queued, (p) => p.bytes).map((chunk) => ({
-      messages: chunk.map((p) => p.message),
-      publish: publishSafely(
-        deps.publisher,
-        queueUrl,
-        chunk.map((p) => p.envelope),
-      ),
-    })),
-  );
+  return [...byQueue].flatMap(([queueUrl, runs]) => {
+    const sorted = [...runs.values()].map((run) =>
+      run.length > 1 ? [...run].sort((a, b) => (a.message.seq ?? 0) - (b.message.seq ?? 0)) : run,
+    );
+    return packRunsForSendMessageBatch(sorted, (p) => p.bytes).map((batches) => ({ queueUrl, batches }));
+  });
+}
+
+/**
+ * Sends a lane's batches in turn. Once an entry of a batch failed, the lane's later batches (the same order
+ * key's later messages) are held: sending them would only make the consumer wait for the failed one.
+ */
+async function sendLane(lane: Lane, deps: RelayDeps, topics: SendCountsByTopic): Promise<LaneSend> {
+  const settling: Promise<Settled>[] = [];
+  const held: Held[] = [];
+  for (const [index, batch] of lane.batches.entries()) {
+    const result = await publishSafely(deps.publisher, lane.queueUrl, batch);
+    settling.push(...settleBatch({ batch, result }, deps, topics));
+    if (result.failed.length === 0) continue;
+    const failed = new Set(result.failed.map((failure) => failure.messageId));
+    const first = batch.find((p) => failed.has(p.message.messageId));
+    const behind = first === undefined ? undefined : sequenceOf(first.message);
+    if (behind === undefined) continue;
+    for (const later of lane.batches.slice(index + 1).flat()) held.push({ message: later.message, behind });
+    break;
+  }
+  return { settled: Promise.all(settling), held };
+}
+
+/** Records what SQS answered for each entry of a batch: SENT, or the failed attempt. */
+function settleBatch(
+  { batch, result }: { readonly batch: readonly Prepared[]; readonly result: PublishResult },
+  deps: RelayDeps,
+  topics: SendCountsByTopic,
+): Promise<Settled>[] {
+  const byId = new Map(batch.map((p) => [p.message.messageId, p.message]));
+  return [
+    ...result.sent.flatMap((id) => {
+      const message = byId.get(id);
+      if (message === undefined) return [];
+      topicCounts(topics, message.topic).accepted += 1;
+      return [settle(message, () => deps.store.markSent(id, deps.clock(), message.resends ?? 0))];
+    }),
+    ...result.failed.flatMap(({ messageId, error }) => {
+      const message = byId.get(messageId);
+      if (message === undefined) return [];
+      topicCounts(topics, message.topic).sendFailures += 1;
+      return [recordRetry(message, error, deps)];
+    }),
+  ];
 }
 
 /** A publisher that throws has failed every entry of this attempt; the failure is recorded, not raised. */
 async function publishSafely(
   publisher: MessagePublisher,
   queueUrl: string,
-  messages: readonly Envelope[],
+  batch: readonly Prepared[],
 ): Promise<PublishResult> {
+  const messages = batch.map((p) => p.envelope);
+  // The round goes into a FIFO queue's deduplication id: a retry of this round reuses it, a resend gets a new one.
+  const deliveryRounds = new Map(batch.map((p) => [p.message.messageId, deliveryRoundOf(p.message)]));
   try {
-    return await publisher.publishBatch(queueUrl, messages);
+    return await publisher.publishBatch(queueUrl, messages, { deliveryRounds });
   } catch (error) {
     return {
       sent: [],

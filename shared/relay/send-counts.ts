@@ -20,8 +20,15 @@ export interface SendProblem {
   readonly messageId: string;
   readonly topic: string;
   readonly aggregateId?: string;
-  /** RETRY_SCHEDULED or FAILED: recorded on the message; UNRECORDED: the outcome could not be written. */
-  readonly outcome: 'RETRY_SCHEDULED' | 'FAILED' | 'UNRECORDED';
+  /** An ordered message's place in its sequence. */
+  readonly orderKey?: string;
+  readonly seq?: number;
+  /**
+   * RETRY_SCHEDULED or FAILED: recorded on the message; UNRECORDED: the outcome could not be written; HELD: an
+   * ordered message kept back behind its predecessor; GAP: a consumer waits for this message, which cannot be
+   * sent as it stands (FAILED or CANCELLED) until an operator replays or skips it.
+   */
+  readonly outcome: 'RETRY_SCHEDULED' | 'FAILED' | 'UNRECORDED' | 'HELD' | 'GAP';
   readonly error: string;
 }
 

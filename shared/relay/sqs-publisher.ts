@@ -5,10 +5,19 @@ import {
 } from '@aws-sdk/client-sqs';
 import { describeError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
-import type { MessagePublisher, PublishResult } from './message-publisher.ts';
-import { messageAttributes, messageBody, messageSystemAttributes } from './wire-format.ts';
+import type { MessagePublisher, PublishOptions, PublishResult } from './message-publisher.ts';
+import {
+  fifoFields,
+  isFifoQueue,
+  messageAttributes,
+  messageBody,
+  messageSystemAttributes,
+} from './wire-format.ts';
 
-/** {@link MessagePublisher} on SQS SendMessageBatch; FIFO queues get the aggregate as message group. */
+/**
+ * {@link MessagePublisher} on SQS SendMessageBatch; on FIFO queues each entry gets its order key (else its
+ * aggregate) as message group and `<messageId>-<round>` as deduplication id.
+ */
 export class SqsPublisher implements MessagePublisher {
   readonly #client: SQSClient;
 
@@ -17,8 +26,12 @@ export class SqsPublisher implements MessagePublisher {
   }
 
   /** @inheritdoc */
-  async publishBatch(queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> {
-    const fifo = queueUrl.endsWith('.fifo');
+  async publishBatch(
+    queueUrl: string,
+    messages: readonly Envelope[],
+    options: PublishOptions = {},
+  ): Promise<PublishResult> {
+    const fifo = isFifoQueue(queueUrl);
     let response: SendMessageBatchCommandOutput;
     try {
       response = await this.#client.send(
@@ -33,10 +46,8 @@ export class SqsPublisher implements MessagePublisher {
               MessageAttributes: messageAttributes(message),
               // The consumer's invocation joins the producer's X-Ray trace.
               ...(systemAttributes === undefined ? {} : { MessageSystemAttributes: systemAttributes }),
-              // FIFO: per-aggregate order, and SQS drops a resend within its 5-minute dedup window.
-              ...(fifo
-                ? { MessageGroupId: message.aggregateId, MessageDeduplicationId: message.messageId }
-                : {}),
+              // FIFO: per-aggregate order, and one deduplication id per delivery round.
+              ...(fifo ? fifoFields(message, options.deliveryRounds?.get(message.messageId) ?? 0) : {}),
             };
           }),
         }),

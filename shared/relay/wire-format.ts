@@ -75,3 +75,23 @@ export function messageSizeBytes(message: Envelope): number {
   }
   return bytes;
 }
+
+/** Whether `queueUrl` names a FIFO queue (SQS requires the `.fifo` suffix). */
+export function isFifoQueue(queueUrl: string): boolean {
+  return queueUrl.endsWith('.fifo');
+}
+
+/**
+ * The FIFO fields of a message: its order key as message group (so SQS keeps an aggregate's sequence in order),
+ * else its aggregate; and `<messageId>-<round>` as deduplication id. SQS drops a repeated deduplication id for
+ * 5 minutes, so a resend in a new delivery round needs a new one, while a retry in the same round keeps it.
+ */
+export function fifoFields(
+  message: Envelope,
+  round: number,
+): { readonly MessageGroupId: string; readonly MessageDeduplicationId: string } {
+  return {
+    MessageGroupId: message.orderKey ?? message.aggregateId,
+    MessageDeduplicationId: `${message.messageId}-${round}`,
+  };
+}

@@ -1,7 +1,8 @@
 import { MessageStatus } from '../message/message-status.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
+import { DEFAULT_GAP_TIMEOUT_MS, type OrderedTopic } from '../ordering/ordering.ts';
 import { DEFAULT_DUE_SHARDS, dueShardKeys, type OutboxItem } from '../outbox/outbox-item.ts';
-import type { DueEntry, DueMessage, SweepStore } from '../outbox/outbox-store.ts';
+import type { DueEntry, DueMessage, SequencedMessage, SweepStore } from '../outbox/outbox-store.ts';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
 import {
   addSendCounts,
@@ -18,11 +19,17 @@ export type DeliveryCheck = (message: OutboxItem) => Promise<DeliveryVerdict>;
 export type DeliveryVerdict =
   | { readonly verdict: 'DELIVERED'; readonly outcome?: string }
   | { readonly verdict: 'MISSING' }
-  /**
-   * Ordered topics: the consumer holds the message until its predecessor arrives (`lastSeq` is the last seq it
-   * applied for the message's order key; `parkedAt` when it began to wait).
-   */
-  | { readonly verdict: 'PARKED'; readonly parkedAt: string; readonly lastSeq: number };
+  | ParkedVerdict;
+
+/**
+ * Ordered topics: the consumer holds the message until its predecessor arrives (`lastSeq` is the last seq it
+ * applied for the message's order key; `parkedAt` when it began to wait).
+ */
+export interface ParkedVerdict {
+  readonly verdict: 'PARKED';
+  readonly parkedAt: string;
+  readonly lastSeq: number;
+}
 
 /** How a sweeper run paces itself. */
 export interface SweeperSettings {
@@ -79,6 +86,11 @@ export interface SweeperDeps extends Omit<RelayDeps, 'store'> {
   readonly remainingMs: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   readonly settings: SweeperSettings;
+  /**
+   * The ordering of a topic, for its gap timeout: how long a consumer may hold a message whose predecessor has
+   * not arrived before the sweeper treats it as a gap. @default every topic waits `DEFAULT_GAP_TIMEOUT_MS`
+   */
+  readonly orderingFor?: (topic: string) => OrderedTopic | undefined;
 }
 
 /** Why a sweeper run ended. */
@@ -102,6 +114,13 @@ export interface SweepReport {
   /** SENT messages found due before their confirmation deadline, filed under it. */
   postponed: number;
   requeued: number;
+  /**
+   * Ordered messages not sent this run because their predecessor must go first (in backoff, FAILED, or its send
+   * failed in this run); due again when the predecessor is.
+   */
+  held: number;
+  /** Per topic: messages a consumer held past the gap timeout waiting for a predecessor. */
+  orderingGaps: Record<string, number>;
   unrecorded: number;
   /** Store or downstream calls that failed; their messages fall due again when the lease ends. */
   errors: number;
@@ -119,6 +138,10 @@ export interface SweepReport {
  *   and marks it SENT, or records the failure (FAILED once attempts are exhausted);
  * - SENT: before its confirmation deadline (`confirmBy`), filed under it (one write, no claim); past it, asks the
  *   downstream: CONFIRMED if it has the message, otherwise back to PENDING and resent.
+ * Ordered messages (an `orderKey` and `seq`) go out in seq order, and wait while their predecessor has still to go
+ * out (in backoff, claimed elsewhere, FAILED). One the consumer parked for its predecessor is never resent: past the
+ * topic's gap timeout the gap is counted (`orderingGaps`), the predecessors the consumer lacks are resent when SENT,
+ * and reported when FAILED or CANCELLED.
  * A run that finds nothing due, with nothing falling due before it would end, ends at once.
  * Safe to run concurrently (claims) and to crash at any line (leases expire, consumers dedupe).
  */
@@ -133,6 +156,8 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
     reconciledConfirmed: 0,
     postponed: 0,
     requeued: 0,
+    held: 0,
+    orderingGaps: {},
     unrecorded: 0,
     errors: 0,
     topics: {},
@@ -280,21 +305,21 @@ async function sweepRound(
   const reconciled = await Promise.all(
     mine
       .filter((m) => m.status === MessageStatus.SENT)
-      .map((message) => guarded(report, () => reconcile(message, deps, report))),
+      .map(async (message) => (await guarded(report, () => reconcile(message, deps, report))) ?? []),
   );
-  const toSend = [
-    ...mine.filter((m) => m.status === MessageStatus.PENDING),
-    ...reconciled.filter((message): message is OutboxItem => message !== undefined),
-  ];
-  await send(toSend, deps, report);
+  // A predecessor resent for a gap may also be due itself in this round: sent once.
+  const toSend = new Map<string, OutboxItem>();
+  for (const message of [...mine.filter((m) => m.status === MessageStatus.PENDING), ...reconciled.flat()]) {
+    toSend.set(message.messageId, message);
+  }
+  await send([...toSend.values()], deps, report);
 }
 
-/** Settles a SENT message past its deadline; returns it (now PENDING) when it must be resent. */
-async function reconcile(
-  message: OutboxItem,
-  deps: SweeperDeps,
-  report: SweepReport,
-): Promise<OutboxItem | undefined> {
+/**
+ * Settles a SENT message past its deadline; returns what must be resent (now PENDING): the message itself, or for
+ * a message a consumer parked past the gap timeout, the predecessors it never got.
+ */
+async function reconcile(message: OutboxItem, deps: SweeperDeps, report: SweepReport): Promise<OutboxItem[]> {
   const now = deps.clock();
   if (message.confirmBy !== undefined && Date.parse(message.confirmBy) > now.getTime()) {
     // Due by its earlier nextAttemptAt but still within its confirmation deadline: not late yet.
@@ -308,7 +333,7 @@ async function reconcile(
     ) {
       report.postponed += 1;
     }
-    return undefined;
+    return [];
   }
   const check = deps.deliveryCheckFor(message.topic);
   let answer: DeliveryVerdict;
@@ -322,13 +347,27 @@ async function reconcile(
       now,
       nextAttemptAt: new Date(now.getTime() + deps.settings.recheckAfterMs),
     });
-    return undefined;
+    return [];
   }
   if (answer.verdict === 'DELIVERED') {
     const outcome = await deps.store.confirm(message.messageId, deps.clock(), answer.outcome);
     if (outcome === 'CONFIRMED') report.reconciledConfirmed += 1;
-    return undefined;
+    return [];
   }
+  if (answer.verdict === 'PARKED') return resolveParked({ message, parked: answer }, deps, report);
+  const resent = await requeueForResend(message, deps, report);
+  return resent === undefined ? [] : [resent];
+}
+
+/**
+ * A claimed SENT message the downstream never got, back to PENDING for a new delivery round; undefined when it
+ * changed meanwhile, or was resent as often as its policy allows (then FAILED, for an operator to look at).
+ */
+async function requeueForResend(
+  message: OutboxItem,
+  deps: SweeperDeps,
+  report: SweepReport,
+): Promise<OutboxItem | undefined> {
   const resends = message.resends ?? 0;
   if (!(await deps.store.requeue(message.messageId, deps.owner, deps.clock()))) return undefined;
   report.requeued += 1;
@@ -346,6 +385,136 @@ async function reconcile(
     return undefined;
   }
   return { ...message, status: MessageStatus.PENDING, attempts: 0, resends: resends + 1 };
+}
+
+/** How long a consumer may hold a message of `topic` waiting for its predecessor. */
+function gapTimeoutMs(deps: SweeperDeps, topic: string): number {
+  return deps.orderingFor?.(topic)?.gapTimeoutMs ?? DEFAULT_GAP_TIMEOUT_MS;
+}
+
+/** The order key and seq of an ordered message; undefined for an unordered one. */
+function sequenceOf(message: OutboxItem): { readonly orderKey: string; readonly seq: number } | undefined {
+  return message.orderKey === undefined || message.seq === undefined
+    ? undefined
+    : { orderKey: message.orderKey, seq: message.seq };
+}
+
+/**
+ * A SENT ordered message the consumer holds until its predecessor arrives. Never resent itself (the consumer has
+ * it). Within the gap timeout it waits until the timeout; past it, the gap is counted and the predecessors the
+ * consumer lacks are looked at: a SENT one it never got is resent now, a PENDING one is left to its schedule, a
+ * FAILED or CANCELLED one is reported for an operator to replay or skip. Then it waits one more gap timeout.
+ */
+async function resolveParked(
+  { message, parked }: { readonly message: OutboxItem; readonly parked: ParkedVerdict },
+  deps: SweeperDeps,
+  report: SweepReport,
+): Promise<OutboxItem[]> {
+  const now = deps.clock();
+  const timeoutMs = gapTimeoutMs(deps, message.topic);
+  const parkedAtMs = Date.parse(parked.parkedAt);
+  const gapAtMs = (Number.isNaN(parkedAtMs) ? now.getTime() : parkedAtMs) + timeoutMs;
+  const release = (until: number) =>
+    deps.store.release({
+      messageId: message.messageId,
+      owner: deps.owner,
+      now,
+      nextAttemptAt: new Date(until),
+    });
+  if (now.getTime() < gapAtMs) {
+    if (await release(gapAtMs)) report.postponed += 1;
+    return [];
+  }
+  countGap(report, message.topic);
+  const order = sequenceOf(message);
+  if (order !== undefined && parked.lastSeq >= order.seq - 1) {
+    // Nothing is missing: its predecessor was applied, but whatever should have drained it never did (a copy
+    // requeued by the drain was lost). Sent again, it is the consumer's next message and applies at once.
+    const resent = await requeueForResend(message, deps, report);
+    return resent === undefined ? [] : [resent];
+  }
+  const missing =
+    order === undefined
+      ? []
+      : await deps.store.findInSequence({
+          orderKey: order.orderKey,
+          fromSeq: parked.lastSeq + 1,
+          toSeq: order.seq - 1,
+        });
+  const resent = await Promise.all(
+    missing.map((predecessor) => guarded(report, () => resolveMissing(predecessor, deps, report))),
+  );
+  await release(now.getTime() + timeoutMs);
+  return resent.filter((item): item is OutboxItem => item !== undefined);
+}
+
+/**
+ * A predecessor a consumer waits for: resent now when it is SENT and the consumer never got it, reported when only
+ * an operator can release it; otherwise left alone (PENDING: its schedule sends it; the consumer parked it too).
+ */
+async function resolveMissing(
+  predecessor: SequencedMessage,
+  deps: SweeperDeps,
+  report: SweepReport,
+): Promise<OutboxItem | undefined> {
+  if (predecessor.status === MessageStatus.FAILED || predecessor.status === MessageStatus.CANCELLED) {
+    report.problems.push({
+      messageId: predecessor.messageId,
+      topic: predecessor.topic ?? UNKNOWN_TOPIC,
+      ...(predecessor.aggregateId === undefined ? {} : { aggregateId: predecessor.aggregateId }),
+      orderKey: predecessor.orderKey,
+      seq: predecessor.seq,
+      outcome: 'GAP',
+      error: `seq ${predecessor.seq} of ${predecessor.orderKey} is ${predecessor.status} and its successors wait for it: replay or skip it`,
+    });
+    return undefined;
+  }
+  if (predecessor.status !== MessageStatus.SENT) return undefined;
+  const now = deps.clock();
+  const claim = await deps.store.claim({
+    messageId: predecessor.messageId,
+    status: MessageStatus.SENT,
+    owner: deps.owner,
+    now,
+    leaseMs: deps.settings.leaseMs,
+    // Its confirmation deadline may be far off; the consumer waits for it now.
+    early: true,
+  });
+  if (claim.outcome !== 'CLAIMED' || !('item' in claim.message)) return undefined;
+  report.claimed += 1;
+  const item = claim.message.item;
+  const check = deps.deliveryCheckFor(item.topic);
+  const answer = await (check ? check(item) : Promise.resolve<DeliveryVerdict>({ verdict: 'MISSING' })).catch(
+    () => undefined,
+  );
+  if (answer?.verdict === 'MISSING') return requeueForResend(item, deps, report);
+  if (answer?.verdict === 'DELIVERED') {
+    const outcome = await deps.store.confirm(item.messageId, deps.clock(), answer.outcome);
+    if (outcome === 'CONFIRMED') report.reconciledConfirmed += 1;
+    return undefined;
+  }
+  // Parked by the consumer too, or it could not be asked: back to when it was due, to be reconciled then.
+  const dueAt =
+    predecessor.nextAttemptAt ?? new Date(now.getTime() + deps.settings.recheckAfterMs).toISOString();
+  await deps.store.release({
+    messageId: item.messageId,
+    owner: deps.owner,
+    now,
+    nextAttemptAt: new Date(dueAt),
+  });
+  return undefined;
+}
+
+/** One more gap of `topic`. */
+function countGap(report: SweepReport, topic: string): void {
+  // Own entries only: a topic comes from a stored message, and `gaps['__proto__']` would be Object.prototype.
+  const count = Object.hasOwn(report.orderingGaps, topic) ? (report.orderingGaps[topic] ?? 0) : 0;
+  Object.defineProperty(report.orderingGaps, topic, {
+    value: count + 1,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: SweepReport): Promise<void> {
@@ -366,18 +535,133 @@ async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: 
       if (outcome === 'FAILED') countFailed(report, message, error);
     }),
   );
-  if (sendable.length === 0) return;
+  const ready = await holdBehindPredecessors(sendable, deps, report);
+  if (ready.length === 0) return;
   const relayed = await relayMessages(
-    sendable.map((message) => ({ recordId: message.messageId, message })),
+    ready.map((message) => ({ recordId: message.messageId, message })),
     { ...deps, store: deps.store },
   );
   report.sent += relayed.sent;
+  // Held behind a failed send of this round: due again when the claim ends, by when the predecessor is retried.
+  report.held += relayed.held;
   report.retryScheduled += relayed.retryScheduled;
   report.failed += relayed.failed;
   // Outcomes that could not be written are left to the lease: the message falls due again.
   report.unrecorded += relayed.unrecorded.length;
   addSendCounts(report.topics, relayed.topics);
   report.problems.push(...relayed.problems);
+}
+
+/** How long to wait for a predecessor that is due now but not claimed by this run: the next round sends it. */
+const DUE_PREDECESSOR_WAIT_MS = 5_000;
+
+/** Why an ordered message waits, and until when. */
+interface Hold {
+  readonly until: Date;
+  /** For an operator: only they can release it. */
+  readonly problem?: string;
+}
+
+/**
+ * Whether an ordered message must wait for its predecessor (`undefined`: send it). It must while the predecessor
+ * still has to go out: PENDING (in backoff, claimed by another sweeper, or due but not claimed by this run) or
+ * FAILED. A predecessor SENT, CONFIRMED or CANCELLED, or gone (expired, never written), lets it go.
+ */
+function predecessorHold(
+  predecessor: SequencedMessage | undefined,
+  context: { readonly now: Date; readonly gapTimeoutMs: number },
+): Hold | undefined {
+  const nowMs = context.now.getTime();
+  if (predecessor?.status === MessageStatus.PENDING) {
+    const dueMs =
+      predecessor.nextAttemptAt === undefined ? Number.NaN : Date.parse(predecessor.nextAttemptAt);
+    return { until: new Date(dueMs > nowMs ? dueMs : nowMs + DUE_PREDECESSOR_WAIT_MS) };
+  }
+  if (predecessor?.status === MessageStatus.FAILED) {
+    return {
+      until: new Date(nowMs + context.gapTimeoutMs),
+      problem: `held: seq ${predecessor.seq} of ${predecessor.orderKey} is FAILED; replay or skip it`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The messages that may be sent now, in the relay's terms: an order key's claimed messages in seq order, each
+ * checked against its predecessor unless that one is sent in the same batch. From the first that must wait, the
+ * key's messages are released until the predecessor is due; the rest go out.
+ */
+async function holdBehindPredecessors(
+  messages: readonly OutboxItem[],
+  deps: SweeperDeps,
+  report: SweepReport,
+): Promise<OutboxItem[]> {
+  const ready: OutboxItem[] = [];
+  const byOrderKey = new Map<string, OutboxItem[]>();
+  for (const message of messages) {
+    const order = sequenceOf(message);
+    if (order === undefined) {
+      ready.push(message);
+      continue;
+    }
+    const group = byOrderKey.get(order.orderKey) ?? [];
+    group.push(message);
+    byOrderKey.set(order.orderKey, group);
+  }
+  const groups = await Promise.all(
+    [...byOrderKey].map(async ([orderKey, unsorted]) => {
+      const group = [...unsorted].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+      const seqs = new Set(group.map((m) => m.seq));
+      for (const [index, message] of group.entries()) {
+        const seq = message.seq ?? 1;
+        if (seq <= 1 || seqs.has(seq - 1)) continue;
+        const now = deps.clock();
+        const found = await guarded(report, () =>
+          deps.store.findInSequence({ orderKey, fromSeq: seq - 1, toSeq: seq - 1 }),
+        );
+        // The predecessor could not be read: the claim lapses and the message is looked at again.
+        if (found === undefined) return group.slice(0, index);
+        const hold = predecessorHold(found[0], { now, gapTimeoutMs: gapTimeoutMs(deps, message.topic) });
+        if (hold === undefined) continue;
+        await holdFrom({ waiting: group.slice(index), hold }, deps, report);
+        return group.slice(0, index);
+      }
+      return group;
+    }),
+  );
+  return [...ready, ...groups.flat()];
+}
+
+/** Gives back the claims of messages that wait for a predecessor, due again at `hold.until`. */
+async function holdFrom(
+  { waiting, hold }: { readonly waiting: readonly OutboxItem[]; readonly hold: Hold },
+  deps: SweeperDeps,
+  report: SweepReport,
+): Promise<void> {
+  await Promise.all(
+    waiting.map(async (message) => {
+      const released = await guarded(report, () =>
+        deps.store.release({
+          messageId: message.messageId,
+          owner: deps.owner,
+          now: deps.clock(),
+          nextAttemptAt: hold.until,
+        }),
+      );
+      if (released !== true) return;
+      report.held += 1;
+      if (hold.problem === undefined) return;
+      report.problems.push({
+        messageId: message.messageId,
+        topic: message.topic,
+        aggregateId: message.aggregateId,
+        ...(message.orderKey === undefined ? {} : { orderKey: message.orderKey }),
+        ...(message.seq === undefined ? {} : { seq: message.seq }),
+        outcome: 'HELD',
+        error: hold.problem,
+      });
+    }),
+  );
 }
 
 /** A message this run moved to FAILED itself (not through a send). */

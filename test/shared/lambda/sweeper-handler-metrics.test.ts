@@ -1,6 +1,8 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
@@ -160,6 +162,63 @@ describe('createSweeperHandler metrics', () => {
 
     expect(byTopic(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({ 'order.created': 1 });
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+
+  it('publishes OrderingGaps for each ordered topic: the gaps this run found, 0 for a topic without one', async () => {
+    const orderKey = 'order#order-1';
+    // Seq 2 is SENT and overdue; its consumer parked it 10 minutes ago, waiting for seq 1, which is FAILED.
+    const parked = outboxItem({
+      messageId: testMessageId(2),
+      status: MessageStatus.SENT,
+      attempts: 1,
+      dueShard: '0',
+      nextAttemptAt: minutesAgo(1),
+      confirmBy: minutesAgo(1),
+      orderKey,
+      seq: 2,
+    });
+    indexesHold([parked]);
+    ddb.on(QueryCommand, { IndexName: 'byOrderKey' }).resolves({
+      Items: [{ messageId: testMessageId(1), orderKey, seq: 1 }],
+    });
+    ddb.on(GetCommand).callsFake(async (input: GetCommandInput) => {
+      const key = String(input.Key?.messageId);
+      if (input.TableName === 'outbox-table' && key === testMessageId(1)) {
+        return { Item: { messageId: key, orderKey, seq: 1, status: 'FAILED', topic: 'order.created' } };
+      }
+      if (key === `cursor#${orderKey}`) return { Item: { messageId: key, lastSeq: 0 } };
+      if (key === `parked#${orderKey}#2`) return { Item: { messageId: key, parkedAt: minutesAgo(10) } };
+      return {};
+    });
+    const ordered = {
+      ...env,
+      DELIVERY_INBOXES: JSON.stringify({ 'order.created': 'inventory-inbox' }),
+      ORDERED_TOPICS: JSON.stringify({
+        'order.created': { scope: 'order', gapTimeoutMs: 300_000 },
+        'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
+      }),
+    };
+
+    const report = await handler.withEnv(ordered)({}, oneRoundContext());
+
+    expect(report).toMatchObject({ orderingGaps: { 'order.created': 1 }, sent: 0 });
+    expect(report.problems).toEqual([
+      expect.objectContaining({ messageId: testMessageId(1), orderKey, seq: 1, outcome: 'GAP' }),
+    ]);
+    expect(byTopic(emf.values(OutboxMetricName.ORDERING_GAPS))).toEqual({
+      'order.created': 1,
+      'order.cancelled': 0,
+    });
+    expect(emf.values(OutboxMetricName.ORDERING_GAPS)[0]).toMatchObject({ unit: 'Count' });
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+
+  it('publishes no OrderingGaps when no topic is ordered', async () => {
+    indexesHold();
+
+    await handler.withEnv(env)({}, oneRoundContext());
+
+    expect(emf.values(OutboxMetricName.ORDERING_GAPS)).toEqual([]);
   });
 
   it('reads at most the page budget of index pages for the gauges, and still publishes them', async () => {

@@ -163,6 +163,21 @@ describe('sweeperDeps', () => {
     expect(sweeperDeps(env).settings).toEqual({ ...DEFAULT_SWEEPER_SETTINGS, dueShards: 3 });
   });
 
+  it('knows the gap timeout of each topic ORDERED_TOPICS names, and no ordering for the others', () => {
+    const ordered = { 'order.created': { scope: 'order', gapTimeoutMs: 120_000 } };
+    const deps = sweeperDeps({ ...env, ORDERED_TOPICS: JSON.stringify(ordered) });
+
+    expect(deps.orderingFor?.('order.created')).toEqual({ scope: 'order', gapTimeoutMs: 120_000 });
+    expect(deps.orderingFor?.('order.shipped')).toBeUndefined();
+    expect(sweeperDeps(env).orderingFor?.('order.created')).toBeUndefined();
+  });
+
+  it('fails loudly at start with a ConfigError naming ORDERED_TOPICS when it is malformed', () => {
+    expect(() => sweeperDeps({ ...env, ORDERED_TOPICS: '{"order.created":{"scope":"Order"}}' })).toThrow(
+      /ORDERED_TOPICS/,
+    );
+  });
+
   it('has no delivery check at all when DELIVERY_INBOXES is not set', () => {
     expect(sweeperDeps({ ...env, DELIVERY_INBOXES: undefined }).deliveryCheckFor('order.created')).toBe(
       undefined,

@@ -281,6 +281,22 @@ describe('MemoryQueues as SQS', () => {
     expect(resent.messageId).not.toBe(first.messageId);
   });
 
+  it('publishes to a FIFO queue as the SQS publisher does: order key as group, one deduplication id per delivery round', async () => {
+    const ordered = envelope({ messageId: testMessageId(7), orderKey: 'order#order-1', seq: 1 });
+    const roundOf = (round: number) => ({ deliveryRounds: new Map([[ordered.messageId, round]]) });
+
+    await queues.publishBatch(FIFO, [ordered], roundOf(0));
+    // A retry within the round, inside the 5-minute window: SQS drops it.
+    await queues.publishBatch(FIFO, [ordered], roundOf(0));
+    // A resend in the next round is a new message.
+    await queues.publishBatch(FIFO, [ordered], roundOf(1));
+
+    expect(queues.receiveMessages(FIFO, { max: 10 }).map((m) => [m.groupId, m.deduplicationId])).toEqual([
+      ['order#order-1', `${ordered.messageId}-0`],
+      ['order#order-1', `${ordered.messageId}-1`],
+    ]);
+  });
+
   it('refuses messages SQS refuses', () => {
     const attributes = Object.fromEntries(
       Array.from({ length: 11 }, (_, index) => [`a${index}`, { dataType: 'String', stringValue: 'v' }]),

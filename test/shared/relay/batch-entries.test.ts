@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { chunkForSendMessageBatch } from '../../../shared/relay/batch-entries.ts';
+import {
+  chunkForSendMessageBatch,
+  packRunsForSendMessageBatch,
+} from '../../../shared/relay/batch-entries.ts';
 
 const KIB = 1024;
 
@@ -33,5 +36,30 @@ describe('chunkForSendMessageBatch', () => {
 
   it('returns no chunk for no messages', () => {
     expect(chunkForSendMessageBatch([], () => 1)).toEqual([]);
+  });
+});
+
+describe('packRunsForSendMessageBatch', () => {
+  it('packs runs of one exactly as chunkForSendMessageBatch chunks the messages', () => {
+    const sizes = [100 * KIB, 100 * KIB, 100 * KIB, 10 * KIB, ...Array.from({ length: 12 }, () => 1)];
+
+    const lanes = packRunsForSendMessageBatch(
+      sizes.map((size) => [size]),
+      (size) => size,
+    );
+
+    expect(lanes).toEqual(chunkForSendMessageBatch(sizes, (size) => size).map((batch) => [batch]));
+  });
+
+  it('never splits a run that fits one batch, and gives a longer run consecutive batches of its own', () => {
+    const run = (key: string, length: number) => Array.from({ length }, (_, i) => `${key}${i + 1}`);
+
+    const lanes = packRunsForSendMessageBatch([run('a', 6), run('b', 6), run('c', 12), run('d', 4)], () => 1);
+
+    expect(lanes).toEqual([
+      [run('a', 6)],
+      [[...run('b', 6), ...run('d', 4)]],
+      [run('c', 12).slice(0, 10), run('c', 12).slice(10)],
+    ]);
   });
 });

@@ -1,9 +1,16 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { UnreadableNumber } from '../../../shared/aws/dynamo-numbers.ts';
+import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
-import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
-import type { OutboxStore } from '../../../shared/outbox/outbox-store.ts';
-import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
+import { deliveryRoundOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import { DynamoOutboxStore, type OutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import type {
+  MessagePublisher,
+  PublishOptions,
+  PublishResult,
+} from '../../../shared/relay/message-publisher.ts';
 import {
   type RelayDeps,
   type RelayInput,
@@ -12,7 +19,13 @@ import {
 } from '../../../shared/relay/relay-messages.ts';
 import { messageBody } from '../../../shared/relay/wire-format.ts';
 import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
-import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
+import {
+  FIXED_NOW,
+  MEMORY_TABLE_SCHEMAS,
+  manualClock,
+  outboxItem,
+  testMessageId,
+} from '../../support/factories.ts';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
 const POLICY: RetryPolicy = { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000, maxAttempts: 3 };
@@ -31,7 +44,11 @@ function inputs(
 function acceptingPublisher(rejected: ReadonlySet<string> = new Set()) {
   return {
     publishBatch: vi.fn(
-      async (_queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> => ({
+      async (
+        _queueUrl: string,
+        messages: readonly Envelope[],
+        _options?: PublishOptions,
+      ): Promise<PublishResult> => ({
         sent: messages.filter((m) => !rejected.has(m.messageId)).map((m) => m.messageId),
         failed: messages
           .filter((m) => rejected.has(m.messageId))
@@ -81,6 +98,7 @@ describe('relayMessages', () => {
       alreadyAdvanced: 0,
       retryScheduled: 0,
       failed: 0,
+      held: 0,
       unrecorded: [],
       topics: { 'order.created': { accepted: 25, sendFailures: 0, retryScheduled: 0, failed: 0 } },
       problems: [],
@@ -280,6 +298,7 @@ describe('relayMessages', () => {
       alreadyAdvanced: 0,
       retryScheduled: 0,
       failed: 0,
+      held: 0,
       unrecorded: [],
       topics: {},
       problems: [],
@@ -393,6 +412,165 @@ describe('relayMessages', () => {
         seenAttempts: 0,
         decision: expect.objectContaining({ kind: 'retry', attempts: 1 }),
       }),
+    );
+  });
+});
+
+describe('relayMessages with ordered messages', () => {
+  const ORDER_KEY = 'order#order-1';
+
+  /** Message n of order key `orderKey` with seq `seq`. */
+  function ordered(
+    n: number,
+    seq: number,
+    orderKey = ORDER_KEY,
+  ): RelayInput & { readonly message: OutboxItem } {
+    return {
+      recordId: `seq-${n}`,
+      message: outboxItem({
+        messageId: testMessageId(n),
+        aggregateId: orderKey.split('#')[1],
+        orderKey,
+        seq,
+      }),
+    };
+  }
+
+  /** A publisher whose calls wait until the test lets them through, so the order of calls can be watched. */
+  function gatedPublisher() {
+    const calls: { messages: readonly Envelope[]; release: () => void }[] = [];
+    const publisher: MessagePublisher = {
+      publishBatch: (_queueUrl, messages) =>
+        new Promise<PublishResult>((resolve) => {
+          calls.push({
+            messages,
+            release: () => resolve({ sent: messages.map((m) => m.messageId), failed: [] }),
+          });
+        }),
+    };
+    return { publisher, calls };
+  }
+
+  const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it('sends an order key of 12 messages as two batches in seq order, the second only after the first', async () => {
+    const { publisher, calls } = gatedPublisher();
+    const { deps } = depsWith({ publisher });
+    // Given in reverse, as a retried stream batch or the due index may.
+    const group = Array.from({ length: 12 }, (_, i) => ordered(12 - i, 12 - i));
+
+    const relayed = relayMessages(group, deps);
+    await flush();
+
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.messages.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    calls[0]?.release();
+    await flush();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.messages.map((m) => m.seq)).toEqual([11, 12]);
+    calls[1]?.release();
+    await expect(relayed).resolves.toMatchObject({ sent: 12, held: 0 });
+  });
+
+  it('packs whole order keys into shared batches, never splitting a key that fits one', async () => {
+    const { deps, publisher } = depsWith();
+    const keys = ['order#a', 'order#b', 'order#c'];
+    // Three keys of 4 messages each, interleaved: 12 messages, but a key's 4 stay in one batch.
+    const interleaved = [1, 2, 3, 4].flatMap((seq) => keys.map((key, k) => ordered(k * 10 + seq, seq, key)));
+
+    await relayMessages(interleaved, deps);
+
+    const batches = publisher.publishBatch.mock.calls.map(([, messages]) =>
+      messages.map((m) => `${m.orderKey}:${m.seq}`),
+    );
+    expect(batches).toEqual([
+      [
+        'order#a:1',
+        'order#a:2',
+        'order#a:3',
+        'order#a:4',
+        'order#b:1',
+        'order#b:2',
+        'order#b:3',
+        'order#b:4',
+      ],
+      ['order#c:1', 'order#c:2', 'order#c:3', 'order#c:4'],
+    ]);
+  });
+
+  it('holds the later messages of an order key after a failed entry (PENDING, no attempt) and sends the other keys', async () => {
+    const clock = manualClock();
+    const db = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS);
+    const queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, clock.now);
+    const store = new DynamoOutboxStore({ client: db.asDocumentClient(), tableName: 'outbox' });
+    const group = Array.from({ length: 12 }, (_, i) => ordered(i + 1, i + 1));
+    const other = [1, 2, 3].map((seq) => ordered(100 + seq, seq, 'order#order-2'));
+    for (const { message } of [...group, ...other]) {
+      await db.send(new PutCommand({ TableName: 'outbox', Item: { ...message } }));
+    }
+    const rejected = testMessageId(3);
+    const publisher: MessagePublisher = {
+      async publishBatch(queueUrl, messages, options) {
+        const accepted = messages.filter((m) => m.messageId !== rejected);
+        await queues.publishBatch(queueUrl, accepted, options);
+        return {
+          sent: accepted.map((m) => m.messageId),
+          failed: messages
+            .filter((m) => m.messageId === rejected)
+            .map((m) => ({ messageId: m.messageId, error: 'KMS.DisabledException: key disabled' })),
+        };
+      },
+    };
+
+    const report = await relayMessages([...group, ...other], {
+      ...depsWith().deps,
+      publisher,
+      store,
+      clock: clock.now,
+    });
+
+    const stored = async (n: number) =>
+      (await db.send(new GetCommand({ TableName: 'outbox', Key: { messageId: testMessageId(n) } }))).Item;
+    expect(await stored(11)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    expect(await stored(12)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    expect(await stored(3)).toMatchObject({ status: 'PENDING', attempts: 1, lastError: expect.any(String) });
+    for (const n of [1, 2, 4, 10, 101, 102, 103]) expect(await stored(n)).toMatchObject({ status: 'SENT' });
+    const onQueue = queues.peek(QUEUE).map(({ body }) => (JSON.parse(body) as Envelope).messageId);
+    expect(onQueue).not.toContain(testMessageId(11));
+    expect(onQueue).not.toContain(testMessageId(12));
+    expect(onQueue).toEqual(expect.arrayContaining([101, 102, 103].map(testMessageId)));
+    expect(report).toMatchObject({ sent: 12, retryScheduled: 1, held: 2, unrecorded: [] });
+    expect(report.problems.filter((p) => p.outcome === 'HELD')).toEqual(
+      [11, 12].map((n) => ({
+        messageId: testMessageId(n),
+        topic: 'order.created',
+        aggregateId: 'order-1',
+        orderKey: ORDER_KEY,
+        seq: n,
+        outcome: 'HELD',
+        error: expect.stringContaining(`seq 3 of ${ORDER_KEY}`),
+      })),
+    );
+  });
+
+  it('gives the publisher each message’s delivery round, which a replay moves on', async () => {
+    const { deps, publisher } = depsWith();
+    const fresh = outboxItem({ messageId: testMessageId(1) });
+    const resent = outboxItem({ messageId: testMessageId(2), resends: 2 });
+    const replayed = outboxItem({ messageId: testMessageId(3), resends: 1, replays: 1 });
+
+    await relayMessages(
+      [fresh, resent, replayed].map((message, i) => ({ recordId: `seq-${i}`, message })),
+      deps,
+    );
+
+    const options = publisher.publishBatch.mock.calls[0]?.[2];
+    expect(options?.deliveryRounds).toEqual(
+      new Map([
+        [testMessageId(1), 0],
+        [testMessageId(2), 2],
+        [testMessageId(3), deliveryRoundOf({ resends: 1, replays: 1 })],
+      ]),
     );
   });
 });

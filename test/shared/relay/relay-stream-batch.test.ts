@@ -307,7 +307,7 @@ describe('relayStreamBatch', () => {
     expect(response).toEqual({ batchItemFailures: [] });
   });
 
-  it('adds MessageGroupId = aggregateId and MessageDeduplicationId = messageId for a FIFO queue', async () => {
+  it('adds MessageGroupId = aggregateId and MessageDeduplicationId = messageId-round for a FIFO queue', async () => {
     sqsAccepts();
     const fifoDeps: RelayDeps = { ...deps, queueFor: () => `${QUEUE}.fifo` };
     const item = outboxItem({ messageId: testMessageId(8), aggregateId: 'order-8' });
@@ -318,8 +318,64 @@ describe('relayStreamBatch', () => {
     expect(input?.QueueUrl).toBe(`${QUEUE}.fifo`);
     expect(input?.Entries?.[0]).toMatchObject({
       MessageGroupId: 'order-8',
-      MessageDeduplicationId: testMessageId(8),
+      MessageDeduplicationId: `${testMessageId(8)}-0`,
     });
+  });
+  it('sends an order key’s messages in seq order when the stream delivers them reversed, grouped by order key', async () => {
+    sqsAccepts();
+    ddb.on(UpdateCommand).resolves({});
+    const fifoDeps: RelayDeps = { ...deps, queueFor: () => `${QUEUE}.fifo` };
+    const records = [3, 2, 1].map((seq) =>
+      streamRecord(
+        outboxItem({
+          messageId: testMessageId(10 + seq),
+          aggregateId: 'order-7',
+          orderKey: 'order#order-7',
+          seq,
+        }),
+        { sequenceNumber: sequenceNumber(4 - seq) },
+      ),
+    );
+
+    await relayStreamBatch({ Records: records }, fifoDeps, logger);
+
+    const entries = sqs
+      .commandCalls(SendMessageBatchCommand)
+      .flatMap((call) => call.args[0].input.Entries ?? []);
+    expect(entries.map((entry) => [entry.Id, entry.MessageGroupId])).toEqual([
+      [testMessageId(11), 'order#order-7'],
+      [testMessageId(12), 'order#order-7'],
+      [testMessageId(13), 'order#order-7'],
+    ]);
+  });
+  it('logs each message held behind a failed one of its order key, and counts them in the summary', async () => {
+    sqsAccepts(new Set([testMessageId(3)]));
+    ddb.on(UpdateCommand).resolves({});
+    const records = Array.from({ length: 12 }, (_, i) =>
+      streamRecord(outboxItem({ messageId: testMessageId(i + 1), orderKey: 'order#order-1', seq: i + 1 }), {
+        sequenceNumber: sequenceNumber(i + 1),
+      }),
+    );
+
+    const response = await relayStreamBatch({ Records: records }, deps, logger);
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(sentMessageIds()).not.toContain(testMessageId(11));
+    for (const n of [11, 12]) {
+      expect(logger.warn).toHaveBeenCalledWith('message not sent', {
+        messageId: testMessageId(n),
+        topic: 'order.created',
+        aggregateId: 'order-1',
+        orderKey: 'order#order-1',
+        seq: n,
+        outcome: 'HELD',
+        error: expect.stringContaining('seq 3 of order#order-1'),
+      });
+    }
+    expect(logger.info).toHaveBeenCalledWith(
+      'relayed stream batch',
+      expect.objectContaining({ held: 2, sent: 9 }),
+    );
   });
 });
 

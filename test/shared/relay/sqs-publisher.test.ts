@@ -96,7 +96,7 @@ describe('SqsPublisher', () => {
     expect(sentInput().Entries?.[0]?.MessageAttributes).not.toHaveProperty('traceparent');
   });
 
-  it('gives FIFO entries the aggregate as message group and the message id as deduplication id', async () => {
+  it('gives FIFO entries the aggregate as message group and messageId-0 as deduplication id by default', async () => {
     const message = envelope({ messageId: testMessageId(3), aggregateId: 'order-42' });
     sqs.on(SendMessageBatchCommand).resolves({});
 
@@ -104,18 +104,54 @@ describe('SqsPublisher', () => {
 
     expect(sentInput().Entries?.[0]).toMatchObject({
       MessageGroupId: 'order-42',
-      MessageDeduplicationId: message.messageId,
+      MessageDeduplicationId: `${message.messageId}-0`,
     });
   });
 
-  it('sets no FIFO fields on a standard queue', async () => {
+  it('gives an ordered FIFO entry its order key as message group', async () => {
+    const message = envelope({ aggregateId: 'order-42', orderKey: 'order#order-42', seq: 2 });
     sqs.on(SendMessageBatchCommand).resolves({});
 
-    await publisher.publishBatch(STANDARD, [envelope()]);
+    await publisher.publishBatch(FIFO, [message]);
 
-    const entry = sentInput().Entries?.[0];
-    expect(entry).not.toHaveProperty('MessageGroupId');
-    expect(entry).not.toHaveProperty('MessageDeduplicationId');
+    expect(sentInput().Entries?.[0]?.MessageGroupId).toBe('order#order-42');
+  });
+
+  it('keeps one deduplication id per delivery round: a retry in the round repeats it, a new round changes it', async () => {
+    const message = envelope({ messageId: testMessageId(5) });
+    sqs.on(SendMessageBatchCommand).resolves({});
+    const dedupIdOf = async (round: number) => {
+      sqs.resetHistory();
+      await publisher.publishBatch(FIFO, [message], {
+        deliveryRounds: new Map([[message.messageId, round]]),
+      });
+      return sentInput().Entries?.[0]?.MessageDeduplicationId;
+    };
+
+    const first = await dedupIdOf(0);
+    const retried = await dedupIdOf(0);
+    const resent = await dedupIdOf(1);
+    const replayedAfterResend = await dedupIdOf(2);
+
+    expect(retried).toBe(first);
+    expect(new Set([first, resent, replayedAfterResend]).size).toBe(3);
+    expect(resent).toBe(`${message.messageId}-1`);
+  });
+
+  it('sets no FIFO fields on a standard queue, ordered message or not', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({});
+
+    await publisher.publishBatch(
+      STANDARD,
+      [envelope(), envelope({ messageId: testMessageId(2), orderKey: 'order#order-1', seq: 1 })],
+      { deliveryRounds: new Map([[testMessageId(2), 3]]) },
+    );
+
+    for (const entry of sentInput().Entries ?? []) {
+      expect(entry).not.toHaveProperty('MessageGroupId');
+      expect(entry).not.toHaveProperty('MessageDeduplicationId');
+    }
+    expect(sentInput().Entries).toHaveLength(2);
   });
 
   it('reports the entries SQS accepted and the ones it rejected, with the reason', async () => {

@@ -15,6 +15,7 @@ import { backoffCeilingMs, type RetryPolicy } from '../../../shared/retry/retry-
 import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check.ts';
 import {
   DEFAULT_SWEEPER_SETTINGS,
+  type DeliveryVerdict,
   type SweeperDeps,
   type SweeperSettings,
   sweep,
@@ -104,6 +105,10 @@ class ObservedStore implements SweepStore {
   async failUnreadable(...args: Parameters<SweepStore['failUnreadable']>) {
     this.#inject('failUnreadable', args[0].messageId);
     return this.#inner.failUnreadable(...args);
+  }
+  async findInSequence(...args: Parameters<SweepStore['findInSequence']>) {
+    this.#inject('findInSequence', args[0].orderKey);
+    return this.#inner.findInSequence(...args);
   }
 }
 
@@ -812,6 +817,237 @@ function yieldingPublisher(target: MemoryQueues, random: () => number): MessageP
     },
   };
 }
+
+describe('sweep of ordered messages', () => {
+  const ORDER_KEY = 'order#order-1';
+  const GAP_TIMEOUT_MS = 300_000;
+  const ordering = { orderingFor: () => ({ scope: 'order', gapTimeoutMs: GAP_TIMEOUT_MS }) };
+
+  /** Message n, seq `seq` of the order key. */
+  const inSequence = (n: number, seq: number, overrides: Partial<OutboxItem> = {}) =>
+    putMessage({ messageId: id(n), orderKey: ORDER_KEY, seq, ...overrides });
+
+  /** A SENT message whose confirmation deadline has passed: the sweeper reconciles it. */
+  const overdueSent = {
+    status: MessageStatus.SENT,
+    attempts: 1,
+    nextAttemptAt: at(-1_000),
+    confirmBy: at(-1_000),
+  };
+
+  /** A SENT message still within its deadline (not due): the sweeper would not look at it on its own. */
+  const freshlySent = {
+    status: MessageStatus.SENT,
+    attempts: 1,
+    nextAttemptAt: at(200_000),
+    confirmBy: at(200_000),
+  };
+
+  /** A delivery check that answers per message id (MISSING for the others), counting the questions. */
+  function verdicts(byId: Readonly<Record<string, DeliveryVerdict>>) {
+    return vi.fn(
+      async (m: OutboxItem): Promise<DeliveryVerdict> => byId[m.messageId] ?? { verdict: 'MISSING' },
+    );
+  }
+
+  it('holds seq 2 while seq 1 waits out its backoff, until seq 1 is due; then sends them in order', async () => {
+    await inSequence(1, 1, { attempts: 1, nextAttemptAt: at(30_000), lastError: 'throttled' });
+    await inSequence(2, 2, { nextAttemptAt: at(-1_000) });
+
+    const held = await sweep(sweeper(ordering).deps);
+
+    expect(held).toMatchObject({ claimed: 1, held: 1, sent: 0 });
+    expect(sentIds()).toEqual([]);
+    const waiting = await message(id(2));
+    expect(waiting).toMatchObject({ status: MessageStatus.PENDING, attempts: 0, nextAttemptAt: at(30_000) });
+    expect(waiting).not.toHaveProperty('leaseOwner');
+
+    clock.advance(30_000);
+    const released = await sweep(sweeper(ordering).deps);
+
+    expect(released).toMatchObject({ sent: 2, held: 0 });
+    expect(sentIds()).toEqual([id(1), id(2)]);
+  });
+
+  it('sends seq 1 and 2 in seq order when both are due, whichever the due index lists first', async () => {
+    await inSequence(1, 2, { nextAttemptAt: at(-5_000) });
+    await inSequence(2, 1, { nextAttemptAt: at(-1_000) });
+    const { deps, store } = sweeper(ordering);
+    const findInSequence = vi.spyOn(store, 'findInSequence');
+
+    const report = await sweep(deps);
+
+    expect(report).toMatchObject({ claimed: 2, sent: 2, held: 0 });
+    expect(queues.peek(QUEUE).map(({ body }) => (JSON.parse(body) as Envelope).seq)).toEqual([1, 2]);
+    expect(findInSequence).not.toHaveBeenCalled();
+  });
+
+  it('sends seq 2 at once when seq 1 was sent already', async () => {
+    await inSequence(1, 1, freshlySent);
+    await inSequence(2, 2, { nextAttemptAt: at(-1_000) });
+
+    const report = await sweep(sweeper(ordering).deps);
+
+    expect(report).toMatchObject({ sent: 1, held: 0 });
+    expect(sentIds()).toEqual([id(2)]);
+  });
+
+  it('holds seq 2 behind a FAILED seq 1 for a gap timeout, and names seq 1 for an operator', async () => {
+    await inSequence(1, 1, { status: MessageStatus.FAILED, attempts: 4 });
+    await inSequence(2, 2, { nextAttemptAt: at(-1_000) });
+
+    const report = await sweep(sweeper(ordering).deps);
+
+    expect(sentIds()).toEqual([]);
+    expect(await message(id(2))).toMatchObject({
+      status: MessageStatus.PENDING,
+      nextAttemptAt: at(GAP_TIMEOUT_MS),
+    });
+    expect(report.problems).toEqual([
+      expect.objectContaining({
+        messageId: id(2),
+        orderKey: ORDER_KEY,
+        seq: 2,
+        outcome: 'HELD',
+        error: expect.stringContaining(`seq 1 of ${ORDER_KEY} is FAILED`),
+      }),
+    ]);
+  });
+
+  it('leaves a message parked for less than the gap timeout until the timeout, without resending anything', async () => {
+    await inSequence(1, 1, freshlySent);
+    await inSequence(2, 2, overdueSent);
+    const check = verdicts({ [id(2)]: { verdict: 'PARKED', parkedAt: at(-60_000), lastSeq: 0 } });
+
+    const report = await sweep(sweeper({ ...ordering, deliveryCheckFor: () => check }).deps);
+
+    expect(report).toMatchObject({ postponed: 1, requeued: 0, sent: 0, orderingGaps: {} });
+    expect(sentIds()).toEqual([]);
+    expect(await message(id(2))).toMatchObject({
+      status: MessageStatus.SENT,
+      nextAttemptAt: at(-60_000 + GAP_TIMEOUT_MS),
+    });
+    expect(check).toHaveBeenCalledTimes(1);
+  });
+
+  it('past the gap timeout counts a gap and resends the SENT predecessor the consumer never got, not the parked message', async () => {
+    await inSequence(1, 1, freshlySent);
+    await inSequence(2, 2, overdueSent);
+    const check = verdicts({
+      [id(2)]: { verdict: 'PARKED', parkedAt: at(-GAP_TIMEOUT_MS - 1_000), lastSeq: 0 },
+    });
+
+    const report = await sweep(sweeper({ ...ordering, deliveryCheckFor: () => check }).deps);
+
+    expect(report).toMatchObject({ orderingGaps: { 'order.created': 1 }, requeued: 1, sent: 1 });
+    expect(sentIds()).toEqual([id(1)]);
+    expect(await message(id(1))).toMatchObject({ status: MessageStatus.SENT, resends: 1 });
+    expect(await message(id(2))).toMatchObject({
+      status: MessageStatus.SENT,
+      nextAttemptAt: at(GAP_TIMEOUT_MS),
+    });
+    expect(await message(id(2))).not.toHaveProperty('resends');
+  });
+
+  it('past the gap timeout does not resend a predecessor the consumer holds too, nor one still PENDING', async () => {
+    await inSequence(1, 1, { attempts: 1, nextAttemptAt: at(30_000) });
+    await inSequence(2, 2, freshlySent);
+    await inSequence(3, 3, overdueSent);
+    const parkedAt = at(-GAP_TIMEOUT_MS - 1_000);
+    const check = verdicts({
+      [id(2)]: { verdict: 'PARKED', parkedAt, lastSeq: 0 },
+      [id(3)]: { verdict: 'PARKED', parkedAt, lastSeq: 0 },
+    });
+
+    const report = await sweep(sweeper({ ...ordering, deliveryCheckFor: () => check }).deps);
+
+    expect(report).toMatchObject({ orderingGaps: { 'order.created': 1 }, requeued: 0, sent: 0 });
+    expect(sentIds()).toEqual([]);
+    expect(await message(id(1))).toMatchObject({ status: MessageStatus.PENDING, nextAttemptAt: at(30_000) });
+    // Given back to when it was due, for its own reconciliation.
+    expect(await message(id(2))).toMatchObject({ status: MessageStatus.SENT, nextAttemptAt: at(200_000) });
+    expect(await message(id(2))).not.toHaveProperty('leaseOwner');
+  });
+
+  it('resends on a FIFO queue within its 5-minute deduplication window: a new round is a new deduplication id', async () => {
+    const fifo = 'memory://order-events.fifo';
+    queues.createQueue(fifo, { visibilityTimeoutMs: 30_000, fifo: true });
+    const sent = await inSequence(1, 1, overdueSent);
+    // The first round's copy, accepted by SQS a minute ago and lost downstream since.
+    await queues.publishBatch(fifo, [toEnvelope(sent)], { deliveryRounds: new Map([[sent.messageId, 0]]) });
+
+    const report = await sweep(sweeper({ ...ordering, queueFor: () => fifo }).deps);
+
+    expect(report).toMatchObject({ requeued: 1, sent: 1 });
+    const copies = queues.receiveMessages(fifo, { max: 10 });
+    expect(copies.map((copy) => [copy.groupId, copy.deduplicationId])).toEqual([
+      [ORDER_KEY, `${id(1)}-0`],
+      [ORDER_KEY, `${id(1)}-1`],
+    ]);
+  });
+
+  it('past the gap timeout leaves alone a SENT predecessor another sweeper holds a claim on', async () => {
+    await inSequence(1, 1, {
+      ...freshlySent,
+      leaseOwner: 'sweeper-b',
+      leaseUntil: at(30_000),
+      nextAttemptAt: at(30_000),
+    });
+    await inSequence(2, 2, overdueSent);
+    const check = verdicts({
+      [id(2)]: { verdict: 'PARKED', parkedAt: at(-GAP_TIMEOUT_MS - 1_000), lastSeq: 0 },
+    });
+
+    const report = await sweep(sweeper({ ...ordering, deliveryCheckFor: () => check }).deps);
+
+    expect(report).toMatchObject({ orderingGaps: { 'order.created': 1 }, requeued: 0, sent: 0 });
+    expect(sentIds()).toEqual([]);
+    expect(await message(id(1))).toMatchObject({ status: MessageStatus.SENT, leaseOwner: 'sweeper-b' });
+  });
+
+  it('past the gap timeout resends a parked message whose predecessor was applied but that nothing drained', async () => {
+    await inSequence(1, 1, { ...freshlySent, status: MessageStatus.CONFIRMED });
+    await inSequence(2, 2, overdueSent);
+    const check = verdicts({
+      [id(2)]: { verdict: 'PARKED', parkedAt: at(-GAP_TIMEOUT_MS - 1_000), lastSeq: 1 },
+    });
+
+    const report = await sweep(sweeper({ ...ordering, deliveryCheckFor: () => check }).deps);
+
+    expect(report).toMatchObject({ orderingGaps: { 'order.created': 1 }, requeued: 1, sent: 1 });
+    expect(sentIds()).toEqual([id(2)]);
+    expect(await message(id(2))).toMatchObject({ status: MessageStatus.SENT, resends: 1 });
+  });
+
+  it('past the gap timeout reports a FAILED predecessor for an operator to replay or skip, and resends nothing', async () => {
+    await inSequence(1, 1, { status: MessageStatus.FAILED, attempts: 4, lastError: SEND_ERROR });
+    await inSequence(2, 2, overdueSent);
+    const check = verdicts({
+      [id(2)]: { verdict: 'PARKED', parkedAt: at(-GAP_TIMEOUT_MS - 1_000), lastSeq: 0 },
+    });
+
+    const report = await sweep(sweeper({ ...ordering, deliveryCheckFor: () => check }).deps);
+
+    expect(report).toMatchObject({ orderingGaps: { 'order.created': 1 }, requeued: 0, sent: 0 });
+    expect(sentIds()).toEqual([]);
+    expect(report.problems).toEqual([
+      {
+        messageId: id(1),
+        topic: 'order.created',
+        aggregateId: 'order-1',
+        orderKey: ORDER_KEY,
+        seq: 1,
+        outcome: 'GAP',
+        error: expect.stringMatching(/seq 1 of order#order-1 is FAILED .*replay or skip it/),
+      },
+    ]);
+    expect(await message(id(1))).toMatchObject({ status: MessageStatus.FAILED });
+    expect(await message(id(2))).toMatchObject({
+      status: MessageStatus.SENT,
+      nextAttemptAt: at(GAP_TIMEOUT_MS),
+    });
+  });
+});
 
 describe('inboxDeliveryCheck', () => {
   const message = outboxItem({ messageId: id(8) });
