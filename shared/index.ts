@@ -7,25 +7,13 @@
  * in-memory DynamoDB and SQS for tests in `serverless-outbox/testing`.
  */
 export type { AdminDeps } from './admin/admin-deps.ts';
-export {
-  DEFAULT_GAP_TIMEOUT_MS,
-  MAX_GAP_TIMEOUT_MS,
-  MAX_ORDER_KEY_LENGTH,
-  ORDER_KEY_SEPARATOR,
-  type OrderedTopic,
-  type OrderingByTopic,
-  orderedTopic,
-  orderKeyOf,
-  SEQUENCE_KEYS,
-  scopeSchema,
-  type TopicOrdering,
-} from './ordering/ordering.ts';
 export { adminDeps } from './admin/admin-deps-from-env.ts';
 export {
   AdminError,
   AdminErrorCode,
   type AdminHttpStatus,
   AggregateInFlightError,
+  EarlierGapError,
   InvalidAdminRequestError,
   ListFilterRequiredError,
   MessageNotFoundError,
@@ -96,6 +84,13 @@ export {
 } from './admin/redrive-dead-letters.ts';
 export { type MessageDetails, showMessage } from './admin/show-message.ts';
 export {
+  type CursorSkip,
+  type SkipOrderGapInput,
+  type SkipOrderGapResult,
+  type SuccessorResend,
+  skipOrderGap,
+} from './admin/skip-order-gap.ts';
+export {
   type AwsClientConfig,
   awsClientConfig,
   createDocumentClient,
@@ -128,6 +123,8 @@ export {
   type ConsumeDeps,
   type ConsumeResult,
   consumeMessage,
+  type DrainedMessage,
+  type DrainFailure,
   type EffectPlan,
   type PlanEffect,
 } from './consumer/consume-message.ts';
@@ -139,6 +136,14 @@ export {
   type VisibilityBackoff,
 } from './consumer/failure-handling.ts';
 export { DEFAULT_INBOX_RETENTION_DAYS, INBOX_KEYS, type InboxRow } from './consumer/inbox.ts';
+export {
+  type CursorRow,
+  cursorKeyOf,
+  type OrderedEnvelope,
+  type ParkedRow,
+  parkedKeyOf,
+} from './consumer/order-cursor.ts';
+export { PARKED } from './consumer/ordered-consume.ts';
 export { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from './consumer/sqs-queue-operations.ts';
 export {
   type CancelledAction,
@@ -149,6 +154,7 @@ export {
   OutboxError,
   OutboxErrorCode,
   PoisonMessageError,
+  SequenceConflictError,
   TransactionConditionError,
   TransactionConflictError,
   TransactionLimit,
@@ -180,6 +186,28 @@ export {
 } from './observability/resource-roles.ts';
 export { xrayTraceHeader } from './observability/xray-trace-header.ts';
 export {
+  type AggregateVersions,
+  assignSeqs,
+  type CounterAdvance,
+  countedOrderKeys,
+  type SequencedMessages,
+  type SequenceSources,
+} from './ordering/assign-seqs.ts';
+export {
+  DEFAULT_GAP_TIMEOUT_MS,
+  MAX_GAP_TIMEOUT_MS,
+  MAX_ORDER_KEY_LENGTH,
+  ORDER_KEY_SEPARATOR,
+  type OrderedTopic,
+  type OrderingByTopic,
+  orderedTopic,
+  orderKeyOf,
+  SEQUENCE_KEYS,
+  scopeSchema,
+  type TopicOrdering,
+} from './ordering/ordering.ts';
+export { type CounterRead, counterUpdate, readLastSeqs } from './ordering/sequence-counter.ts';
+export {
   type AggregateMessagesOptions,
   aggregateMessageIds,
   DEFAULT_READ_CONCURRENCY,
@@ -196,6 +224,7 @@ export {
   attentionPartitions,
   DEFAULT_DUE_SHARDS,
   DEFAULT_STREAM_GRACE_MS,
+  deliveryRoundOf,
   dueShardKeys,
   dueShardOf,
   OUTBOX_KEYS,
@@ -215,6 +244,8 @@ export {
   type MarkSentOutcome,
   type OutboxStore,
   type RecordFailureOutcome,
+  type SequencedMessage,
+  type SequenceRange,
   type SweepStore,
 } from './outbox/outbox-store.ts';
 export { type RedeliveryLimits, redeliveryHorizonMs } from './outbox/redelivery-horizon.ts';
@@ -228,12 +259,19 @@ export { DEFAULT_RETENTION_DAYS } from './outbox/transition-updates.ts';
 export {
   type ClaimCheckedWrite,
   claimCheckWrite,
+  type OutboxTransactionOptions,
   type OutboxWrite,
   type OutboxWriterOptions,
   outboxTransaction,
+  SEQUENCE_ATTEMPTS,
   writeWithOutbox,
 } from './outbox/write-with-outbox.ts';
-export { MESSAGE_ATTRIBUTES, type MessagePublisher, type PublishResult } from './relay/message-publisher.ts';
+export {
+  MESSAGE_ATTRIBUTES,
+  type MessagePublisher,
+  type PublishOptions,
+  type PublishResult,
+} from './relay/message-publisher.ts';
 export { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from './relay/relay-messages.ts';
 export { SqsPublisher } from './relay/sqs-publisher.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry/retry-policy.ts';
@@ -251,6 +289,8 @@ export { inboxDeliveryCheck } from './sweeper/inbox-delivery-check.ts';
 export {
   DEFAULT_SWEEPER_SETTINGS,
   type DeliveryCheck,
+  type DeliveryVerdict,
+  type ParkedVerdict,
   type SweeperDeps,
   type SweeperSettings,
   type SweepReport,

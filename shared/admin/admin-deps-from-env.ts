@@ -26,6 +26,7 @@ export function adminDeps(env: Env): AdminDeps {
     topicQueues: readSetting(env, OutboxSettings.topicQueues),
     deadLetterQueues: readSetting(env, OutboxSettings.deadLetterQueues),
     deliveryInboxes: readSetting(env, OutboxSettings.deliveryInboxes),
+    orderedTopics: readSetting(env, OutboxSettings.orderedTopics),
     dueShards: readSetting(env, OutboxSettings.dueShards),
     retentionDays: readSetting(env, OutboxSettings.retentionDays),
     clock: () => new Date(),

@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
+import type { OrderingByTopic } from '../ordering/ordering.ts';
 import type { AdminQueues } from './admin-queues.ts';
 
 /**
@@ -19,6 +20,12 @@ export interface AdminDeps {
   readonly deadLetterQueues: Readonly<Record<string, string>>;
   /** Topic → the consumer's inbox table (erase deletes the inbox rows there). */
   readonly deliveryInboxes: Readonly<Record<string, string>>;
+  /**
+   * The ordered topics (`ORDERED_TOPICS`): a skip moves the cursors in the inboxes of every topic of the skipped
+   * message's scope.
+   * @default - none: a skip moves the cursor in the inbox of the message's own topic only
+   */
+  readonly orderedTopics?: OrderingByTopic;
   /** Partitions of the due index, which the attention index shares; must equal the writers' and the relay's. */
   readonly dueShards: number;
   /** Days a CANCELLED message is kept before TTL removes it. */

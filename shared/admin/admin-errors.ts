@@ -109,6 +109,42 @@ export class WrongStatusError extends AdminError {
   }
 }
 
+/**
+ * A skip refused because a consumer's cursor of the order key is behind the message before it: more messages are
+ * missing there, and skipping this one would jump over them. Skip or replay the earlier ones first.
+ */
+export class EarlierGapError extends AdminError {
+  readonly orderKey: string;
+  /** The seq the operator asked to skip. */
+  readonly seq: number;
+  /** The consumer's inbox table whose cursor is behind. */
+  readonly inboxTable: string;
+  /** The last seq that consumer applied; `null` when it has applied none of the order key. */
+  readonly lastSeq: number | null;
+
+  constructor(gap: {
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly inboxTable: string;
+    readonly lastSeq: number | null;
+  }) {
+    const first = (gap.lastSeq ?? 0) + 1;
+    const missing = first === gap.seq - 1 ? `seq ${first}` : `seq ${first} to ${gap.seq - 1}`;
+    super({
+      // The cursor, like a message's status, is not where the action starts from.
+      code: AdminErrorCode.WRONG_STATUS,
+      httpStatus: 409,
+      message:
+        `${gap.orderKey}: the consumer with inbox ${gap.inboxTable} is at seq ${gap.lastSeq ?? 'none'}, so ${missing} ` +
+        `is missing before seq ${gap.seq}; skip or replay ${missing} first`,
+    });
+    this.orderKey = gap.orderKey;
+    this.seq = gap.seq;
+    this.inboxTable = gap.inboxTable;
+    this.lastSeq = gap.lastSeq;
+  }
+}
+
 /** An erase refused because some of the aggregate's messages still have deliveries ahead of them. */
 export class AggregateInFlightError extends AdminError {
   readonly aggregateId: string;

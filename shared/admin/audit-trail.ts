@@ -11,6 +11,8 @@ export const AuditAction = {
   BULK_REPLAY: 'BULK_REPLAY',
   REDRIVE: 'REDRIVE',
   ERASE: 'ERASE',
+  /** A message of an ordered sequence skipped: cancelled, the consumers' cursors moved past it. */
+  SKIP: 'SKIP',
 } as const;
 
 /** One of the {@link AuditAction} values. */

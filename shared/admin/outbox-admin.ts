@@ -17,10 +17,11 @@ import {
   redriveDeadLetters,
 } from './redrive-dead-letters.ts';
 import { type MessageDetails, showMessage } from './show-message.ts';
+import { type SkipOrderGapInput, type SkipOrderGapResult, skipOrderGap } from './skip-order-gap.ts';
 
 /**
  * The operations core of the outbox, for any front end (the admin API, the `outbox` CLI): inspect, replay,
- * cancel, redrive, count and erase. Reads go through the indexes only, every change is audited, and refusals are
+ * cancel, redrive, count, erase and skip a gap of an ordered sequence. Reads go through the indexes only, every change is audited, and refusals are
  * `AdminError`s that carry the HTTP status to answer with.
  * @example
  * const admin = new OutboxAdmin(adminDeps(process.env));
@@ -77,6 +78,14 @@ export class OutboxAdmin {
   /** Counts per status and topic, oldest ages and DLQ depths (see `outboxStats`). */
   stats(): Promise<OutboxStats> {
     return outboxStats(this.#deps);
+  }
+
+  /**
+   * Skips a message of an ordered sequence that will never be applied: cancels it, moves the consumers' cursors
+   * past it and resends the successor they hold parked, audited (see `skipOrderGap`).
+   */
+  skipOrderGap(input: SkipOrderGapInput): Promise<SkipOrderGapResult> {
+    return skipOrderGap(this.#deps, input);
   }
 
   /** Erases an aggregate's messages and inbox rows, refused while one is in flight (see `eraseAggregate`). */

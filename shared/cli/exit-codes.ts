@@ -11,7 +11,10 @@ export const ExitCode = {
   USAGE: 2,
   /** `recover`: the topic's downstream is not healthy, nothing was replayed or moved. */
   UNHEALTHY: 3,
-  /** No such message, or it is in a status the action does not start from (or an aggregate still in flight). */
+  /**
+   * No such message, or it is in a status the action does not start from (or an aggregate still in flight, or a
+   * skip with an earlier gap before it).
+   */
   NOT_FOUND: 4,
 } as const;
 
@@ -25,7 +28,7 @@ Exit codes:
   1  failure, or recover left something unresolved
   2  usage or configuration error (a bad argument, no such stack, a stack without an outbox)
   3  recover: the downstream is not healthy; nothing was replayed or moved
-  4  not found, or the message's status does not allow the action
+  4  not found, or the message's status (skip: a consumer's place in the sequence) does not allow the action
   call: a 2xx or 3xx answer 0; 400 2; 404 or 409 4; any other 4xx or 5xx 1`;
 
 /**

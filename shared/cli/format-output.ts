@@ -10,6 +10,7 @@ import type { StartedMoveTask } from '../admin/move-task.ts';
 import type { OutboxStats } from '../admin/outbox-stats.ts';
 import type { RedriveReport } from '../admin/redrive-dead-letters.ts';
 import type { MessageDetails } from '../admin/show-message.ts';
+import type { SkipOrderGapResult } from '../admin/skip-order-gap.ts';
 import type { RecoverReport } from './recover.ts';
 
 /** Columns aligned with spaces, a header row first; cells are shown as they are. */
@@ -229,6 +230,40 @@ export function formatErase(result: EraseResult): string {
           `kept ${result.skippedInFlight.length} message(s) that started a delivery meanwhile (erase again once confirmed): ${result.skippedInFlight.join(', ')}`,
         ]),
   ].join('\n');
+}
+
+/** What a skip did: the message cancelled, each consumer's cursor, the successor resent. */
+export function formatSkipOrderGap(result: SkipOrderGapResult): string {
+  const head = `${result.orderKey} seq ${result.seq} (message ${result.messageId}, ${result.topic})`;
+  const lines = [
+    result.changed
+      ? `skipped ${head}; audit ${result.actionId ?? ''}`
+      : `nothing to do for ${head}: already skipped`,
+    result.cancelled ? `  message   ${result.from} → CANCELLED` : '  message   already CANCELLED',
+    ...result.cursors.map((cursor) =>
+      cursor.outcome === 'MOVED'
+        ? `  consumer  ${cursor.inboxTable}: cursor ${cursor.lastSeq ?? 'none'} → ${result.seq}`
+        : `  consumer  ${cursor.inboxTable}: already at seq ${cursor.lastSeq ?? 'none'}, nothing to do`,
+    ),
+  ];
+  const next = result.successor;
+  const what: Readonly<Record<string, string>> = {
+    PENDING: 'the sweeper sends it when it is due',
+    FAILED: 'replay it, or the consumers hold the rest of the sequence',
+    CANCELLED: 'skip it too, or replay it',
+  };
+  if (next === undefined) lines.push(`  next      no seq ${result.seq + 1} yet`);
+  else {
+    const about = `seq ${next.seq} (message ${next.messageId})`;
+    lines.push(
+      next.action === 'RESENT'
+        ? `  next      ${about} SENT → PENDING: the sweeper sends it again`
+        : next.action === 'DUE_NOW'
+          ? `  next      ${about} PENDING, held back behind the gap: due now`
+          : `  next      ${about} is ${next.status}: ${what[next.status] ?? 'nothing to do'}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** The runbook's steps and what remains unresolved. */

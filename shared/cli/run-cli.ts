@@ -32,6 +32,7 @@ import {
   formatMoveTasks,
   formatRecover,
   formatRedrive,
+  formatSkipOrderGap,
   formatStats,
 } from './format-output.ts';
 import { loadHealthCheck } from './health-check.ts';
@@ -121,7 +122,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
   const program = new Command()
     .name('outbox')
     .description(
-      'Operate a serverless-outbox: inspect, replay, cancel, redrive, erase, recover. Finds the outbox in a ' +
+      'Operate a serverless-outbox: inspect, replay, cancel, redrive, erase, recover, skip. Finds the outbox in a ' +
         'CloudFormation stack by its template metadata; AWS_ENDPOINT_URL points it at an emulator.',
     )
     .option(
@@ -335,6 +336,27 @@ function buildProgram(io: CliIo, runner: Runner): Command {
       return action(this, async ({ session }) => {
         const admin = await session.admin();
         session.print(await admin.erase({ aggregateId, reason, actor: await session.actor() }), formatErase);
+        return undefined;
+      });
+    });
+
+  program
+    .command('skip')
+    .description(
+      'close a gap in an ordered sequence: cancel message --seq of --order-key (PENDING, FAILED or CANCELLED), ' +
+        'move the consumers past it and resend the message after it, which they hold parked; audited',
+    )
+    .requiredOption('--order-key <key>', 'the sequence, <scope>#<aggregateId> (e.g. order#o-42)')
+    .requiredOption('--seq <n>', 'the place of the message to skip in it', integerOption('--seq'))
+    .requiredOption('--reason <text>', 'why: kept in the audit trail and the message history')
+    .action(function (this: Command) {
+      const { orderKey, seq, reason } = this.opts<{ orderKey: string; seq: number; reason: string }>();
+      return action(this, async ({ session }) => {
+        const admin = await session.admin();
+        session.print(
+          await admin.skipOrderGap({ orderKey, seq, reason, actor: await session.actor() }),
+          formatSkipOrderGap,
+        );
         return undefined;
       });
     });
@@ -617,6 +639,7 @@ class Session {
       topicQueues: outbox.topicQueues,
       deadLetterQueues: outbox.deadLetterQueues,
       deliveryInboxes: outbox.deliveryInboxes,
+      orderedTopics: outbox.orderedTopics,
       dueShards: outbox.dueShards,
       retentionDays: outbox.retentionDays,
       clock: this.#io.clients?.clock ?? (() => new Date()),

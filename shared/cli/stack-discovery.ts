@@ -13,6 +13,7 @@ import {
   OUTBOX_TOPICS_METADATA,
   OutboxResourceRole,
 } from '../observability/resource-roles.ts';
+import type { OrderingByTopic } from '../ordering/ordering.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { readSetting } from '../settings/setting.ts';
 
@@ -39,6 +40,8 @@ export interface DiscoveredOutbox {
   readonly deadLetterQueues: Readonly<Record<string, string>>;
   /** Topic → the consumer's inbox table. */
   readonly deliveryInboxes: Readonly<Record<string, string>>;
+  /** The ordered topics (`ORDERED_TOPICS` of the relay or the sweeper); `{}` when none is. */
+  readonly orderedTopics: OrderingByTopic;
   /** URL of the relay's on-failure queue, when the stack has one. */
   readonly failureQueue?: string;
   readonly dueShards: number;
@@ -204,7 +207,7 @@ export function outboxOfStack(stack: {
     for (const topic of topicsOf(stackName, table)) deliveryInboxes[topic] = deployed(table);
   }
   const failureQueue = withRole(OutboxResourceRole.FAILURE_QUEUE)[0];
-  const { dueShards, retentionDays, notes } = outboxSettingsOf(resources);
+  const { dueShards, retentionDays, orderedTopics, notes } = outboxSettingsOf(resources);
   return {
     stackName,
     outboxTable,
@@ -212,6 +215,7 @@ export function outboxOfStack(stack: {
     topicQueues,
     deadLetterQueues,
     deliveryInboxes,
+    orderedTopics,
     ...(failureQueue === undefined || failureQueue.physicalId === ''
       ? {}
       : { failureQueue: failureQueue.physicalId }),
@@ -257,13 +261,14 @@ function topicsOf(stackName: string, resource: StackResource): string[] {
 }
 
 /**
- * DUE_SHARDS and RETENTION_DAYS as the relay and the sweeper get them (literal values of their environment in
- * the template). A template without them (an emulator's copy may drop function environments) gets the defaults,
+ * DUE_SHARDS, RETENTION_DAYS and ORDERED_TOPICS as the relay and the sweeper get them (literal values of their
+ * environment in the template). A template without them (an emulator's copy may drop function environments) gets the defaults,
  * and a note says so: listing with another shard count than the writers' would miss messages.
  */
 function outboxSettingsOf(resources: readonly StackResource[]): {
   dueShards: number;
   retentionDays: number;
+  orderedTopics: OrderingByTopic;
   notes: string[];
 } {
   const functions = resources.filter(
@@ -285,9 +290,15 @@ function outboxSettingsOf(resources: readonly StackResource[]): {
   const notes = Object.entries(env)
     .filter(([, value]) => value === undefined)
     .map(([name]) => `${name} is not in the deployed template: assuming the default`);
+  // ORDERED_TOPICS is absent where no topic is ordered: its default, none, is then right.
+  const ordered = literal(OutboxSettings.orderedTopics.name);
   return {
     dueShards: readSetting(env, OutboxSettings.dueShards),
     retentionDays: readSetting(env, OutboxSettings.retentionDays),
+    orderedTopics: readSetting(
+      ordered === undefined ? {} : { [OutboxSettings.orderedTopics.name]: ordered },
+      OutboxSettings.orderedTopics,
+    ),
     notes,
   };
 }

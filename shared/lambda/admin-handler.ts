@@ -107,6 +107,8 @@ async function runCommand(
       return ok(await admin.stats());
     case 'erase':
       return ok(await admin.erase({ aggregateId: command.aggregateId, reason: command.reason, actor }));
+    case 'skip':
+      return ok(await admin.skipOrderGap({ ...command.body, actor }));
   }
 }
 
@@ -115,6 +117,7 @@ function subjectOf(command: AdminCommand): Record<string, string> {
   if (command.kind === 'replay' || command.kind === 'cancel') return { messageId: command.messageId };
   if (command.kind === 'erase') return { aggregateId: command.aggregateId };
   if (command.kind === 'bulkReplay') return { topic: command.body.topic };
+  if (command.kind === 'skip') return { orderKey: command.body.orderKey, seq: String(command.body.seq) };
   if (command.kind === 'redrive' && command.body.topic !== undefined) return { topic: command.body.topic };
   return {};
 }
@@ -128,7 +131,7 @@ export interface AdminHandlerOptions {
 /**
  * The admin API as a Lambda handler, behind AWS_IAM-authorised methods under `/admin` of a REST API
  * (`TransactionalOutbox.addAdminApi` deploys it): list and show messages, replay and cancel one with a reason,
- * bulk replay, DLQ redrive, stats and erase, each operator action audited under the IAM caller's ARN.
+ * bulk replay, DLQ redrive, stats, erase and the skip of an ordering gap, each operator action audited under the IAM caller's ARN.
  *
  * Where IAM is not enforced — an emulator endpoint is set (`AWS_ENDPOINT_URL`), as in the local runtime — an
  * unsigned request acts as `local:<user>`, the user the event's identity names or else the operating-system

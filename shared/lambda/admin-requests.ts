@@ -7,6 +7,7 @@ import * as z from 'zod/mini';
 import type { $ZodIssue, $ZodType } from 'zod/v4/core';
 import { LIST_LIMITS } from '../admin/list-messages.ts';
 import { MessageStatus } from '../message/message-status.ts';
+import { MAX_ORDER_KEY_LENGTH } from '../ordering/ordering.ts';
 import { safeParse } from '../validation/safe-parse.ts';
 import type { RequestProblem } from './admin-responses.ts';
 
@@ -24,7 +25,8 @@ export type AdminCommand =
   | { readonly kind: 'bulkReplay'; readonly body: BulkReplayBody }
   | { readonly kind: 'redrive'; readonly body: RedriveBody }
   | { readonly kind: 'stats' }
-  | { readonly kind: 'erase'; readonly aggregateId: string; readonly reason: string };
+  | { readonly kind: 'erase'; readonly aggregateId: string; readonly reason: string }
+  | { readonly kind: 'skip'; readonly body: SkipBody };
 
 /** A request the admin API refuses before calling the core: no such route, wrong method, bad input. */
 export interface AdminRefusal {
@@ -91,6 +93,15 @@ const redriveBodySchema = z.strictObject({
   reason,
 });
 type RedriveBody = z.infer<typeof redriveBodySchema>;
+
+const skipBodySchema = z.strictObject({
+  orderKey: text.check(
+    z.maxLength(MAX_ORDER_KEY_LENGTH, `must be at most ${MAX_ORDER_KEY_LENGTH} characters`),
+  ),
+  seq: z.number().check(z.int('must be a whole number'), z.minimum(1, 'must be 1 or more')),
+  reason,
+});
+type SkipBody = z.infer<typeof skipBodySchema>;
 
 /** One route: its method, its path under `/admin` (`{name}` a segment), and how its command is built. */
 interface AdminRoute {
@@ -165,6 +176,19 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       }),
   },
   { method: 'GET', path: '/stats', parse: () => ({ ok: true, command: { kind: 'stats' } }) },
+  {
+    // The order key travels in the body: it holds a `#`, which a path would have to escape.
+    method: 'POST',
+    path: '/ordering/skip',
+    parse: ({ body }) =>
+      checked(skipBodySchema, body, {
+        error: 'invalid request body',
+        command: (value) => ({
+          kind: 'skip',
+          body: value,
+        }),
+      }),
+  },
   {
     method: 'POST',
     path: '/aggregates/{id}/erase',

@@ -3,6 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import {
   AdminError,
   AggregateInFlightError,
+  EarlierGapError,
   InvalidAdminRequestError,
   MessageNotFoundError,
   ReasonRequiredError,
@@ -73,6 +74,15 @@ export function adminErrorAnswer(error: unknown): APIGatewayProxyResult | undefi
       messageId: error.messageId,
       status: error.status,
       allowed: error.allowed,
+    });
+  }
+  if (error instanceof EarlierGapError) {
+    return adminErrorResponse(error.httpStatus, {
+      ...base,
+      orderKey: error.orderKey,
+      seq: error.seq,
+      inboxTable: error.inboxTable,
+      lastSeq: error.lastSeq,
     });
   }
   if (error instanceof AggregateInFlightError) {

@@ -31,7 +31,7 @@ import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/sweeper/sweep.ts';
 import { type ManualClock, manualClock, outboxItem } from '../../support/factories.ts';
 
-/** The outbox with its three indexes, the audit table, an inbox and the stock of the example's consumer. */
+/** The outbox with its four indexes, the audit table, an inbox and the stock of the example's consumer. */
 export const ADMIN_TABLE_SCHEMAS = {
   outbox: {
     partitionKey: OUTBOX_KEYS.partitionKey,
@@ -51,6 +51,12 @@ export const ADMIN_TABLE_SCHEMAS = {
         name: OUTBOX_KEYS.attentionIndex.name,
         partitionKey: OUTBOX_KEYS.attentionIndex.partitionKey,
         sortKey: OUTBOX_KEYS.attentionIndex.sortKey,
+      },
+      {
+        name: OUTBOX_KEYS.orderIndex.name,
+        partitionKey: OUTBOX_KEYS.orderIndex.partitionKey,
+        sortKey: OUTBOX_KEYS.orderIndex.sortKey,
+        projection: OUTBOX_KEYS.orderIndex.projection,
       },
     ],
   },

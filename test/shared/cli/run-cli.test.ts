@@ -247,7 +247,7 @@ describe('recover', () => {
     const badTopic = await run(withStack('recover', '--topic', 'nope'), { clients: clients() });
     expect(badTopic.code).toBe(2);
     expect(badTopic.stderr).toContain(
-      '--topic is not a topic of the outbox in OutboxExample (order.created)',
+      '--topic is not a topic of the outbox in OutboxExample (order.created, order.cancelled)',
     );
   });
 

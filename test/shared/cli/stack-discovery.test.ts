@@ -39,10 +39,12 @@ describe('outboxOfStack (the synthesized example template)', () => {
 
     expect(outbox.outboxTable).toBe(physical('outbox-table'));
     expect(outbox.auditTable).toBe(physical('audit-table'));
-    expect(outbox.topicQueues).toEqual({ 'order.created': physical('topic-queue') });
+    // The example's two order topics share one queue, its dead-letter queue and its consumer's inbox.
+    const both = (role: string) => ({ 'order.created': physical(role), 'order.cancelled': physical(role) });
+    expect(outbox.topicQueues).toEqual(both('topic-queue'));
     expect(outbox.topicQueues['order.created']).toMatch(/^https:\/\/sqs\./);
-    expect(outbox.deadLetterQueues).toEqual({ 'order.created': physical('dead-letter-queue') });
-    expect(outbox.deliveryInboxes).toEqual({ 'order.created': physical('inbox-table') });
+    expect(outbox.deadLetterQueues).toEqual(both('dead-letter-queue'));
+    expect(outbox.deliveryInboxes).toEqual(both('inbox-table'));
     expect(outbox.failureQueue).toBe(physical('failure-queue'));
     expect(outbox.dueShards).toBe(8);
     expect(outbox.retentionDays).toBe(30);
@@ -109,7 +111,7 @@ describe('discoverOutbox', () => {
     restore = () => mock.restore();
     const outbox = await discoverOutbox(client, STACK);
     expect(outbox.outputs.inventoryTableName).toBe(`${STACK}-Inventory-X1`);
-    expect(Object.keys(outbox.topicQueues)).toEqual(['order.created']);
+    expect(Object.keys(outbox.topicQueues)).toEqual(['order.created', 'order.cancelled']);
   });
 
   it('says a missing stack is not found, as a configuration error', async () => {

@@ -1,0 +1,501 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { INBOX_KEYS } from '../consumer/inbox.ts';
+import { cursorKeyOf } from '../consumer/order-cursor.ts';
+import { TransactionConditionError } from '../errors.ts';
+import { MessageStatus } from '../message/message-status.ts';
+import { MAX_ORDER_KEY_LENGTH, ORDER_KEY_SEPARATOR, orderedTopic } from '../ordering/ordering.ts';
+import { appendHistory, HistoryEvent } from '../outbox/history.ts';
+import { cancelUpdate } from '../outbox/operator-updates.ts';
+import { dueShardOf, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import { TRANSITIONS } from '../outbox/state-machine.ts';
+import type { OutboxUpdate } from '../outbox/transition-updates.ts';
+import { transactWrite } from '../transaction/transact-write.ts';
+import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
+import type { AdminDeps } from './admin-deps.ts';
+import {
+  EarlierGapError,
+  InvalidAdminRequestError,
+  MessageNotFoundError,
+  WrongStatusError,
+} from './admin-errors.ts';
+import { requireActor, requireReason, requireText } from './admin-input.ts';
+import { AuditAction, auditPut, auditSubject } from './audit-trail.ts';
+import { transactUpdate } from './message-actions.ts';
+
+/** An operator's skip of one message of an ordered sequence. */
+export interface SkipOrderGapInput {
+  /** The sequence: `<scope>#<aggregateId>`. */
+  readonly orderKey: string;
+  /** The place of the message to skip in it (a whole number from 1). */
+  readonly seq: number;
+  /** Why; required, kept in the audit row and the message's history. */
+  readonly reason: string;
+  /** Who: the IAM caller's ARN, or `local:<user>`. */
+  readonly actor: string;
+}
+
+/** What the skip did to one consumer's cursor of the order key. */
+export interface CursorSkip {
+  /** The consumer's inbox table, which holds its cursor row. */
+  readonly inboxTable: string;
+  /** The last seq the consumer had applied (or skipped) before the skip; `null` when it had none. */
+  readonly lastSeq: number | null;
+  /** `MOVED`: set to the skipped seq; `ALREADY_PAST`: the consumer was at or past it, nothing to do. */
+  readonly outcome: 'MOVED' | 'ALREADY_PAST';
+}
+
+/**
+ * What the skip did to the skipped message's successor (seq + 1), which a consumer holds parked (SENT) or the
+ * sweeper holds back (PENDING) until the gap is closed: `RESENT`, requeued SENT → PENDING due now, so that the
+ * sweeper sends it again; `DUE_NOW`, a PENDING one the sweeper held back made due now; `LEFT`, nothing (it is not
+ * waiting for the gap, or not in a status the skip can hurry: FAILED or CANCELLED needs an operator too).
+ */
+export const SuccessorAction = { RESENT: 'RESENT', DUE_NOW: 'DUE_NOW', LEFT: 'LEFT' } as const;
+
+/** One of the {@link SuccessorAction} values. */
+export type SuccessorAction = (typeof SuccessorAction)[keyof typeof SuccessorAction];
+
+/** The skipped message's successor (seq + 1), and what the skip did to it. */
+export interface SuccessorResend {
+  readonly messageId: string;
+  readonly seq: number;
+  /** Its status when the skip read it. */
+  readonly status: string;
+  readonly action: SuccessorAction;
+}
+
+/** What {@link skipOrderGap} changed. */
+export interface SkipOrderGapResult {
+  readonly action: typeof AuditAction.SKIP;
+  readonly orderKey: string;
+  readonly seq: number;
+  /** The skipped message. */
+  readonly messageId: string;
+  readonly topic: string;
+  readonly aggregateId: string;
+  /** Its status before the skip. */
+  readonly from: MessageStatus;
+  /** Its status after: always CANCELLED. */
+  readonly to: MessageStatus;
+  /** Whether the skip cancelled it (false when it already was CANCELLED). */
+  readonly cancelled: boolean;
+  /** Each consumer inbox of the order key's topics. */
+  readonly cursors: readonly CursorSkip[];
+  /** The message after it, when there is one. */
+  readonly successor?: SuccessorResend;
+  /** Whether anything was written; when not, there is no audit row either. */
+  readonly changed: boolean;
+  readonly at: string;
+  /** The audit row's id, when something was changed. */
+  readonly actionId?: string;
+}
+
+type Deps = Pick<
+  AdminDeps,
+  | 'client'
+  | 'outboxTable'
+  | 'auditTable'
+  | 'deliveryInboxes'
+  | 'orderedTopics'
+  | 'dueShards'
+  | 'retentionDays'
+  | 'clock'
+  | 'newId'
+>;
+
+/** Statuses a skipped message may be in: it never reached the consumer, and will not unless an operator acts. */
+const SKIPPABLE: readonly MessageStatus[] = [
+  MessageStatus.PENDING,
+  MessageStatus.FAILED,
+  MessageStatus.CANCELLED,
+];
+
+/** How often a skip re-reads what changed between its reads and its write. */
+const MAX_ROUNDS = 3;
+
+/**
+ * Closes a gap in an ordered sequence for good: the consumers of `orderKey` hold every later message parked
+ * until message `seq` is applied, and it never will be (it FAILED, or was cancelled, or is stuck PENDING). In ONE
+ * TransactWriteItems, audited:
+ * - the message is CANCELLED with the reason (unless it already is), so the sweeper never sends it;
+ * - each consumer's cursor of the order key moves from `seq - 1` to `seq` (a cursor already at or past `seq` is
+ *   left alone), as if the consumer had applied it;
+ * - the successor `seq + 1`, if SENT (parked by the consumer), is requeued in a new delivery round, due now: the
+ *   sweeper sends it again, the consumer applies it and drains what it parked behind it. If PENDING and held
+ *   back by the sweeper behind the gap, it is made due now.
+ * Throws ReasonRequiredError (400), MessageNotFoundError (404), WrongStatusError (409: the message is SENT or
+ * CONFIRMED, so not a gap), EarlierGapError (409: a cursor is behind `seq - 1`; skip or replay those first).
+ * @example
+ * await skipOrderGap(deps, { orderKey: 'order#o-42', seq: 3, reason: 'payload unfixable (INC-7)', actor });
+ */
+export async function skipOrderGap(deps: Deps, input: SkipOrderGapInput): Promise<SkipOrderGapResult> {
+  const reason = requireReason('skip', input.reason);
+  const actor = requireActor(input.actor);
+  const orderKey = requireText('orderKey', input.orderKey);
+  if (orderKey.length > MAX_ORDER_KEY_LENGTH) {
+    throw new InvalidAdminRequestError('orderKey', `must be at most ${MAX_ORDER_KEY_LENGTH} characters`);
+  }
+  const seq = input.seq;
+  if (!Number.isSafeInteger(seq) || seq < 1) {
+    throw new InvalidAdminRequestError('seq', `must be a whole number from 1, got ${seq}`);
+  }
+  let lastError: unknown;
+  for (let round = 0; round < MAX_ROUNDS; round += 1) {
+    const plan = await planSkip(deps, { orderKey, seq });
+    if (!plan.changes) return plan.result({ changed: false, at: deps.clock().toISOString() });
+    const now = deps.clock();
+    const actionId = deps.newId();
+    const result = plan.result({ changed: true, at: now.toISOString(), actionId });
+    try {
+      // The action id as the idempotency token: an SDK retry of a lost response is answered, not applied twice.
+      await transactWrite(deps.client, plan.actions({ now, actor, reason, actionId, result }), actionId);
+      return result;
+    } catch (error) {
+      // The message, a cursor or the successor changed between the reads and the write: read again.
+      if (!(error instanceof TransactionConditionError)) throw error;
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+/** A stored message of the sequence, as the skip reads it. */
+interface SequenceMessage {
+  readonly messageId: string;
+  readonly status: string;
+  readonly topic: string;
+  readonly aggregateId: string;
+  /** When it is due in the due index (PENDING and SENT only). */
+  readonly nextAttemptAt?: string;
+  /** Whether a sweeper holds a claim on it. */
+  readonly leased: boolean;
+}
+
+interface Plan {
+  /** Whether the skip has anything to write. */
+  readonly changes: boolean;
+  result(at: { changed: boolean; at: string; actionId?: string }): SkipOrderGapResult;
+  actions(write: {
+    now: Date;
+    actor: string;
+    reason: string;
+    actionId: string;
+    result: SkipOrderGapResult;
+  }): TransactWriteAction[];
+}
+
+/** Reads the message, the cursors and the successor, refuses what cannot be skipped, and plans the writes. */
+async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Promise<Plan> {
+  const { orderKey, seq } = at;
+  const message = await messageAt(deps, at);
+  if (message === undefined) {
+    throw new MessageNotFoundError(`${orderKey} seq ${seq}`);
+  }
+  if (!SKIPPABLE.includes(message.status as MessageStatus)) {
+    // A SENT message may still reach the consumer (reconciliation resends it); a CONFIRMED one did.
+    throw new WrongStatusError({
+      action: 'skip',
+      messageId: message.messageId,
+      status: message.status,
+      allowed: SKIPPABLE,
+    });
+  }
+  const from = message.status as MessageStatus;
+  const inboxes = inboxesOf(deps, { orderKey, topic: message.topic });
+  const cursors: CursorSkip[] = [];
+  for (const inboxTable of inboxes) {
+    const lastSeq = await cursorOf(deps, { inboxTable, orderKey });
+    if (lastSeq !== null && lastSeq >= seq) {
+      cursors.push({ inboxTable, lastSeq, outcome: 'ALREADY_PAST' });
+    } else if ((lastSeq ?? 0) === seq - 1) {
+      cursors.push({ inboxTable, lastSeq, outcome: 'MOVED' });
+    } else {
+      throw new EarlierGapError({ orderKey, seq, inboxTable, lastSeq });
+    }
+  }
+  const next = await messageAt(deps, { orderKey, seq: seq + 1 });
+  // The successor waits for the gap where a consumer's cursor ends at `seq` after the skip (moved there now, or
+  // by an earlier skip whose resend was lost): running the skip again hurries it again.
+  const waiting = cursors.some((cursor) => cursor.outcome === 'MOVED' || cursor.lastSeq === seq);
+  const successorAction = actionOn(next, { waiting, now: deps.clock() });
+  const successor: SuccessorResend | undefined =
+    next === undefined
+      ? undefined
+      : { messageId: next.messageId, seq: seq + 1, status: next.status, action: successorAction };
+  const cancelling = from !== MessageStatus.CANCELLED;
+  const moving = cursors.filter((cursor) => cursor.outcome === 'MOVED');
+  return {
+    changes: cancelling || moving.length > 0 || successorAction !== SuccessorAction.LEFT,
+    result: (written) => ({
+      action: AuditAction.SKIP,
+      orderKey,
+      seq,
+      messageId: message.messageId,
+      topic: message.topic,
+      aggregateId: message.aggregateId,
+      from,
+      to: MessageStatus.CANCELLED,
+      cancelled: cancelling,
+      cursors,
+      ...(successor === undefined ? {} : { successor }),
+      changed: written.changed,
+      at: written.at,
+      ...(written.actionId === undefined ? {} : { actionId: written.actionId }),
+    }),
+    actions: ({ now, actor, reason, actionId, result }) => {
+      const change = { messageId: message.messageId, from, now, by: actor, dueShards: deps.dueShards };
+      const skipReason = `skipped ${orderKey} seq ${seq}: ${reason}`;
+      return [
+        cancelling
+          ? transactUpdate(
+              deps.outboxTable,
+              cancelUpdate({ ...change, reason: skipReason, retentionDays: deps.retentionDays }),
+            )
+          : stillCancelled(deps.outboxTable, { messageId: message.messageId, now }),
+        ...moving.map((cursor) => cursorSkip({ ...cursor, orderKey, seq, now })),
+        ...(next === undefined || successorAction === SuccessorAction.LEFT
+          ? []
+          : [
+              successorAction === SuccessorAction.RESENT
+                ? transactUpdate(
+                    deps.outboxTable,
+                    resendUpdate({
+                      messageId: next.messageId,
+                      now,
+                      by: actor,
+                      reason: `resent after the skip of ${orderKey} seq ${seq}: ${reason}`,
+                      dueShards: deps.dueShards,
+                    }),
+                  )
+                : dueNow(deps.outboxTable, { messageId: next.messageId, now }),
+            ]),
+        auditPut(deps.auditTable, {
+          subject: auditSubject.message(message.messageId),
+          actionId,
+          at: now.toISOString(),
+          action: AuditAction.SKIP,
+          actor,
+          reason,
+          details: {
+            orderKey,
+            seq,
+            from,
+            to: MessageStatus.CANCELLED,
+            topic: message.topic,
+            aggregateId: message.aggregateId,
+            cursorsMoved: moving.map((cursor) => cursor.inboxTable),
+            ...(result.successor === undefined || result.successor.action === SuccessorAction.LEFT
+              ? {}
+              : { successor: result.successor.messageId, successorAction: result.successor.action }),
+          },
+        }),
+      ];
+    },
+  };
+}
+
+/** The message at `seq` of `orderKey`: its id from the byOrderKey index, then the item by key, consistently. */
+async function messageAt(
+  deps: Deps,
+  at: { orderKey: string; seq: number },
+): Promise<SequenceMessage | undefined> {
+  const index = OUTBOX_KEYS.orderIndex;
+  const found = await deps.client.send(
+    new QueryCommand({
+      TableName: deps.outboxTable,
+      IndexName: index.name,
+      KeyConditionExpression: '#orderKey = :orderKey AND #seq = :seq',
+      ExpressionAttributeNames: { '#orderKey': index.partitionKey, '#seq': index.sortKey },
+      ExpressionAttributeValues: { ':orderKey': at.orderKey, ':seq': at.seq },
+    }),
+  );
+  // A seq is given once per order key; the index is eventually consistent, so the item is read by key.
+  const id = found.Items?.[0]?.[OUTBOX_KEYS.partitionKey];
+  if (typeof id !== 'string') return undefined;
+  const stored = await deps.client.send(
+    new GetCommand({
+      TableName: deps.outboxTable,
+      Key: { [OUTBOX_KEYS.partitionKey]: id },
+      ConsistentRead: true,
+    }),
+  );
+  if (stored.Item === undefined) return undefined;
+  const nextAttemptAt = stored.Item[OUTBOX_KEYS.dueIndex.sortKey];
+  return {
+    messageId: id,
+    status: String(stored.Item.status),
+    topic: String(stored.Item.topic ?? ''),
+    aggregateId: String(stored.Item.aggregateId ?? ''),
+    ...(typeof nextAttemptAt === 'string' ? { nextAttemptAt } : {}),
+    leased: stored.Item.leaseOwner !== undefined,
+  };
+}
+
+/**
+ * The inbox tables of the consumers of `orderKey`: the inbox of the message's topic and of every topic ordered in
+ * the same scope (they share the sequence). Throws when the outbox knows none: there is no cursor to move.
+ */
+function inboxesOf(deps: Deps, of: { orderKey: string; topic: string }): string[] {
+  const scope =
+    orderedTopic(deps.orderedTopics, of.topic)?.scope ?? of.orderKey.split(ORDER_KEY_SEPARATOR)[0] ?? '';
+  const topics = [
+    of.topic,
+    ...Object.keys(deps.orderedTopics ?? {}).filter(
+      (topic) => orderedTopic(deps.orderedTopics, topic)?.scope === scope,
+    ),
+  ];
+  const inboxes = [
+    ...new Set(topics.map((topic) => deps.deliveryInboxes[topic]).filter((table) => table !== undefined)),
+  ];
+  if (inboxes.length === 0) {
+    throw new InvalidAdminRequestError(
+      'orderKey',
+      `names a sequence of topic ${of.topic}, and the outbox knows no consumer inbox of it (DELIVERY_INBOXES): there is no cursor to move`,
+    );
+  }
+  return inboxes;
+}
+
+/** The cursor's `lastSeq` in `inboxTable`, read consistently; `null` when the consumer has none yet. */
+async function cursorOf(deps: Deps, at: { inboxTable: string; orderKey: string }): Promise<number | null> {
+  const { Item } = await deps.client.send(
+    new GetCommand({
+      TableName: at.inboxTable,
+      Key: { [INBOX_KEYS.partitionKey]: cursorKeyOf(at.orderKey) },
+      ConsistentRead: true,
+    }),
+  );
+  const lastSeq = Item?.lastSeq;
+  return typeof lastSeq === 'number' ? lastSeq : null;
+}
+
+/**
+ * The cursor moved from `seq - 1` to `seq`, conditional on it still being there (or, for seq 1, still absent): a
+ * message the consumer applied meanwhile makes the transaction fail, and the skip reads again.
+ */
+function cursorSkip(move: {
+  inboxTable: string;
+  orderKey: string;
+  seq: number;
+  lastSeq: number | null;
+  now: Date;
+}): TransactWriteAction {
+  const still =
+    move.lastSeq === null
+      ? { expression: 'attribute_not_exists(#key)', values: {} }
+      : { expression: '#lastSeq = :previous', values: { ':previous': move.lastSeq } };
+  return {
+    Update: {
+      TableName: move.inboxTable,
+      Key: { [INBOX_KEYS.partitionKey]: cursorKeyOf(move.orderKey) },
+      UpdateExpression: 'SET #lastSeq = :seq, #updatedAt = :now',
+      ConditionExpression: still.expression,
+      ExpressionAttributeNames: {
+        '#lastSeq': 'lastSeq',
+        '#updatedAt': 'updatedAt',
+        ...(move.lastSeq === null ? { '#key': INBOX_KEYS.partitionKey } : {}),
+      },
+      ExpressionAttributeValues: { ':seq': move.seq, ':now': move.now.toISOString(), ...still.values },
+    },
+  };
+}
+
+/**
+ * The already CANCELLED message kept so, conditionally: a replay meanwhile would put it back in the sequence. An
+ * update rather than a ConditionCheck, so the admin needs no grant beyond UpdateItem on the outbox.
+ */
+function stillCancelled(outboxTable: string, at: { messageId: string; now: Date }): TransactWriteAction {
+  return {
+    Update: {
+      TableName: outboxTable,
+      Key: { [OUTBOX_KEYS.partitionKey]: at.messageId },
+      UpdateExpression: 'SET #updatedAt = :now',
+      ConditionExpression: '#status = :cancelled',
+      ExpressionAttributeNames: { '#status': 'status', '#updatedAt': 'updatedAt' },
+      ExpressionAttributeValues: { ':cancelled': MessageStatus.CANCELLED, ':now': at.now.toISOString() },
+    },
+  };
+}
+
+/**
+ * What to do with the successor: only one that waits for the gap (a consumer's cursor ends at the skipped seq) is
+ * hurried. A SENT one is parked at the consumer: resend it. A PENDING one the sweeper held back behind the gap:
+ * make it due now, unless a sweeper holds it (it is being sent) or it is due already.
+ */
+function actionOn(next: SequenceMessage | undefined, at: { waiting: boolean; now: Date }): SuccessorAction {
+  if (next === undefined || !at.waiting) return SuccessorAction.LEFT;
+  if (next.status === MessageStatus.SENT) return SuccessorAction.RESENT;
+  const later = next.nextAttemptAt !== undefined && next.nextAttemptAt > at.now.toISOString();
+  if (next.status === MessageStatus.PENDING && !next.leased && later) return SuccessorAction.DUE_NOW;
+  return SuccessorAction.LEFT;
+}
+
+/**
+ * A PENDING successor the sweeper held back behind the gap, made due now. Conditional on it still being PENDING
+ * and unclaimed, so a sweeper's claim in between (which moves `nextAttemptAt` to its lease's end) is never undone.
+ */
+function dueNow(outboxTable: string, at: { messageId: string; now: Date }): TransactWriteAction {
+  return {
+    Update: {
+      TableName: outboxTable,
+      Key: { [OUTBOX_KEYS.partitionKey]: at.messageId },
+      UpdateExpression: 'SET #nextAttemptAt = :now, #updatedAt = :now',
+      ConditionExpression: '#status = :pending AND attribute_not_exists(#leaseOwner)',
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+        '#updatedAt': 'updatedAt',
+        '#leaseOwner': 'leaseOwner',
+      },
+      ExpressionAttributeValues: { ':pending': MessageStatus.PENDING, ':now': at.now.toISOString() },
+    },
+  };
+}
+
+/**
+ * SENT → PENDING for the successor the consumer holds parked: a new delivery round (`resends` + 1, so a FIFO
+ * queue's deduplication id changes; attempts back to 0), due now in the due index, any sweeper lease dropped (its
+ * conditional release or requeue then fails harmlessly). The relay forwards inserts only, so the sweeper sends it.
+ * Conditional on it still being SENT.
+ */
+function resendUpdate(move: {
+  messageId: string;
+  now: Date;
+  by: string;
+  reason: string;
+  dueShards: number;
+}): OutboxUpdate {
+  const history = appendHistory({
+    at: move.now.toISOString(),
+    event: HistoryEvent.REQUEUED,
+    from: TRANSITIONS.requeue.from[0],
+    to: TRANSITIONS.requeue.to,
+    by: move.by,
+    reason: move.reason,
+  });
+  return {
+    Key: { [OUTBOX_KEYS.partitionKey]: move.messageId },
+    UpdateExpression: `SET #status = :to, #attempts = :zero, #resends = if_not_exists(#resends, :zero) + :one, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now, ${history.set} REMOVE #leaseOwner, #leaseUntil`,
+    ConditionExpression: '#status = :from',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#attempts': 'attempts',
+      '#resends': 'resends',
+      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
+      '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
+      '#updatedAt': 'updatedAt',
+      '#leaseOwner': 'leaseOwner',
+      '#leaseUntil': 'leaseUntil',
+      ...history.names,
+    },
+    ExpressionAttributeValues: {
+      ':from': TRANSITIONS.requeue.from[0],
+      ':to': TRANSITIONS.requeue.to,
+      ':zero': 0,
+      ':one': 1,
+      ':now': move.now.toISOString(),
+      ':shard': dueShardOf(move.messageId, move.dueShards),
+      ...history.values,
+    },
+  };
+}
