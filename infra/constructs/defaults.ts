@@ -123,7 +123,9 @@ export const OUTBOX_STREAM_DEFAULTS = {
   maxRecordAge: Duration.hours(1),
   // Halve a failing batch to isolate the record that fails it, instead of retrying all of it.
   bisectBatchOnError: true,
-  // Lambda keeps per-item order at any factor; more than 1 lets one shard's records be relayed concurrently.
+  // Lambda keeps the order of each item's records at any factor; more than 1 lets records of different items
+  // (different messages) of one shard be relayed concurrently, so out of order across items. Ordered topics do
+  // not depend on it: their consumers apply each aggregate's messages by seq.
   parallelizationFactor: 1,
   // Only new messages: status updates and TTL deletions are the outbox's own bookkeeping.
   filters: [{ eventName: ['INSERT'] }] as readonly Record<string, unknown>[],
@@ -152,6 +154,8 @@ export const ALARM_DEFAULTS = {
   failureQueueMessages: 0,
   /** Any FAILED message waits for an operator: nothing retries it. */
   failedMessages: 0,
+  /** Any gap past its timeout: a consumer holds an ordered message whose predecessor did not arrive. */
+  orderingGaps: 0,
   /**
    * Delivery takes seconds; a message PENDING for 15 minutes has failed about eight sends in a row (2 s
    * doubling), or neither the relay nor the sweeper is running.

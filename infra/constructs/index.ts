@@ -40,7 +40,7 @@ export {
   type OutboxMetricOptions,
   outboxMetric,
 } from './outbox-metrics.ts';
-export type { OutboxAlarmThresholds } from './outbox-monitoring.ts';
+export type { OrderedTopicMonitoring, OutboxAlarmThresholds } from './outbox-monitoring.ts';
 export {
   QueueWithDlq,
   type QueueWithDlqProps,
@@ -59,8 +59,10 @@ export {
 export {
   type OutboxConsumer,
   type OutboxConsumerProps,
+  type OutboxOrderedTopicProps,
   type OutboxQueueProps,
   type OutboxStreamProps,
+  type OutboxWriterBindingOptions,
   TransactionalOutbox,
   type TransactionalOutboxProps,
 } from './transactional-outbox.ts';

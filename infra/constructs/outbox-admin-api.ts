@@ -42,6 +42,12 @@ export interface OutboxAdminApiOptions extends OutboxAdminApiProps {
   readonly queues: readonly { readonly queue: sqs.IQueue; readonly deadLetterQueue: sqs.IQueue }[];
   /** The inbox tables an erase deletes rows from. */
   readonly inboxTables: readonly dynamodb.ITable[];
+  /**
+   * The inbox tables of the consumers of ordered topics, whose cursors an operator's skip of an ordering gap moves.
+   * Any table here also gives the admin a Query on the outbox's byOrderKey index, where the skip finds the message.
+   * @default - none: no topic is ordered
+   */
+  readonly orderedInboxTables?: readonly dynamodb.ITable[];
   /** Every variable of `ADMIN_SETTINGS`, written by the outbox from the settings contract. */
   readonly environment: Readonly<Record<string, string>>;
   readonly metricsNamespace: string;
@@ -63,14 +69,15 @@ export interface OutboxAdminApi {
  * `/admin/{proxy+}`, AWS_IAM-authorised — a caller needs `execute-api:Invoke` on them, and the audit trail
  * names the caller's ARN. The function may read and change the outbox through its table and indexes, write the
  * audit trail and the redrive journal, move dead letters back to their topic queues (receive/send/delete or an
- * SQS message move task) and delete inbox rows for an erase; nothing else.
+ * SQS message move task), delete inbox rows for an erase and move the consumers' cursors of an ordered sequence
+ * for a skip; nothing else.
  */
 export function addOutboxAdminApi(scope: Construct, options: OutboxAdminApiOptions): OutboxAdminApi {
   const fn = new OutboxFunction(scope, 'Admin', {
     timeout: ADMIN_DEFAULTS.timeout,
     memorySize: ADMIN_DEFAULTS.memorySize,
     logGroupRemovalPolicy: options.removalPolicy,
-    description: 'Outbox admin API: list, show, replay, cancel, redrive, stats and erase, audited',
+    description: 'Outbox admin API: list, show, replay, cancel, redrive, stats, erase and skip, audited',
     ...options.functionProps,
     entry: options.entry,
     handler: 'handler',
@@ -119,6 +126,11 @@ export function addOutboxAdminApi(scope: Construct, options: OutboxAdminApiOptio
   }
   // An erase deletes the aggregate's inbox rows: DeleteItem only.
   for (const inbox of options.inboxTables) grantOnTable(inbox, fn, ['dynamodb:DeleteItem']);
+  // A skip of an ordering gap finds the message by its place in the sequence, reads each consumer's cursor of the
+  // order key and moves it with a conditional update (in the transaction that cancels the message).
+  const ordered = options.orderedInboxTables ?? [];
+  if (ordered.length > 0) grantQueryOnIndexes(options.outboxTable, fn, [OUTBOX_KEYS.orderIndex.name]);
+  for (const inbox of ordered) grantOnTable(inbox, fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
 
   const admin =
     options.api.root.getResource(ADMIN_DEFAULTS.pathPart) ??

@@ -29,6 +29,12 @@ export interface OutboxAlarmThresholds {
    */
   readonly failedMessages?: number;
   /**
+   * Gaps the sweeper found in an ordered topic per period (its `OrderingGaps`: messages a consumer held past the
+   * topic's gap timeout, waiting for a predecessor).
+   * @default 0
+   */
+  readonly orderingGaps?: number;
+  /**
    * Age of a topic's oldest PENDING message (the sweeper's `OldestPendingAgeSeconds`).
    * @default Duration.minutes(15)
    */
@@ -78,6 +84,13 @@ export interface OutboxMonitoringProps {
 export interface TopicPublishers {
   readonly relay: string;
   readonly sweeper: string;
+}
+
+/** An ordered topic's sweeper, and the gap timeout the alarm's text names. */
+export interface OrderedTopicMonitoring {
+  readonly sweeper: string;
+  readonly scope: string;
+  readonly gapTimeoutMs: number;
 }
 
 /** Dashboard widths: CloudWatch's grid is 24 columns. */
@@ -265,6 +278,32 @@ export class OutboxMonitoring extends Construct {
     });
   }
 
+  /**
+   * Alarms on the gaps the sweeper finds in an ordered topic (`orderingGaps/<topic>`) and draws them: a consumer
+   * held a message past the gap timeout because its predecessor never arrived.
+   */
+  watchOrderingGaps(topic: string, ordering: OrderedTopicMonitoring): void {
+    const gaps = outboxMetric({
+      namespace: this.#props.namespace,
+      name: OutboxMetricName.ORDERING_GAPS,
+      service: ordering.sweeper,
+      topic,
+      period: this.#thresholds.period,
+    });
+    this.dashboard.addWidgets(
+      this.#graph(`${topic}: ordering gaps`, [gaps.with({ label: gaps.metricName })], FULL_WIDTH),
+    );
+    this.#alarm(`orderingGaps/${topic}`, {
+      metric: gaps,
+      threshold: this.#thresholds.orderingGaps,
+      description:
+        `A consumer of ordered topic ${topic} (scope ${ordering.scope}) has held a message for more than ` +
+        `${ordering.gapTimeoutMs / 1000} s waiting for its predecessor. The sweeper resends a SENT predecessor; ` +
+        'a FAILED or CANCELLED one stays a gap (the sweeper logs its order key and seq): replay it ' +
+        '(`npx outbox replay`) or skip it (`npx outbox skip --order-key <key> --seq <n> --reason <why>`).',
+    });
+  }
+
   /** Alarms when consumer `fn` fails or is throttled, and draws what it applied and how fast, per topic. */
   watchConsumer(fn: lambda.IFunction, options: { service: string; topics: readonly string[] }): void {
     this.watchFunction(fn);
@@ -364,6 +403,7 @@ export class OutboxMonitoring extends Construct {
       'deadLetterMessages',
       'failureQueueMessages',
       'failedMessages',
+      'orderingGaps',
       'errors',
       'throttles',
     ] as const) {

@@ -87,7 +87,8 @@ export function grantLimitedUpdate(
 export interface QueueEventSourceOptions {
   /** Messages per invocation. */
   readonly batchSize: number;
-  readonly maxBatchingWindow: Duration;
+  /** @default - none (Lambda refuses one on a FIFO queue) */
+  readonly maxBatchingWindow?: Duration;
 }
 
 /**
@@ -101,7 +102,7 @@ export function queueEventSource(queue: sqs.IQueue, options: QueueEventSourceOpt
       target.addEventSourceMapping(`SqsEventSource:${Names.nodeUniqueId(queue.node)}`, {
         eventSourceArn: queue.queueArn,
         batchSize: options.batchSize,
-        maxBatchingWindow: options.maxBatchingWindow,
+        ...(options.maxBatchingWindow === undefined ? {} : { maxBatchingWindow: options.maxBatchingWindow }),
         // A failed message is retried alone; the rest of the batch is deleted.
         reportBatchItemFailures: true,
       });

@@ -16,13 +16,18 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { AUDIT_KEYS } from '../../shared/admin/audit-trail.ts';
 import {
+  DEFAULT_GAP_TIMEOUT_MS,
   DEFAULT_RETRY_POLICY,
   INBOX_KEYS,
+  MAX_GAP_TIMEOUT_MS,
+  type OrderedTopic,
   OUTBOX_KEYS,
   OutboxSettings,
   type RetryPolicy,
   redeliveryHorizonMs,
+  SEQUENCE_KEYS,
   type Setting,
+  scopeSchema,
   topicSchema,
 } from '../../shared/index.ts';
 import type { OutboxIndexProjection } from '../../shared/outbox/outbox-item.ts';
@@ -65,10 +70,36 @@ const METRICS_NAMESPACE = /^(?!AWS\/)[A-Za-z0-9.\-_/#:]{1,255}$/;
 /** CloudWatch dashboard names: letters, digits, `-` and `_`, at most 255. */
 const DASHBOARD_NAME = /^[A-Za-z0-9_-]{1,255}$/;
 
+/** The shortest gap timeout: the one ORDERED_TOPICS accepts. */
+const MIN_GAP_TIMEOUT_MS = 1_000;
+
+/** Lambda takes at most 10 messages per batch from a FIFO queue, and no batching window. */
+const MAX_FIFO_BATCH_SIZE = 10;
+
 /** A queue the relay forwards messages to, with the topics routed to it. */
 export interface OutboxQueueProps extends QueueWithDlqProps {
   /** Topics whose messages go to this queue (dotted lowercase, e.g. `order.created`); a topic goes to exactly one queue. */
   readonly topics: readonly string[];
+}
+
+/**
+ * Per-aggregate ordering of one topic: its messages carry an order key (`<scope>#<aggregateId>`) and a sequence
+ * number, and each consumer applies an order key's messages in sequence, holding (parking) one whose
+ * predecessor has not been applied yet. The transport may still reorder; the consumer restores the order.
+ */
+export interface OutboxOrderedTopicProps {
+  /**
+   * The sequence the topic's messages are numbered in, per aggregate: 1–32 lowercase letters, digits or `-`.
+   * Topics that share a scope share one sequence per aggregate (e.g. `order.created` and `order.cancelled` in
+   * scope `order`), so they must be routed to the same queue.
+   */
+  readonly scope: string;
+  /**
+   * How long a consumer may hold a message whose predecessor has not arrived before the sweeper counts a gap
+   * (the `OrderingGaps` metric and its alarm) and resends the predecessor (1 s – 12 h).
+   * @default Duration.minutes(5)
+   */
+  readonly gapTimeout?: Duration;
 }
 
 /** Settings of the outbox stream → relay event source mapping. */
@@ -97,7 +128,9 @@ export interface OutboxStreamProps {
    */
   readonly bisectBatchOnError?: boolean;
   /**
-   * Concurrent batches per shard (1–10); Lambda keeps the order of each item's records at any factor.
+   * Concurrent batches per shard (1–10). Lambda keeps the order of each item's records at any factor; above 1,
+   * records of different items (different messages) of a shard may be relayed out of order. Ordered topics do
+   * not rely on the stream's order either way: their consumers apply each aggregate's messages by sequence number.
    * @default 1
    */
   readonly parallelizationFactor?: number;
@@ -110,7 +143,8 @@ export interface TransactionalOutboxProps {
   /**
    * An outbox table you created: keyed `messageId` (string), with a stream of new and old images and the `due`
    * (`dueShard`/`nextAttemptAt`), `byAggregate` (`aggregateId`/`messageId`) and `attention`
-   * (`attentionKey`/`createdAt`) indexes, TTL on `expiresAt`.
+   * (`attentionKey`/`createdAt`) indexes, TTL on `expiresAt`; with `ordering`, also the keys-only `byOrderKey`
+   * index (`orderKey` string / `seq` number).
    * @default - a new table, see `outboxTableProps`
    */
   readonly existingOutboxTable?: dynamodb.ITable;
@@ -125,6 +159,18 @@ export interface TransactionalOutboxProps {
    * @default - DEFAULT_RETRY_POLICY: 2 s doubling to 15 min, 10 attempts
    */
   readonly retryPolicies?: Readonly<Record<string, RetryPolicy>>;
+  /**
+   * Per topic, whether consumers apply each aggregate's messages in the order they were written: `'none'`, or
+   * the topic's ordering scope and gap timeout. Any ordered topic adds the sequence table once a writer needs it
+   * (the writers' counter per order key, see `sequenceTable`), gives every function the `ORDERED_TOPICS`
+   * setting, lets the sweeper look up predecessors in the `byOrderKey` index and adds the
+   * `orderingGaps/<topic>` alarm. An ordered topic must be routed to a queue, and the topics of one scope to the
+   * same queue.
+   * @example
+   * ordering: { 'order.created': { scope: 'order' }, 'order.cancelled': { scope: 'order' } }
+   * @default - no topic is ordered
+   */
+  readonly ordering?: Readonly<Record<string, 'none' | OutboxOrderedTopicProps>>;
   /**
    * How long a SENT message may go unconfirmed before the sweeper asks its consumer (doubles per round, capped at 12 h).
    * @default Duration.minutes(5)
@@ -179,7 +225,7 @@ export interface TransactionalOutboxProps {
   readonly alarmTopic?: sns.ITopic;
   /**
    * When the alarms go off.
-   * @default - ALARM_DEFAULTS: any dead letter, failure-queue record, FAILED message, error or throttle;
+   * @default - ALARM_DEFAULTS: any dead letter, failure-queue record, FAILED message, ordering gap, error or throttle;
    * a message PENDING for 15 minutes; the relay 5 minutes behind the stream
    */
   readonly alarmThresholds?: OutboxAlarmThresholds;
@@ -228,6 +274,17 @@ export interface TransactionalOutboxProps {
    * @default - AWS-owned keys for the tables, SSE-SQS for the queues, SSE-S3 for the archive
    */
   readonly encryptionKey?: kms.IKey;
+}
+
+/** Options of {@link TransactionalOutbox.bindWriter}. */
+export interface OutboxWriterBindingOptions {
+  /**
+   * Whether the writer numbers ordered messages with the sequence table's counter (SEQUENCE_TABLE, GetItem and
+   * UpdateItem on it). A writer that gives every ordered message its aggregate's version (`aggregateVersions`)
+   * never touches the counter and needs neither; without it, a message with no version is refused at write.
+   * @default true
+   */
+  readonly sequenceCounter?: boolean;
 }
 
 /** Props of a consumer added with {@link TransactionalOutbox.addConsumer}. */
@@ -339,8 +396,8 @@ export class TransactionalOutbox extends Construct {
   public readonly alarmTopic: sns.ITopic;
   /**
    * The alarms by name: `deadLetters/<queue>`, `relayFailures`, `failedMessages/<topic>`,
-   * `oldestPendingAge/<topic>`, `relayIteratorAge`, and `errors/<function id>` and `throttles/<function id>`
-   * for the relay, the sweeper, the archiver and each consumer.
+   * `oldestPendingAge/<topic>`, `orderingGaps/<topic>` (ordered topics), `relayIteratorAge`, and
+   * `errors/<function id>` and `throttles/<function id>` for the relay, the sweeper, the archiver and each consumer.
    */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's metrics. */
@@ -353,6 +410,8 @@ export class TransactionalOutbox extends Construct {
   public readonly encryptionKey: kms.IKey | undefined;
   /** The claim check of large payloads (its bucket, threshold and expiry), unless `claimCheck` is false. */
   public readonly claimCheck: OutboxClaimCheck | undefined;
+  /** The ordered topics with their scope and gap timeout in ms (as ORDERED_TOPICS holds them); `{}` when none. */
+  public readonly orderedTopics: Readonly<Record<string, OrderedTopic>>;
 
   readonly #props: TransactionalOutboxProps;
   readonly #removalPolicy: RemovalPolicy | undefined;
@@ -362,6 +421,7 @@ export class TransactionalOutbox extends Construct {
   readonly #problems: string[] = [];
   readonly #monitoring: OutboxMonitoring;
   #adminApi: OutboxAdminApi | undefined;
+  #sequenceTable: dynamodb.Table | undefined;
 
   constructor(scope: Construct, id: string, props: TransactionalOutboxProps) {
     super(scope, id);
@@ -404,6 +464,8 @@ export class TransactionalOutbox extends Construct {
     for (const topic of Object.keys(props.retryPolicies ?? {})) {
       if (!routes.has(topic)) this.#problem(`retryPolicies names topic '${topic}', which no queue carries`);
     }
+    this.orderedTopics = this.#checkedOrdering(props);
+    const ordered = Object.keys(this.orderedTopics).length > 0;
 
     this.failureQueue = new sqs.Queue(this, 'RelayFailureQueue', {
       ...queueEncryption(props.encryptionKey),
@@ -440,6 +502,8 @@ export class TransactionalOutbox extends Construct {
       ),
       // A message that becomes FAILED is filed in the attention index under its due shard.
       [OutboxSettings.dueShards.name]: this.#setting(OutboxSettings.dueShards, this.dueShards, 'dueShards'),
+      // Both send an order key's messages in seq order; the sweeper also holds one whose predecessor is not out.
+      ...this.#orderingSettings(),
     };
 
     this.relay = new OutboxFunction(this, 'Relay', {
@@ -513,12 +577,15 @@ export class TransactionalOutbox extends Construct {
       );
     }
     // Reads the due index and claims, marks, requeues and releases with conditional updates; counts FAILED
-    // messages in the attention index for its gauge. No Scan, GetItem, PutItem or DeleteItem on the outbox.
+    // messages in the attention index for its gauge. No Scan, PutItem or DeleteItem on the outbox, and GetItem
+    // only with ordering: it looks up an ordered message's predecessors in the keys-only byOrderKey index and
+    // reads each one's status.
     grantQueryOnIndexes(this.table, this.sweeper, [
       OUTBOX_KEYS.dueIndex.name,
       OUTBOX_KEYS.attentionIndex.name,
+      ...(ordered ? [OUTBOX_KEYS.orderIndex.name] : []),
     ]);
-    grantOnTable(this.table, this.sweeper, ['dynamodb:UpdateItem']);
+    grantOnTable(this.table, this.sweeper, ['dynamodb:UpdateItem', ...(ordered ? ['dynamodb:GetItem'] : [])]);
     for (const queue of routes.values()) grantSendMessage(queue, this.sweeper);
     grantKeyUse(this.encryptionKey, this.sweeper, 'write');
     this.sweeperSchedule = new events.Rule(this, 'SweeperSchedule', {
@@ -576,6 +643,15 @@ export class TransactionalOutbox extends Construct {
     return this.#props.dueShards ?? OutboxSettings.dueShards.defaultValue ?? 1;
   }
 
+  /**
+   * The writers' counter of each order key's last seq (`orderKey` → `lastSeq`): created when a topic is ordered
+   * and a writer is bound that numbers messages with it (see `bindWriter`). A table of its own, so counter
+   * updates never reach the outbox stream.
+   */
+  get sequenceTable(): dynamodb.ITable | undefined {
+    return this.#sequenceTable;
+  }
+
   /** The admin API, once {@link TransactionalOutbox.addAdminApi} added it. */
   get adminApi(): OutboxAdminApi | undefined {
     return this.#adminApi;
@@ -621,6 +697,14 @@ export class TransactionalOutbox extends Construct {
       auditTable: this.auditTable,
       queues: Object.values(this.queues),
       inboxTables: consumers.map((consumer) => consumer.inboxTable),
+      // A skip of an ordering gap moves the order key's cursor in the inboxes of the ordered topics' consumers.
+      orderedInboxTables: consumers
+        .filter((consumer) =>
+          [...this.topicRoutes].some(
+            ([topic, routed]) => routed === consumer.queue.queue && this.orderedTopics[topic] !== undefined,
+          ),
+        )
+        .map((consumer) => consumer.inboxTable),
       // Each name once, from the settings contract: the variables `adminDeps` reads (ADMIN_SETTINGS).
       environment: {
         [OutboxSettings.outboxTable.name]: this.table.tableName,
@@ -634,6 +718,8 @@ export class TransactionalOutbox extends Construct {
           this.#retentionDays(),
           'retention',
         ),
+        // To skip a gap: the scope of an order key's topics.
+        ...this.#orderingSettings(),
       },
       metricsNamespace: this.metricsNamespace,
       ...(this.#removalPolicy === undefined ? {} : { removalPolicy: this.#removalPolicy }),
@@ -659,9 +745,15 @@ export class TransactionalOutbox extends Construct {
   /**
    * Lets `fn` write messages with `writeWithOutbox`: sets the writer's settings (OUTBOX_TABLE, DUE_SHARDS,
    * STREAM_GRACE_MS, read with `outboxWriterFromEnv`) and allows PutItem on the outbox table — nothing else but,
-   * with the claim check, its settings and s3:PutObject under the bucket's `claim-check/` prefix.
+   * with the claim check, its settings and s3:PutObject under the bucket's `claim-check/` prefix, and with ordered
+   * topics, ORDERED_TOPICS, SEQUENCE_TABLE and GetItem and UpdateItem on the sequence table (a writer reads an
+   * order key's counter and advances it in the message's transaction) unless `options.sequenceCounter` is false.
+   * @example
+   * outbox.bindWriter(createOrder);
+   * // Writes ordered messages only with `aggregateVersions`, so never reads or advances a counter:
+   * outbox.bindWriter(cancelOrder, { sequenceCounter: false });
    */
-  bindWriter(fn: lambda.Function): void {
+  bindWriter(fn: lambda.Function, options: OutboxWriterBindingOptions = {}): void {
     fn.addEnvironment(OutboxSettings.outboxTable.name, this.table.tableName);
     fn.addEnvironment(
       OutboxSettings.dueShards.name,
@@ -676,6 +768,12 @@ export class TransactionalOutbox extends Construct {
       ),
     );
     grantOnTable(this.table, fn, ['dynamodb:PutItem']);
+    for (const [name, value] of Object.entries(this.#orderingSettings())) fn.addEnvironment(name, value);
+    if (Object.keys(this.orderedTopics).length > 0 && options.sequenceCounter !== false) {
+      this.#sequenceTable ??= this.#newSequenceTable();
+      fn.addEnvironment(OutboxSettings.sequenceTable.name, this.#sequenceTable.tableName);
+      grantOnTable(this.#sequenceTable, fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    }
     this.claimCheck?.bindWriter(fn);
     grantKeyUse(this.encryptionKey, fn, 'write');
   }
@@ -746,6 +844,7 @@ export class TransactionalOutbox extends Construct {
           settings.maxReceiveCount,
           `queues.${props.queue}.maxReceiveCount`,
         ),
+        ...this.#orderingSettings(),
         ...(props.confirm === false
           ? {}
           : {
@@ -773,15 +872,29 @@ export class TransactionalOutbox extends Construct {
       );
     }
     this.#checkInboxRetention(id, props.queue, inboxRetentionDays);
+    const batchSize = props.batchSize ?? CONSUMER_DEFAULTS.batchSize;
+    if (settings.fifo) this.#checkFifoMapping(id, { ...props, batchSize });
 
     fn.addEventSource(
       queueEventSource(queue.queue, {
-        batchSize: props.batchSize ?? CONSUMER_DEFAULTS.batchSize,
-        maxBatchingWindow: props.maxBatchingWindow ?? CONSUMER_DEFAULTS.maxBatchingWindow,
+        batchSize,
+        // Lambda refuses a batching window on a FIFO queue.
+        ...(settings.fifo
+          ? {}
+          : { maxBatchingWindow: props.maxBatchingWindow ?? CONSUMER_DEFAULTS.maxBatchingWindow }),
       }),
     );
-    // The inbox put commits with the effect in one transaction: PutItem on the inbox, nothing else there.
-    grantOnTable(inboxTable, fn, ['dynamodb:PutItem']);
+    const ordered = topics.some((topic) => this.orderedTopics[topic] !== undefined);
+    // The inbox put commits with the effect in one transaction: PutItem on the inbox, nothing else there —
+    // unless the queue carries ordered topics: then the same transaction advances the order key's cursor row
+    // (UpdateItem) or parks an early message (PutItem, ConditionCheckItem on the cursor), and the consumer reads
+    // the parked successor (GetItem) and removes it once applied (DeleteItem).
+    grantOnTable(inboxTable, fn, [
+      'dynamodb:PutItem',
+      ...(ordered
+        ? ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']
+        : []),
+    ]);
     // A message that can never be processed is dead-lettered by the consumer itself, with its reason.
     grantSendMessage(queue.deadLetterQueue, fn);
     this.claimCheck?.bindConsumer(fn);
@@ -832,8 +945,122 @@ export class TransactionalOutbox extends Construct {
         ...indexProjection(index.projection),
       });
     }
+    // Sparse: only ordered messages carry orderKey and seq. Created whether or not a topic is ordered, so that
+    // ordering a topic later changes no index of a table that already holds messages. seq is a number, so an
+    // order key's messages sort (and range-query) by it.
+    const orderIndex = OUTBOX_KEYS.orderIndex;
+    table.addGlobalSecondaryIndex({
+      indexName: orderIndex.name,
+      partitionKey: { name: orderIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: orderIndex.sortKey, type: dynamodb.AttributeType.NUMBER },
+      ...indexProjection(orderIndex.projection),
+    });
     markOutboxRole(table, OutboxResourceRole.OUTBOX_TABLE);
     return table;
+  }
+
+  /**
+   * The ordered topics of `props.ordering`, each checked: routed to a queue, a valid scope, a gap timeout of
+   * 1 s – 12 h, and the topics of one scope on one queue (they share one sequence per aggregate, which a
+   * consumer can only follow when it receives all of them). A bad entry is reported and left out.
+   */
+  #checkedOrdering(props: TransactionalOutboxProps): Record<string, OrderedTopic> {
+    const queueOfTopic = new Map(
+      Object.entries(props.queues).flatMap(([name, queue]) =>
+        queue.topics.map((topic) => [topic, name] as const),
+      ),
+    );
+    const ordered: Record<string, OrderedTopic> = {};
+    const topicsOfScope = new Map<string, string[]>();
+    for (const [topic, ordering] of Object.entries(props.ordering ?? {})) {
+      if (!queueOfTopic.has(topic)) {
+        this.#problem(`ordering names topic '${topic}', which no queue carries; route it to a queue first`);
+        continue;
+      }
+      if (ordering === 'none') continue;
+      if (!scopeSchema.safeParse(ordering.scope).success) {
+        this.#problem(
+          `ordering['${topic}'].scope must be 1–32 lowercase letters, digits or - (starting with a letter or ` +
+            `digit), got '${ordering.scope}'`,
+        );
+        continue;
+      }
+      const gapTimeoutMs = this.#gapTimeoutMs(topic, ordering.gapTimeout);
+      if (gapTimeoutMs === undefined) continue;
+      ordered[topic] = { scope: ordering.scope, gapTimeoutMs };
+      topicsOfScope.set(ordering.scope, [...(topicsOfScope.get(ordering.scope) ?? []), topic]);
+    }
+    for (const [scope, topics] of topicsOfScope) {
+      const queues = new Set(topics.map((topic) => queueOfTopic.get(topic)));
+      if (queues.size > 1) {
+        this.#problem(
+          `ordering scope '${scope}': its topics go to different queues (` +
+            `${topics.map((topic) => `${topic} → ${queueOfTopic.get(topic)}`).join(', ')}); the topics of one ` +
+            "scope share each aggregate's sequence, so route them to one queue",
+        );
+      }
+    }
+    return ordered;
+  }
+
+  /** A topic's gap timeout in ms, or `undefined` (reported) when it is not a whole ms from 1 s to 12 h. */
+  #gapTimeoutMs(topic: string, gapTimeout: Duration | undefined): number | undefined {
+    if (gapTimeout === undefined) return DEFAULT_GAP_TIMEOUT_MS;
+    const prop = `ordering['${topic}'].gapTimeout`;
+    if (gapTimeout.isUnresolved()) {
+      this.#problem(`${prop} must be known at synth`);
+      return undefined;
+    }
+    const ms = gapTimeout.toMilliseconds({ integral: false });
+    if (!Number.isInteger(ms) || ms < MIN_GAP_TIMEOUT_MS || ms > MAX_GAP_TIMEOUT_MS) {
+      this.#problem(
+        `${prop} must be a whole number of ms from 1 s to 12 h, got ${gapTimeout.toHumanString()}`,
+      );
+      return undefined;
+    }
+    return ms;
+  }
+
+  /** ORDERED_TOPICS for every function of an outbox with ordered topics; nothing otherwise. */
+  #orderingSettings(): Record<string, string> {
+    if (Object.keys(this.orderedTopics).length === 0) return {};
+    return {
+      [OutboxSettings.orderedTopics.name]: this.#setting(
+        OutboxSettings.orderedTopics,
+        this.orderedTopics,
+        'ordering',
+      ),
+    };
+  }
+
+  /** Lambda reads a FIFO queue in batches of at most 10 and without a batching window. */
+  #checkFifoMapping(id: string, props: OutboxConsumerProps & { readonly batchSize: number }): void {
+    if (props.batchSize > MAX_FIFO_BATCH_SIZE) {
+      this.#problem(
+        `consumer ${id}: queue '${props.queue}' is FIFO, so batchSize must be at most ${MAX_FIFO_BATCH_SIZE}, ` +
+          `got ${props.batchSize}`,
+      );
+    }
+    if (props.maxBatchingWindow !== undefined) {
+      this.#problem(
+        `consumer ${id}: queue '${props.queue}' is FIFO, and Lambda takes no maxBatchingWindow from a FIFO queue`,
+      );
+    }
+  }
+
+  /**
+   * The sequence table: each order key's last seq, which a writer without an aggregate version reads and
+   * advances in its transaction. No stream (counter updates are no messages) and no TTL (a counter that
+   * vanished would restart an order key at 1).
+   */
+  #newSequenceTable(): dynamodb.Table {
+    return new dynamodb.Table(this, 'SequenceTable', {
+      billingMode: TABLE_DEFAULTS.billingMode,
+      ...this.#tableEncryption(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: TABLE_DEFAULTS.pointInTimeRecovery },
+      removalPolicy: this.#removalPolicy ?? TABLE_DEFAULTS.removalPolicy,
+      partitionKey: { name: SEQUENCE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+    });
   }
 
   #newAuditTable(overrides: Partial<dynamodb.TableProps>): dynamodb.Table {
@@ -879,7 +1106,10 @@ export class TransactionalOutbox extends Construct {
     monitoring.watchRelay(this.relay);
     monitoring.watchFunction(this.sweeper);
     for (const topic of this.topicRoutes.keys()) {
-      monitoring.watchTopic(topic, { relay: this.relay.serviceName, sweeper: this.sweeper.serviceName });
+      const publishers = { relay: this.relay.serviceName, sweeper: this.sweeper.serviceName };
+      monitoring.watchTopic(topic, publishers);
+      const ordering = this.orderedTopics[topic];
+      if (ordering !== undefined) monitoring.watchOrderingGaps(topic, { ...publishers, ...ordering });
     }
     return monitoring;
   }

@@ -135,6 +135,7 @@ const plugin: LocalPlugin = {
     `  curl -s -X POST ${runtime.apiUrl}/orders -H 'content-type: application/json' \\`,
     `    -d '{"customerId":"c-1","items":[{"sku":"SKU-APPLE","quantity":2}]}'`,
     `  curl -s ${runtime.apiUrl}/orders/<orderId>`,
+    `  curl -s -X POST ${runtime.apiUrl}/orders/<orderId>/cancel`,
     `  curl -s ${runtime.apiUrl}/inventory/SKU-APPLE`,
     // The operator's command finds the stack through CloudFormation, which the embedded backend does not serve.
     ...(runtime.backend === 'embedded'

@@ -84,16 +84,19 @@ describe('TransactionalOutbox.addAdminApi', () => {
     expect(methods.find((method) => method.path === '/orders')?.properties.AuthorizationType).toBe('NONE');
   });
 
-  it('gives the admin function exactly the settings ADMIN_SETTINGS names, with the outbox’s values', () => {
+  it('gives the admin function exactly the settings ADMIN_SETTINGS names (ORDERED_TOPICS only with an ordered topic), with the outbox’s values', () => {
     const names = Object.keys(environmentOf(service.json, service.fn)).filter(
       (name) => !name.startsWith('POWERTOOLS_') && name !== 'NODE_OPTIONS',
     );
     const env = deployedEnvironment(service.json, service.fn);
 
-    expect(names.sort()).toEqual(ADMIN_SETTINGS.map((setting) => setting.name).sort());
+    // An outbox without ordered topics writes no ORDERED_TOPICS: its default, no topic ordered, is the truth.
+    const written = ADMIN_SETTINGS.filter((setting) => setting !== OutboxSettings.orderedTopics);
+    expect(names.sort()).toEqual(written.map((setting) => setting.name).sort());
     for (const setting of ADMIN_SETTINGS as readonly Setting<unknown>[]) {
       expect(() => readSetting(env, setting), setting.name).not.toThrow();
     }
+    expect(readSetting(env, OutboxSettings.orderedTopics)).toEqual({});
     expect(Object.keys(readSetting(env, OutboxSettings.topicQueues))).toEqual(['order.created']);
     expect(Object.keys(readSetting(env, OutboxSettings.deadLetterQueues))).toEqual(['order.created']);
     expect(Object.keys(readSetting(env, OutboxSettings.deliveryInboxes))).toEqual(['order.created']);

@@ -49,6 +49,7 @@ describe('QueueWithDlq', () => {
       visibilityTimeout: QUEUE_DEFAULTS.visibilityTimeout,
       retentionPeriod: QUEUE_DEFAULTS.retentionPeriod,
       deadLetterRetention: QUEUE_DEFAULTS.deadLetterRetention,
+      fifo: false,
     });
   });
 
@@ -66,6 +67,26 @@ describe('QueueWithDlq', () => {
     });
     expect(propertiesOf(json, deadLettersId).MessageRetentionPeriod).toBe(3 * 86_400);
     expect(queue.settings.maxReceiveCount).toBe(2);
+  });
+
+  it('is a standard queue with a standard dead-letter queue unless fifo is set', () => {
+    const { json, queueId, deadLettersId } = queueStack();
+    for (const id of [queueId, deadLettersId]) expect(propertiesOf(json, id).FifoQueue, id).toBeUndefined();
+  });
+
+  it('with fifo, makes both queues FIFO, deduplicating by the sender’s id per message group', () => {
+    const { queue, json, queueId, deadLettersId } = queueStack({ fifo: true });
+    expect(queue.settings.fifo).toBe(true);
+    expect(propertiesOf(json, queueId)).toMatchObject({
+      FifoQueue: true,
+      // High throughput: quota and deduplication per message group (order key), not per queue.
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLettersId, 'Arn'] } },
+    });
+    // A deliberate resend has the same body: only the sender's deduplication id may tell copies apart.
+    expect(propertiesOf(json, queueId).ContentBasedDeduplication).toBeUndefined();
+    expect(propertiesOf(json, deadLettersId).FifoQueue).toBe(true);
   });
 
   it('encrypts both queues and refuses plain HTTP to each', () => {

@@ -42,6 +42,11 @@ beforeAll(() => {
     dueShards: 16,
     streamGracePeriod: Duration.seconds(30),
     retention: Duration.days(7),
+    ordering: {
+      'order.created': { scope: 'order', gapTimeout: Duration.minutes(2) },
+      'order.cancelled': { scope: 'order' },
+      'payment.captured': 'none',
+    },
   });
   const orders = outbox.addConsumer('OrderConsumer', {
     queue: 'orders',
@@ -67,6 +72,7 @@ beforeAll(() => {
     ordersQueue: target(orders.queue.queue.queueUrl),
     ordersDeadLetters: target(orders.queue.deadLetterQueue.queueUrl),
     paymentsQueue: target(payments.queue.queue.queueUrl),
+    sequences: target(outbox.sequenceTable?.tableName ?? 'no sequence table'),
   };
 }, SYNTH_TIMEOUT_MS);
 
@@ -130,6 +136,27 @@ describe('the settings TransactionalOutbox writes', () => {
       'order.cancelled': tableName('ordersInbox'),
       'payment.captured': tableName('paymentsInbox'),
     });
+  });
+
+  it('give every function but the reader the ordered topics, each with its scope and gap timeout in ms', () => {
+    for (const name of functionNames.filter((candidate) => candidate !== 'Reader')) {
+      expect(readSetting(deployed(name), OutboxSettings.orderedTopics), name).toEqual({
+        'order.created': { scope: 'order', gapTimeoutMs: 120_000 },
+        'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
+      });
+    }
+    expect(environmentOf(json, functionId(json, 'Reader'))).not.toHaveProperty(
+      OutboxSettings.orderedTopics.name,
+    );
+  });
+
+  it('give a writer the sequence table and no other function', () => {
+    expect(readSetting(deployed('Writer'), OutboxSettings.sequenceTable)).toBe(tableName('sequences'));
+    for (const name of functionNames.filter((candidate) => candidate !== 'Writer')) {
+      expect(environmentOf(json, functionId(json, name)), name).not.toHaveProperty(
+        OutboxSettings.sequenceTable.name,
+      );
+    }
   });
 
   it('give a consumer its inbox, retention, queues and redrive count', () => {

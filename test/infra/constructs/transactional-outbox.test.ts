@@ -62,7 +62,7 @@ beforeAll(() => {
 
 describe('TransactionalOutbox', () => {
   describe('outbox table', () => {
-    it('is keyed by message id, streams new and old images, and has the due, byAggregate and attention indexes', () => {
+    it('is keyed by message id, streams new and old images, and has the due, byAggregate, attention and byOrderKey indexes', () => {
       const service = outboxService();
       const json = templateOf(service.stack);
       const table = propertiesOf(json, resolvedTarget(service.stack, service.outbox.table.tableName));
@@ -75,7 +75,7 @@ describe('TransactionalOutbox', () => {
       });
       expect(
         (table.GlobalSecondaryIndexes as { IndexName: string }[]).map((index) => index.IndexName),
-      ).toEqual(['due', 'byAggregate', 'attention']);
+      ).toEqual(['due', 'byAggregate', 'attention', 'byOrderKey']);
       // byAggregate holds keys only (readers read each message by key): a status change never rewrites it.
       expect(
         (table.GlobalSecondaryIndexes as { IndexName: string; Projection: unknown }[]).find(
@@ -128,7 +128,7 @@ describe('TransactionalOutbox', () => {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       });
-      expect(table.GlobalSecondaryIndexes).toHaveLength(3);
+      expect(table.GlobalSecondaryIndexes).toHaveLength(4);
     });
 
     describe('existingOutboxTable', () => {

@@ -4,7 +4,7 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,9 +19,16 @@ import {
   CONFIRMATION_RETURN_VALUES,
 } from '../../../shared/outbox/transition-updates.ts';
 import {
+  cancelOrder,
+  deliveryOf,
+  outboxItemOf,
+  waitForConfirmed,
+} from '../../integration/support/order-cancel.ts';
+import {
   documentClient,
   placeOrder,
   request,
+  scanAll,
   sqsClient,
   tableName,
   waitForMessageStatus,
@@ -50,8 +57,9 @@ import { eventSourcesOf, grantedPermissions, logGroupOf } from './granted-permis
 
 /**
  * The example app run on moto by the local runtime (as deployed: S3 included) with every command its functions send recorded, through the
- * paths that matter: orders and stock, relay and consumer with confirmation, a poison message dead-lettered,
- * the sweeper's claims, sends and reconciliation, and every admin action. The recorded calls, mapped to IAM,
+ * paths that matter: orders, cancellations and stock, relay and consumer with confirmation, a cancellation parked
+ * ahead of its order and drained after it, a poison message dead-lettered, the sweeper's claims, sends,
+ * reconciliation and ordered holds, and every admin action, the skip of an ordered gap included. The recorded calls, mapped to IAM,
  * must be exactly what each role grants (with what Lambda needs for the event sources, tracing and logs).
  */
 
@@ -130,8 +138,17 @@ async function drive(app: LocalRuntime): Promise<void> {
     sku: `SKU-IAM-${'X'.repeat(50)}-${line}`,
     quantity: 1,
   }));
+  // Stocked, so that the order reserves and its cancellation releases.
+  await Promise.all(lines.map(({ sku }) => request(app, `PUT /inventory/${sku}`, { available: 1 })));
   const large = await placeOrder(app, lines, 'order-iam-large');
   await waitForMessageStatus(app, large.orderId, 'CONFIRMED');
+  // A cancellation in order: the consumer releases the reservation (stock back, the row deleted).
+  expect((await cancelOrder(app, orderId)).status).toBe(202);
+  await waitForConfirmed(app, orderId, 2);
+  // The large order's cancellation carries its lines, over the threshold too: its payload goes through S3.
+  expect((await cancelOrder(app, large.orderId)).status).toBe(202);
+  await waitForConfirmed(app, large.orderId, 2);
+  await cancelOvertakingItsOrder(app);
 
   // A message the consumer can never process: it dead-letters it itself, with the reason.
   await sqsClient(app).send(
@@ -165,9 +182,10 @@ async function drive(app: LocalRuntime): Promise<void> {
       },
     }),
   );
+  await putOrderedHeldBehindBackoff(app);
   await app.invoke('Outbox/Sweeper', {});
 
-  // The admin API: list, show, stats, replay, cancel, bulk replay, redrive, erase.
+  // The admin API: list, show, stats, replay, cancel, bulk replay, redrive, erase, skip of an ordered gap.
   await request(app, 'GET /admin/messages?status=FAILED');
   await request(app, 'GET /admin/messages?aggregateId=iam-agg');
   await request(app, `GET /admin/messages/${messageId}`);
@@ -178,10 +196,85 @@ async function drive(app: LocalRuntime): Promise<void> {
   await request(app, 'POST /admin/dlq/redrive', { topic: 'order.created', reason: 'least privilege' });
   await request(app, 'POST /admin/dlq/redrive', { reason: 'least privilege' });
   await request(app, 'POST /admin/aggregates/iam-agg/erase', { reason: 'least privilege' });
+  await skipOrderedGap(app);
   // Erasing the large order also deletes its claim-checked payload from S3.
   await request(app, `POST /admin/aggregates/${large.orderId}/erase`, { reason: 'least privilege' });
   await app.drain();
   await redriveWithMoveTask(app);
+}
+
+/**
+ * A cancellation that reaches the consumer before its order: parked (the parked row put with a check of the
+ * cursor), then drained once the order is applied (the parked row read and deleted with the cancellation's
+ * effect).
+ */
+async function cancelOvertakingItsOrder(app: LocalRuntime): Promise<void> {
+  await app.pausePollers();
+  try {
+    const placed = await placeOrder(app, [{ sku: 'SKU-IAM', quantity: 1 }], 'order-iam-parked');
+    const cancelled = await cancelOrder(app, placed.orderId);
+    expect(cancelled.status).toBe(202);
+    const cancellation = await outboxItemOf(app, cancelled.body.messageId);
+    const early = await app.invoke('Outbox/InventoryConsumer', deliveryOf(cancellation));
+    expect(early).toMatchObject({ ok: true, result: { batchItemFailures: [] } });
+    const parked = (await scanAll(app, 'inbox')).map((row) => row.messageId);
+    expect(parked).toContain(`parked#order#${placed.orderId}#2`);
+    app.resumePollers();
+    await waitForConfirmed(app, placed.orderId, 2);
+    const drained = (await scanAll(app, 'inbox')).map((row) => row.messageId);
+    expect(drained).not.toContain(`parked#order#${placed.orderId}#2`);
+  } finally {
+    app.resumePollers();
+  }
+}
+
+/**
+ * An ordered sequence whose seq 2 is due while seq 1 is in backoff: the sweeper claims seq 2, looks its
+ * predecessor up (the byOrderKey index, then the item) and holds it. Both are written as the stream relay never
+ * forwards them (not PENDING when inserted), so the sweeper alone handles them.
+ */
+async function putOrderedHeldBehindBackoff(app: LocalRuntime): Promise<void> {
+  const ddb = documentClient(app);
+  const outbox = tableName(app, 'outbox');
+  const sequence = [
+    { seq: 1, messageId: testMessageId(905), nextAttemptAt: past(-5) },
+    { seq: 2, messageId: testMessageId(906), nextAttemptAt: past(5) },
+  ];
+  for (const { seq, messageId, nextAttemptAt } of sequence) {
+    const item = outboxItem({ messageId, aggregateId: 'iam-seq', orderKey: 'order#iam-seq', seq });
+    await ddb.send(new PutCommand({ TableName: outbox, Item: { ...item, status: 'SENT', nextAttemptAt } }));
+    await ddb.send(
+      new UpdateCommand({
+        TableName: outbox,
+        Key: { messageId },
+        UpdateExpression: 'SET #status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'PENDING' },
+      }),
+    );
+  }
+}
+
+/**
+ * An ordered message FAILED for good at seq 1: the operator skips it (the byOrderKey index, the consumer's
+ * cursor read and moved, the message cancelled).
+ */
+async function skipOrderedGap(app: LocalRuntime): Promise<void> {
+  const gapId = testMessageId(904);
+  const gap = outboxItem({ messageId: gapId, aggregateId: 'iam-gap', orderKey: 'order#iam-gap', seq: 1 });
+  const { dueShard: _shard, nextAttemptAt: _next, ...gapItem } = gap;
+  await documentClient(app).send(
+    new PutCommand({
+      TableName: tableName(app, 'outbox'),
+      Item: { ...gapItem, status: 'FAILED', attempts: 10, attentionKey: attentionKeyOf('FAILED', gapId) },
+    }),
+  );
+  const skipped = await request(app, 'POST /admin/ordering/skip', {
+    orderKey: 'order#iam-gap',
+    seq: 1,
+    reason: 'least privilege',
+  });
+  expect(skipped.status).toBe(200);
 }
 
 /**
@@ -293,6 +386,7 @@ describe('least privilege, proven from the recorded SDK calls', () => {
     'Outbox/InventoryConsumer',
     'Outbox/Admin',
     'CreateOrder',
+    'CancelOrder',
     'GetOrder',
     'PutStock',
     'GetStock',
@@ -309,6 +403,7 @@ describe('least privilege, proven from the recorded SDK calls', () => {
     'Outbox/InventoryConsumer',
     'Outbox/Admin',
     'CreateOrder',
+    'CancelOrder',
     'GetOrder',
     'PutStock',
     'GetStock',

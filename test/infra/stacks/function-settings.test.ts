@@ -5,6 +5,7 @@ import { buildExampleStack } from '../../../infra/synth-template.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../../../shared/consumer/inbox.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { isEnvHandler } from '../../../shared/lambda/handler-from-env.ts';
+import { DEFAULT_GAP_TIMEOUT_MS } from '../../../shared/ordering/ordering.ts';
 import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
 import { DEFAULT_RETENTION_DAYS } from '../../../shared/outbox/transition-updates.ts';
@@ -35,12 +36,21 @@ beforeAll(() => {
   json = templateOf(buildExampleStack());
 }, SYNTH_TIMEOUT_MS);
 
+/**
+ * The writer's settings of the order functions: each numbers its message from the order's version, so the stack
+ * binds it without the sequence table (SEQUENCE_TABLE, which the writer reads only when set).
+ */
+const VERSIONED_WRITER_SETTINGS = WRITER_SETTINGS.filter(
+  (setting) => setting !== OutboxSettings.sequenceTable,
+);
+
 /** The settings each function of the example reads through the library's settings contract. */
 const SETTINGS_READ: Readonly<Record<string, readonly Setting<unknown>[]>> = {
   'Outbox/Relay': RELAY_SETTINGS,
   'Outbox/Sweeper': SWEEPER_SETTINGS,
   'Outbox/InventoryConsumer': CONSUMER_SETTINGS,
-  CreateOrder: WRITER_SETTINGS,
+  CreateOrder: VERSIONED_WRITER_SETTINGS,
+  CancelOrder: VERSIONED_WRITER_SETTINGS,
   GetOrder: [OutboxSettings.outboxTable],
   PutStock: [],
   GetStock: [],
@@ -53,6 +63,8 @@ const deployed = (name: string) => deployedEnvironment(json, functionId(json, na
 const queueUrl = (output: string) =>
   `https://sqs.eu-west-1.amazonaws.com/123456789012/${outputTarget(json, output)}`;
 const tableName = (output: string) => `deployed-${outputTarget(json, output)}`;
+/** The value of a setting keyed by topic when both order topics map to `value`. */
+const bothOrderTopics = <T>(value: T) => ({ 'order.created': value, 'order.cancelled': value });
 
 /** The handler a function's template names: the export of its entry module that `Handler` names. */
 async function handlerOf(name: string): Promise<unknown> {
@@ -76,18 +88,18 @@ describe('the settings the stack writes', () => {
     for (const name of ['Outbox/Relay', 'Outbox/Sweeper']) {
       const env = deployed(name);
       expect(readSetting(env, OutboxSettings.outboxTable)).toBe(tableName('outboxTableName'));
-      expect(readSetting(env, OutboxSettings.topicQueues)).toEqual({
-        'order.created': queueUrl('orderEventsQueueUrl'),
-      });
+      expect(readSetting(env, OutboxSettings.topicQueues)).toEqual(
+        bothOrderTopics(queueUrl('orderEventsQueueUrl')),
+      );
       expect(readSetting(env, OutboxSettings.retryPolicies)).toEqual({});
       expect(readSetting(env, OutboxSettings.confirmDeadlineMs)).toBe(DEFAULT_CONFIRM_DEADLINE_MS);
       expect(readSetting(env, OutboxSettings.retentionDays)).toBe(DEFAULT_RETENTION_DAYS);
     }
     const sweeper = deployed('Outbox/Sweeper');
     expect(readSetting(sweeper, OutboxSettings.dueShards)).toBe(DEFAULT_DUE_SHARDS);
-    expect(readSetting(sweeper, OutboxSettings.deliveryInboxes)).toEqual({
-      'order.created': tableName('inboxTableName'),
-    });
+    expect(readSetting(sweeper, OutboxSettings.deliveryInboxes)).toEqual(
+      bothOrderTopics(tableName('inboxTableName')),
+    );
   });
 
   it('give the consumer its inbox, its queues and the redrive count of its queue', () => {
@@ -108,28 +120,51 @@ describe('the settings the stack writes', () => {
   it('give the admin API the outbox, the audit trail, each topic’s queue, dead-letter queue and inbox', () => {
     const env = deployed('Outbox/Admin');
     expect(readSetting(env, OutboxSettings.outboxTable)).toBe(tableName('outboxTableName'));
-    expect(readSetting(env, OutboxSettings.topicQueues)).toEqual({
-      'order.created': queueUrl('orderEventsQueueUrl'),
-    });
-    expect(readSetting(env, OutboxSettings.deadLetterQueues)).toEqual({
-      'order.created': queueUrl('orderEventsDeadLetterQueueUrl'),
-    });
-    expect(readSetting(env, OutboxSettings.deliveryInboxes)).toEqual({
-      'order.created': tableName('inboxTableName'),
-    });
+    expect(readSetting(env, OutboxSettings.topicQueues)).toEqual(
+      bothOrderTopics(queueUrl('orderEventsQueueUrl')),
+    );
+    expect(readSetting(env, OutboxSettings.deadLetterQueues)).toEqual(
+      bothOrderTopics(queueUrl('orderEventsDeadLetterQueueUrl')),
+    );
+    expect(readSetting(env, OutboxSettings.deliveryInboxes)).toEqual(
+      bothOrderTopics(tableName('inboxTableName')),
+    );
     expect(readSetting(env, OutboxSettings.dueShards)).toBe(
       readSetting(deployed('Outbox/Sweeper'), OutboxSettings.dueShards),
     );
     expect(readSetting(env, OutboxSettings.retentionDays)).toBe(DEFAULT_RETENTION_DAYS);
   });
 
-  it('give the order writer the sweeper’s shard count and the default stream grace period', () => {
-    const env = deployed('CreateOrder');
-    expect(readSetting(env, OutboxSettings.outboxTable)).toBe(tableName('outboxTableName'));
-    expect(readSetting(env, OutboxSettings.dueShards)).toBe(
-      readSetting(deployed('Outbox/Sweeper'), OutboxSettings.dueShards),
-    );
-    expect(readSetting(env, OutboxSettings.streamGraceMs)).toBe(DEFAULT_STREAM_GRACE_MS);
+  it.each(['CreateOrder', 'CancelOrder'])(
+    'give the order writer %s the sweeper’s shard count and the default stream grace period',
+    (name) => {
+      const env = deployed(name);
+      expect(readSetting(env, OutboxSettings.outboxTable)).toBe(tableName('outboxTableName'));
+      expect(readSetting(env, OutboxSettings.dueShards)).toBe(
+        readSetting(deployed('Outbox/Sweeper'), OutboxSettings.dueShards),
+      );
+      expect(readSetting(env, OutboxSettings.streamGraceMs)).toBe(DEFAULT_STREAM_GRACE_MS);
+    },
+  );
+
+  it('give every function that handles order messages both order topics in one sequence, scope order', () => {
+    const ordered = bothOrderTopics({ scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS });
+    for (const name of [
+      'Outbox/Relay',
+      'Outbox/Sweeper',
+      'Outbox/InventoryConsumer',
+      'Outbox/Admin',
+      'CreateOrder',
+      'CancelOrder',
+    ]) {
+      expect(readSetting(deployed(name), OutboxSettings.orderedTopics), name).toEqual(ordered);
+    }
+  });
+
+  it('give the order writers no sequence table: each numbers its message from the order’s version', () => {
+    for (const name of ['CreateOrder', 'CancelOrder']) {
+      expect(deployed(name)[OutboxSettings.sequenceTable.name], name).toBeUndefined();
+    }
   });
 });
 

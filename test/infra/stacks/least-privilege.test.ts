@@ -93,12 +93,34 @@ describe('least privilege', () => {
     expect(CONFIRMATION_ATTRIBUTES).toContain('messageId');
   });
 
-  it('grants Scan and BatchWriteItem to no function, and DeleteItem to the admin API only', () => {
-    for (const { id, name } of functions) {
+  it('grants Scan and BatchWriteItem to no function, and DeleteItem to the admin API and the consumer only', () => {
+    for (const { id } of functions) {
       const actions = new Set(statementsOf(id).flatMap(actionsOf));
       expect(actions.has('dynamodb:Scan')).toBe(false);
       expect(actions.has('dynamodb:BatchWriteItem')).toBe(false);
-      expect(actions.has('dynamodb:DeleteItem')).toBe(name === 'Outbox/Admin');
+    }
+    const deletable = (name: string) =>
+      statementsOf(functionId(json, name))
+        .filter((statement) => allows(statement, 'dynamodb:DeleteItem'))
+        .flatMap(resourcesOf);
+    // The admin API erases messages and their inbox rows.
+    expect(deletable('Outbox/Admin')).toEqual(
+      expect.arrayContaining(
+        ['outboxTableName', 'inboxTableName'].map((output) => ({
+          'Fn::GetAtt': [outputTarget(json, output), 'Arn'],
+        })),
+      ),
+    );
+    // The consumer deletes a parked row of its inbox when it applies it, and an order's reservation row when
+    // the cancellation releases it: those two tables, never the outbox.
+    expect(deletable('Outbox/InventoryConsumer')).toEqual(
+      ['inboxTableName', 'inventoryTableName'].map((output) => ({
+        'Fn::GetAtt': [outputTarget(json, output), 'Arn'],
+      })),
+    );
+    for (const { name } of functions) {
+      if (name === 'Outbox/Admin' || name === 'Outbox/InventoryConsumer') continue;
+      expect(deletable(name), name).toEqual([]);
     }
   });
 

@@ -24,6 +24,7 @@ describe('the routes npm start prints for the example', () => {
       'GET /orders/{orderId} AWS_IAM',
       'POST /admin/{proxy+} AWS_IAM',
       'POST /orders AWS_IAM',
+      'POST /orders/{orderId}/cancel AWS_IAM',
       'PUT /inventory/{sku} AWS_IAM',
     ]);
   });
@@ -33,6 +34,9 @@ describe('the routes npm start prints for the example', () => {
     const routeLines = lines.slice(0, routes.length);
     for (const line of routeLines) expect(line).toMatch(/→ .+ {2}\[AWS_IAM: not enforced locally\]$/);
     expect(routeLines.find((line) => line.startsWith('POST   /orders → CreateOrder'))).toBeDefined();
+    expect(
+      routeLines.find((line) => line.startsWith('POST   /orders/{orderId}/cancel → CancelOrder')),
+    ).toBeDefined();
     expect(lines.at(-1)).toBe(
       'AWS_IAM authorisation is not enforced locally: the marked routes answer any request here, and refuse ' +
         'unauthorised ones on AWS (sign a request there with `npx outbox call <METHOD> <path>`)',

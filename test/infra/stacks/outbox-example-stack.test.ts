@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { errorResponse } from '../../../functions/http/responses.ts';
 import { stockRequestSchema } from '../../../functions/inventory/put-stock/stock-request.ts';
+import { cancelOrderRequestSchema } from '../../../functions/orders/cancel-order/cancel-request.ts';
 import { orderRequestSchema } from '../../../functions/orders/create-order/order-request.ts';
 import {
   CONSUMER_DEFAULTS,
@@ -18,6 +19,8 @@ import { ADMIN_DEFAULTS } from '../../../infra/constructs/outbox-admin-api.ts';
 import { buildExampleStack } from '../../../infra/synth-template.ts';
 import { SUMMARY_ATTRIBUTES } from '../../../shared/admin/message-summary.ts';
 import { INBOX_KEYS } from '../../../shared/consumer/inbox.ts';
+import { OutboxMetricName } from '../../../shared/observability/metric-names.ts';
+import { DEFAULT_GAP_TIMEOUT_MS } from '../../../shared/ordering/ordering.ts';
 import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
 import { redeliveryHorizonMs } from '../../../shared/outbox/redelivery-horizon.ts';
@@ -72,6 +75,12 @@ const FUNCTIONS = {
   CreateOrder: {
     service: 'create-order',
     entry: 'functions/orders/create-order/handler.ts',
+    timeout: FUNCTION_DEFAULTS.timeout.toSeconds(),
+    memory: FUNCTION_DEFAULTS.memorySize,
+  },
+  CancelOrder: {
+    service: 'cancel-order',
+    entry: 'functions/orders/cancel-order/handler.ts',
     timeout: FUNCTION_DEFAULTS.timeout.toSeconds(),
     memory: FUNCTION_DEFAULTS.memorySize,
   },
@@ -165,17 +174,20 @@ describe('tables', () => {
     }
   });
 
-  it('indexes the outbox by due shard and next attempt, by aggregate, and by attention', () => {
+  it('indexes the outbox by due shard and next attempt, by aggregate, by attention, and by order key', () => {
     const outbox = propertiesOf(json, target('outboxTableName'));
-    const indexes = [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex, OUTBOX_KEYS.attentionIndex].map(
-      (index) => ({
-        IndexName: index.name,
-        KeySchema: [
-          { AttributeName: index.partitionKey, KeyType: 'HASH' },
-          { AttributeName: index.sortKey, KeyType: 'RANGE' },
-        ],
-      }),
-    );
+    const indexes = [
+      OUTBOX_KEYS.dueIndex,
+      OUTBOX_KEYS.aggregateIndex,
+      OUTBOX_KEYS.attentionIndex,
+      OUTBOX_KEYS.orderIndex,
+    ].map((index) => ({
+      IndexName: index.name,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: 'HASH' },
+        { AttributeName: index.sortKey, KeyType: 'RANGE' },
+      ],
+    }));
     expect(
       (outbox.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown }[]).map(
         ({ IndexName, KeySchema }) => ({ IndexName, KeySchema }),
@@ -191,6 +203,13 @@ describe('tables', () => {
         ),
       ),
     );
+    // An order key's messages sort by their seq as numbers: seq 10 comes after seq 9.
+    expect(outbox.AttributeDefinitions).toEqual(
+      expect.arrayContaining([
+        { AttributeName: 'orderKey', AttributeType: 'S' },
+        { AttributeName: 'seq', AttributeType: 'N' },
+      ]),
+    );
   });
 
   it('holds keys only in the byAggregate index, whose keys never change: a status change never rewrites it', () => {
@@ -199,6 +218,16 @@ describe('tables', () => {
       Projection: unknown;
     }[];
     expect(indexes.find((index) => index.IndexName === 'byAggregate')?.Projection).toEqual({
+      ProjectionType: 'KEYS_ONLY',
+    });
+  });
+
+  it('holds keys only in the byOrderKey index, whose readers fetch the message they find', () => {
+    const indexes = propertiesOf(json, target('outboxTableName')).GlobalSecondaryIndexes as {
+      IndexName: string;
+      Projection: unknown;
+    }[];
+    expect(indexes.find((index) => index.IndexName === 'byOrderKey')?.Projection).toEqual({
       ProjectionType: 'KEYS_ONLY',
     });
   });
@@ -227,6 +256,11 @@ describe('tables', () => {
       name: 'byAggregate',
       partitionKey: 'aggregateId',
       sortKey: 'messageId',
+    });
+    expect(OUTBOX_KEYS.orderIndex).toMatchObject({
+      name: 'byOrderKey',
+      partitionKey: 'orderKey',
+      sortKey: 'seq',
     });
   });
 
@@ -413,6 +447,7 @@ describe('function environments', () => {
       'CONFIRM_DEADLINE_MS',
       'RETENTION_DAYS',
       'DUE_SHARDS',
+      'ORDERED_TOPICS',
       'POWERTOOLS_METRICS_NAMESPACE',
     ],
     'Outbox/Sweeper': [
@@ -424,6 +459,7 @@ describe('function environments', () => {
       'DUE_SHARDS',
       'DELIVERY_INBOXES',
       'SWEEPER_MAX_MESSAGES_PER_SECOND',
+      'ORDERED_TOPICS',
       'POWERTOOLS_METRICS_NAMESPACE',
     ],
     'Outbox/InventoryConsumer': [
@@ -436,8 +472,10 @@ describe('function environments', () => {
       'OUTBOX_TABLE',
       'RETENTION_DAYS',
       'CLAIM_CHECK_BUCKET',
+      'ORDERED_TOPICS',
       'POWERTOOLS_METRICS_NAMESPACE',
     ],
+    // No SEQUENCE_TABLE: each order function numbers its message from the order's version.
     CreateOrder: [
       'ORDERS_TABLE',
       'OUTBOX_TABLE',
@@ -445,6 +483,16 @@ describe('function environments', () => {
       'STREAM_GRACE_MS',
       'CLAIM_CHECK_BUCKET',
       'CLAIM_CHECK_THRESHOLD_BYTES',
+      'ORDERED_TOPICS',
+    ],
+    CancelOrder: [
+      'ORDERS_TABLE',
+      'OUTBOX_TABLE',
+      'DUE_SHARDS',
+      'STREAM_GRACE_MS',
+      'CLAIM_CHECK_BUCKET',
+      'CLAIM_CHECK_THRESHOLD_BYTES',
+      'ORDERED_TOPICS',
     ],
     GetOrder: ['ORDERS_TABLE', 'OUTBOX_TABLE'],
     PutStock: ['INVENTORY_TABLE'],
@@ -458,6 +506,7 @@ describe('function environments', () => {
       'DUE_SHARDS',
       'RETENTION_DAYS',
       'CLAIM_CHECK_BUCKET',
+      'ORDERED_TOPICS',
       'POWERTOOLS_METRICS_NAMESPACE',
     ],
   };
@@ -482,10 +531,11 @@ describe('function environments', () => {
     }
   });
 
-  it('routes order.created to the order events queue in the relay and the sweeper alike', () => {
+  it('routes order.created and order.cancelled to the order events queue in the relay and the sweeper alike', () => {
     for (const name of ['Outbox/Relay', 'Outbox/Sweeper'] as const) {
       expect(JSON.parse(renderString(env(name).TOPIC_QUEUES)), name).toEqual({
         'order.created': `\${${target('orderEventsQueueUrl')}}`,
+        'order.cancelled': `\${${target('orderEventsQueueUrl')}}`,
       });
     }
   });
@@ -505,14 +555,33 @@ describe('function environments', () => {
     expect(env('Outbox/Sweeper').RETRY_POLICIES).toBe('{}');
   });
 
-  it('tells the sweeper which inbox proves an order.created delivery', () => {
+  it('tells the sweeper which inbox proves an order.created or order.cancelled delivery', () => {
     expect(JSON.parse(renderString(env('Outbox/Sweeper').DELIVERY_INBOXES))).toEqual({
       'order.created': `\${${target('inboxTableName')}}`,
+      'order.cancelled': `\${${target('inboxTableName')}}`,
     });
   });
 
   it('writes messages into the due-index shards the sweeper reads', () => {
     expect(env('CreateOrder').DUE_SHARDS).toBe(env('Outbox/Sweeper').DUE_SHARDS);
+    expect(env('CancelOrder').DUE_SHARDS).toBe(env('Outbox/Sweeper').DUE_SHARDS);
+  });
+
+  it('gives the writers, the relay, the sweeper, the consumer and the admin API the same ordered topics', () => {
+    const ordered = env('Outbox/Relay').ORDERED_TOPICS;
+    expect(JSON.parse(renderString(ordered))).toEqual({
+      'order.created': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+      'order.cancelled': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+    });
+    for (const name of [
+      'Outbox/Sweeper',
+      'Outbox/InventoryConsumer',
+      'Outbox/Admin',
+      'CreateOrder',
+      'CancelOrder',
+    ] as const) {
+      expect(env(name).ORDERED_TOPICS, name).toEqual(ordered);
+    }
   });
 
   it('gives the consumer its queue and that queue’s dead-letter queue', () => {
@@ -570,6 +639,30 @@ describe('outbox sweeper', () => {
     ]);
   });
 
+  it('alarms on the first ordering gap the sweeper counts in order.created or order.cancelled', () => {
+    const gapAlarms = idsOfType(json, 'AWS::CloudWatch::Alarm')
+      .map((id) => propertiesOf(json, id))
+      .filter((alarm) => alarm.MetricName === OutboxMetricName.ORDERING_GAPS);
+    expect(gapAlarms.map((alarm) => alarm.Dimensions)).toEqual(
+      expect.arrayContaining(
+        ['order.created', 'order.cancelled'].map((topic) => [
+          { Name: 'service', Value: env('Outbox/Sweeper').POWERTOOLS_SERVICE_NAME },
+          { Name: 'topic', Value: topic },
+        ]),
+      ),
+    );
+    expect(gapAlarms).toHaveLength(2);
+    for (const alarm of gapAlarms) {
+      expect(alarm).toMatchObject({
+        Namespace: env('Outbox/Sweeper').POWERTOOLS_METRICS_NAMESPACE,
+        Statistic: 'Sum',
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+      });
+      expect(alarm.AlarmActions).toHaveLength(1);
+    }
+  });
+
   it('creates no schedule but the sweeper’s', () => {
     expect(idsOfType(json, 'AWS::Events::Rule')).toHaveLength(1);
   });
@@ -579,6 +672,7 @@ describe('REST API', () => {
   const ROUTES = [
     { method: 'POST', path: '/orders', function: 'CreateOrder' },
     { method: 'GET', path: '/orders/{orderId}', function: 'GetOrder' },
+    { method: 'POST', path: '/orders/{orderId}/cancel', function: 'CancelOrder' },
     { method: 'PUT', path: '/inventory/{sku}', function: 'PutStock' },
     { method: 'GET', path: '/inventory/{sku}', function: 'GetStock' },
     { method: 'GET', path: '/admin/{proxy+}', function: 'Outbox/Admin' },
@@ -609,7 +703,7 @@ describe('REST API', () => {
     expect(propertiesOf(json, stage).TracingEnabled).toBe(true);
   });
 
-  it('validates the bodies of POST /orders and PUT /inventory/{sku} against the handlers’ zod schemas', () => {
+  it('validates the bodies of POST /orders, POST /orders/{orderId}/cancel and PUT /inventory/{sku} against the handlers’ zod schemas', () => {
     const validatorId = onlyId(idsOfType(json, 'AWS::ApiGateway::RequestValidator'), 'request validator');
     expect(propertiesOf(json, validatorId)).toMatchObject({
       ValidateRequestBody: true,
@@ -617,6 +711,7 @@ describe('REST API', () => {
     });
     const cases = [
       { method: 'POST', path: '/orders', schema: orderRequestSchema },
+      { method: 'POST', path: '/orders/{orderId}/cancel', schema: cancelOrderRequestSchema },
       { method: 'PUT', path: '/inventory/{sku}', schema: stockRequestSchema },
     ] as const;
     for (const { method, path, schema } of cases) {
@@ -633,7 +728,7 @@ describe('REST API', () => {
   it('requires the path parameter of every {orderId} and {sku} route, through the validator', () => {
     const validatorId = onlyId(idsOfType(json, 'AWS::ApiGateway::RequestValidator'), 'request validator');
     const withParameter = ROUTES.filter((route) => /\{(orderId|sku)\}/.test(route.path));
-    expect(withParameter).toHaveLength(3);
+    expect(withParameter).toHaveLength(4);
     for (const route of withParameter) {
       const parameter = /\{(\w+)\}/.exec(route.path)?.[1] ?? '';
       const properties = methodOf(route.method, route.path);
