@@ -4,7 +4,25 @@ import { orderRequestSchema } from './create-order/order-request.ts';
 /** Topic of the message written with every new order. */
 export const ORDER_CREATED = 'order.created';
 
-/** An order as stored in the orders table, and the payload of its `order.created` message. */
+/** Topic of the message written when an order is cancelled. */
+export const ORDER_CANCELLED = 'order.cancelled';
+
+/** Where an order stands; a row written before orders had a status reads as PLACED. */
+export const OrderStatus = { PLACED: 'PLACED', CANCELLED: 'CANCELLED' } as const;
+
+/** One of the {@link OrderStatus} values. */
+export type OrderStatus = (typeof OrderStatus)[keyof typeof OrderStatus];
+
+/**
+ * The order's version after each of its changes. It is also the sequence number of the message the change
+ * writes, so the inventory service applies an order's messages in this order.
+ */
+export const OrderVersion = { PLACED: 1, CANCELLED: 2 } as const;
+
+/**
+ * An order as placed, and the payload of its `order.created` message. Its row in the orders table adds its
+ * `status`, `version` and message id, and `cancelledAt` once cancelled.
+ */
 export const orderSchema = z.object({
   orderId: z.string().check(z.minLength(1)),
   customerId: orderRequestSchema.shape.customerId,
@@ -12,8 +30,14 @@ export const orderSchema = z.object({
   createdAt: z.iso.datetime(),
 });
 
-/** An order as stored in the orders table. */
+/** An order as placed. */
 export type Order = z.infer<typeof orderSchema>;
 
 /** Payload of an `order.created` message: the order itself (the contract between the two services). */
 export type OrderCreatedPayload = Order;
+
+/** Payload of an `order.cancelled` message: the order's lines, so a consumer releases them without a read. */
+export interface OrderCancelledPayload {
+  readonly orderId: string;
+  readonly items: Order['items'];
+}

@@ -6,8 +6,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { grantOnTable, OutboxFunction, TABLE_DEFAULTS, TransactionalOutbox } from 'serverless-outbox/cdk';
 import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-request.ts';
+import { cancelOrderRequestSchema } from '../../functions/orders/cancel-order/cancel-request.ts';
 import { orderRequestSchema } from '../../functions/orders/create-order/order-request.ts';
-import { ORDER_CREATED } from '../../functions/orders/order.ts';
+import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { type ApiAuthorization, ApiAuthorizationKind, methodAuthorization } from './api-authorization.ts';
 import { type ApiEdgeProps, apiEdgeRestApiProps, corsAllowOrigin, hardenApiEdge } from './api-edge.ts';
 import { acknowledgeExampleNagFindings } from './example-nag-suppressions.ts';
@@ -15,6 +16,12 @@ import { requestModelSchema } from './request-model-schema.ts';
 
 /** A handler module of the example, by its path in the repository. */
 const entry = (path: string): string => fileURLToPath(new URL(`../../functions/${path}`, import.meta.url));
+
+/**
+ * How the order functions are bound as writers: each numbers its message from the order's own version (1 at
+ * create, 2 at cancel, under a condition), so neither needs the sequence table's counter rows.
+ */
+const VERSIONED_WRITER = { sequenceCounter: false } as const;
 
 /** Props of the {@link OutboxExampleStack}. */
 export interface OutboxExampleStackProps extends StackProps {
@@ -36,9 +43,10 @@ export interface OutboxExampleStackProps extends StackProps {
 }
 
 /**
- * The example: an order service that writes each order and its `order.created` message in one transaction,
- * and an inventory service that reduces stock exactly once per order, joined by a {@link TransactionalOutbox},
- * with the outbox's admin API under `/admin` of the same REST API.
+ * The example: an order service that writes each order and its `order.created` message in one transaction
+ * (and a cancellation with its `order.cancelled`), and an inventory service that reserves stock exactly once
+ * per order and releases it on cancellation, in each order's sequence; joined by a
+ * {@link TransactionalOutbox}, with the outbox's admin API under `/admin` of the same REST API.
  */
 export class OutboxExampleStack extends Stack {
   /** The outbox between the two services. */
@@ -60,20 +68,30 @@ export class OutboxExampleStack extends Stack {
     const inventory = table('Inventory', 'sku');
 
     this.outbox = new TransactionalOutbox(this, 'Outbox', {
-      queues: { orderEvents: { topics: [ORDER_CREATED] } },
+      // A standard queue: the consumer applies an order's messages in sequence, however they arrive.
+      queues: { orderEvents: { topics: [ORDER_CREATED, ORDER_CANCELLED] } },
+      // An order's cancellation applies after its creation, never before: one sequence, scope `order`.
+      ordering: { [ORDER_CREATED]: { scope: 'order' }, [ORDER_CANCELLED]: { scope: 'order' } },
       removalPolicy,
     });
 
-    // The inventory service: applies each order.created once, with its inbox row, in one transaction.
+    // The inventory service: applies each order.created and order.cancelled once, with its inbox row, in one
+    // transaction, and an order's two in their sequence.
     const inventoryConsumer = this.outbox.addConsumer('InventoryConsumer', {
       queue: 'orderEvents',
       entry: entry('inventory/apply-order/handler.ts'),
       functionProps: {
-        description: 'order.created → stock: applies each order exactly once through the inbox',
+        description:
+          'order.created / order.cancelled → stock: each applied exactly once, in order, through the inbox',
         environment: { INVENTORY_TABLE: inventory.tableName },
       },
     });
-    grantOnTable(inventory, inventoryConsumer.function, ['dynamodb:UpdateItem']);
+    // Stock moves (UpdateItem); an order's reservation row is put on reservation and deleted on release.
+    grantOnTable(inventory, inventoryConsumer.function, [
+      'dynamodb:UpdateItem',
+      'dynamodb:PutItem',
+      'dynamodb:DeleteItem',
+    ]);
 
     // With CORS for one origin, the handlers name it on their answers as the gateway does on its own.
     const allowOrigin = corsAllowOrigin(props.apiEdge?.cors);
@@ -90,7 +108,13 @@ export class OutboxExampleStack extends Stack {
       ORDERS_TABLE: orders.tableName,
     });
     grantOnTable(orders, createOrder, ['dynamodb:PutItem']);
-    this.outbox.bindWriter(createOrder);
+    this.outbox.bindWriter(createOrder, VERSIONED_WRITER);
+    const cancelOrder = fn('CancelOrder', 'orders/cancel-order/handler.ts', {
+      ORDERS_TABLE: orders.tableName,
+    });
+    // Reads the order's lines, then updates its status with the message in one transaction.
+    grantOnTable(orders, cancelOrder, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    this.outbox.bindWriter(cancelOrder, VERSIONED_WRITER);
     const getOrder = fn('GetOrder', 'orders/get-order/handler.ts', { ORDERS_TABLE: orders.tableName });
     grantOnTable(orders, getOrder, ['dynamodb:GetItem']);
     this.outbox.bindReader(getOrder);
@@ -140,9 +164,14 @@ export class OutboxExampleStack extends Stack {
       ...authorized,
       ...withBody('createOrder', orderRequestSchema),
     });
-    ordersResource
-      .addResource('{orderId}')
-      .addMethod('GET', integration(getOrder), { ...authorized, ...withPath('orderId') });
+    const orderResource = ordersResource.addResource('{orderId}');
+    orderResource.addMethod('GET', integration(getOrder), { ...authorized, ...withPath('orderId') });
+    // No body, or `{}`: API Gateway validates a missing body as `{}`, and the handler accepts both.
+    orderResource.addResource('cancel').addMethod('POST', integration(cancelOrder), {
+      ...authorized,
+      ...withPath('orderId'),
+      ...withBody('cancelOrder', cancelOrderRequestSchema),
+    });
     const skuResource = this.api.root.addResource('inventory').addResource('{sku}');
     skuResource.addMethod('PUT', integration(putStock), {
       ...authorized,

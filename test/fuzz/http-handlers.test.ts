@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getStockHandler } from '../../functions/inventory/get-stock/handler.ts';
 import { handler as putStockHandler } from '../../functions/inventory/put-stock/handler.ts';
+import { handler as cancelOrderHandler } from '../../functions/orders/cancel-order/handler.ts';
 import { handler as createOrderHandler } from '../../functions/orders/create-order/handler.ts';
 import { handler as getOrderHandler } from '../../functions/orders/get-order/handler.ts';
 import { apiEvent, lambdaContext } from '../support/factories.ts';
@@ -38,10 +39,15 @@ const env = {
   INVENTORY_TABLE: TABLES.inventory,
   AWS_REGION: 'eu-west-1',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
+  // As the example stack deploys them: an order's messages are one ordered sequence, seq from its version.
+  ORDERED_TOPICS: JSON.stringify({
+    'order.created': { scope: 'order', gapTimeoutMs: 300_000 },
+    'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
+  }),
 };
 
 /** A request to one of the routes. */
-type Route = 'createOrder' | 'getOrder' | 'putStock' | 'getStock';
+type Route = 'createOrder' | 'cancelOrder' | 'getOrder' | 'putStock' | 'getStock';
 interface FuzzRequest {
   readonly route: Route;
   readonly event: APIGatewayProxyEvent;
@@ -250,6 +256,15 @@ const hostileRequests: fc.Arbitrary<FuzzRequest> = fc.oneof(
     weight: 1,
   },
   {
+    arbitrary: request('cancelOrder', {
+      method: 'POST',
+      path: '/orders/{orderId}/cancel',
+      body: fc.oneof(NO_BODY, bodyOf(jsonText)),
+      pathParameters: pathParameter('orderId', ORDER_IDS),
+    }),
+    weight: 1,
+  },
+  {
     arbitrary: request('putStock', {
       method: 'PUT',
       path: '/inventory/{sku}',
@@ -272,7 +287,7 @@ const hostileRequests: fc.Arbitrary<FuzzRequest> = fc.oneof(
 /** A request as a well-behaved client sends it, so that the hostile ones meet orders and stock that exist. */
 const wellFormedRequests: fc.Arbitrary<FuzzRequest> = fc
   .tuple(
-    fc.constantFrom<Route>('createOrder', 'putStock', 'getOrder', 'getStock'),
+    fc.constantFrom<Route>('createOrder', 'cancelOrder', 'putStock', 'getOrder', 'getStock'),
     validOrderText,
     fc.integer({ min: 0, max: 1_000_000_000 }),
     fc.constantFrom(...ORDER_IDS),
@@ -289,6 +304,11 @@ const wellFormedRequests: fc.Arbitrary<FuzzRequest> = fc
         headers: json,
         pathParameters: { sku },
       }),
+      cancelOrder: apiEvent({
+        method: 'POST',
+        path: '/orders/{orderId}/cancel',
+        pathParameters: { orderId },
+      }),
       getOrder: apiEvent({ method: 'GET', path: '/orders/{orderId}', pathParameters: { orderId } }),
       getStock: apiEvent({ method: 'GET', path: '/inventory/{sku}', pathParameters: { sku } }),
     };
@@ -300,8 +320,29 @@ const requests = fc.oneof(
   { arbitrary: wellFormedRequests, weight: 1 },
 );
 
+/** An order placed under a known id and then cancelled, once or twice, so that cancels meet orders that exist. */
+const placeThenCancel: fc.Arbitrary<FuzzRequest[]> = fc
+  .tuple(validOrderText, fc.constantFrom(...ORDER_IDS), fc.integer({ min: 1, max: 2 }))
+  .map(([text, orderId, cancels]) => {
+    const order = JSON.stringify({ ...JSON.parse(text), orderId });
+    const json = { 'content-type': 'application/json' };
+    const cancel: FuzzRequest = {
+      route: 'cancelOrder',
+      event: apiEvent({ method: 'POST', path: '/orders/{orderId}/cancel', pathParameters: { orderId } }),
+    };
+    return [
+      {
+        route: 'createOrder',
+        event: apiEvent({ method: 'POST', path: '/orders', body: order, headers: json }),
+      },
+      ...Array.from({ length: cancels }, () => cancel),
+    ];
+  });
+
 /** A few requests in a row, which meet what the earlier ones wrote (replays, 409s, reads of what exists). */
-const sessions = fc.array(requests, { minLength: 1, maxLength: 5 });
+const sessions = fc
+  .tuple(fc.option(placeThenCancel, { freq: 3 }), fc.array(requests, { minLength: 1, maxLength: 5 }))
+  .map(([lifecycle, more]) => [...(lifecycle ?? []), ...more]);
 
 let tables: ReturnType<typeof memoryTables>;
 let handlers: Record<Route, (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>>;
@@ -310,12 +351,14 @@ beforeAll(() => {
   tables = memoryTables();
   const built = {
     createOrder: createOrderHandler.withEnv(env),
+    cancelOrder: cancelOrderHandler.withEnv(env),
     getOrder: getOrderHandler.withEnv(env),
     putStock: putStockHandler.withEnv(env),
     getStock: getStockHandler.withEnv(env),
   };
   handlers = {
     createOrder: (event) => built.createOrder(event, lambdaContext()),
+    cancelOrder: (event) => built.cancelOrder(event, lambdaContext()),
     getOrder: (event) => built.getOrder(event, lambdaContext()),
     putStock: (event) => built.putStock(event, lambdaContext()),
     getStock: (event) => built.getStock(event, lambdaContext()),
@@ -373,7 +416,15 @@ function expectOrderWritten(
   const sent = sentJson(event);
   const newOrders = added(before.orders, after.orders, 'orderId');
   expect(newOrders).toStrictEqual([
-    { orderId, customerId: sent.customerId, items: sent.items, createdAt: expect.any(String), messageId },
+    {
+      orderId,
+      customerId: sent.customerId,
+      items: sent.items,
+      createdAt: expect.any(String),
+      messageId,
+      status: 'PLACED',
+      version: 1,
+    },
   ]);
   expect(after.orders).toHaveLength(before.orders.length + 1);
   expect(after.orders).toEqual(expect.arrayContaining([...before.orders]));
@@ -395,6 +446,41 @@ function expectOrderWritten(
   ]);
   expect(after.outbox).toHaveLength(before.outbox.length + 1);
   expect(after.outbox).toEqual(expect.arrayContaining([...before.outbox]));
+  expect(after.inventory).toEqual(before.inventory);
+}
+
+/** A 202 to a cancel: the order it names is CANCELLED at version 2, and one order.cancelled message, seq 2. */
+function expectCancelWritten(
+  event: APIGatewayProxyEvent,
+  body: unknown,
+  change: { before: TableSnapshot; after: TableSnapshot },
+): void {
+  const { before, after } = change;
+  const orderId = event.pathParameters?.orderId;
+  expect(body).toStrictEqual({ orderId, messageId: expect.any(String) });
+  const { messageId } = body as { messageId: string };
+  const others = (rows: readonly Record<string, unknown>[]) => rows.filter((row) => row.orderId !== orderId);
+  const placed = before.orders.find((order) => order.orderId === orderId);
+  expect(placed).toMatchObject({ status: 'PLACED', version: 1 });
+  expect(after.orders.find((order) => order.orderId === orderId)).toStrictEqual({
+    ...placed,
+    status: 'CANCELLED',
+    version: 2,
+    cancelledAt: expect.any(String),
+  });
+  expect(others(after.orders)).toEqual(others(before.orders));
+  expect(added(before.outbox, after.outbox, 'messageId')).toEqual([
+    expect.objectContaining({
+      messageId,
+      topic: 'order.cancelled',
+      aggregateId: orderId,
+      status: 'PENDING',
+      orderKey: `order#${orderId}`,
+      seq: 2,
+      payload: { orderId, items: placed?.items },
+    }),
+  ]);
+  expect(after.outbox).toHaveLength(before.outbox.length + 1);
   expect(after.inventory).toEqual(before.inventory);
 }
 
@@ -424,20 +510,26 @@ function expectReadAnswer(route: 'getOrder' | 'getStock', body: unknown, status:
     expect(body).toStrictEqual({ sku: expect.any(String), available: expect.any(Number) });
     return;
   }
+  const cancelled = (body as { status?: unknown }).status === 'CANCELLED';
   expect(body).toStrictEqual({
     orderId: expect.any(String),
     customerId: expect.any(String),
     items: expect.any(Array),
     createdAt: expect.any(String),
-    messages: [
+    ...(cancelled ? { status: 'CANCELLED', cancelledAt: expect.any(String) } : { status: 'PLACED' }),
+    messages: expect.arrayContaining([
       expect.objectContaining({
         messageId: expect.any(String),
         topic: 'order.created',
         status: 'PENDING',
         attempts: 0,
       }),
-    ],
+    ]),
   });
+  // A cancelled order shows its cancellation after its creation; a placed one only its creation.
+  expect((body as { messages: { topic: string }[] }).messages.map((message) => message.topic)).toEqual(
+    cancelled ? ['order.created', 'order.cancelled'] : ['order.created'],
+  );
 }
 
 /** The properties of one answer, given the tables before and after it. */
@@ -453,6 +545,8 @@ function expectAnswerAndWrites(exchange: {
   const replayed = response.headers?.['idempotent-replayed'] === 'true';
   if (route === 'createOrder' && response.statusCode === 201 && !replayed) {
     expectOrderWritten(event, body, { before, after });
+  } else if (route === 'cancelOrder' && response.statusCode === 202) {
+    expectCancelWritten(event, body, { before, after });
   } else if (route === 'putStock' && response.statusCode === 200) {
     expectStockWritten(event, body, { before, after });
   } else {
@@ -493,6 +587,9 @@ describe('the HTTP functions, fuzzed with API Gateway events', () => {
         'createOrder 201',
         'createOrder 400',
         'createOrder 415',
+        'cancelOrder 202',
+        'cancelOrder 404',
+        'cancelOrder 409',
         'putStock 200',
         'putStock 400',
       ]) {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/inventory/apply-order/handler.ts';
 import { orderCreatedSchema } from '../../functions/inventory/apply-order/order-created.ts';
 import { REJECTED_OUT_OF_STOCK } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { isReservationKey } from '../../functions/inventory/reservation.ts';
 import { receivedEnvelopeSchema } from '../../shared/message/envelope.ts';
 import { envelope, lambdaContext, sqsRecord, testMessageId } from '../support/factories.ts';
 import { brokenJsonText, jsonText, oddString } from './adversarial-input.ts';
@@ -110,7 +111,7 @@ const brokenEnvelopeBody: fc.Arbitrary<string> = fc
 const oddEnvelopeBody: fc.Arbitrary<string> = fc
   .tuple(
     fc.constantFrom(
-      'order.cancelled',
+      'order.paid',
       'inventory.updated',
       'ORDER.CREATED',
       '',
@@ -124,7 +125,7 @@ const oddEnvelopeBody: fc.Arbitrary<string> = fc
   .chain((body) =>
     fc.oneof(
       fc.constant(body),
-      fc.constantFrom('order.created', 'order.cancelled').map((topic) =>
+      fc.constantFrom('order.created', 'order.paid').map((topic) =>
         JSON.stringify(
           envelope({
             messageId: testMessageId(600_000 + body.length),
@@ -212,7 +213,9 @@ const batches = fc
 /** What the consumer may do with a body: apply it (its id, its lines), or nothing but dead-letter it. */
 function oracle(
   body: string,
-): { kind: 'apply'; messageId: string; items: { sku: string; quantity: number }[] } | { kind: 'poison' } {
+):
+  | { kind: 'apply'; messageId: string; orderId: string; items: { sku: string; quantity: number }[] }
+  | { kind: 'poison' } {
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -231,7 +234,12 @@ function oracle(
     ([sku, quantity]) => Buffer.byteLength(sku) <= 2048 && Number.isSafeInteger(quantity),
   );
   if (!storable) return { kind: 'poison' };
-  return { kind: 'apply', messageId: parsed.data.messageId, items: order.data.items };
+  return {
+    kind: 'apply',
+    messageId: parsed.data.messageId,
+    orderId: order.data.orderId,
+    items: order.data.items,
+  };
 }
 
 let tables: ReturnType<typeof memoryTables>;
@@ -242,7 +250,11 @@ const sent: SendMessageCommandInput[] = [];
 let consume: (event: SQSEvent) => Promise<unknown>;
 
 /** The stock and inbox the oracle expects, beside the real tables. */
-const model = { stock: new Map<string, number>(), inbox: new Map<string, string>() };
+const model = {
+  stock: new Map<string, number>(),
+  inbox: new Map<string, string>(),
+  reserved: new Set<string>(),
+};
 
 /** Every run starts from the same stock and an empty inbox, so a failure shrinks to the batch that caused it. */
 async function startOver(): Promise<void> {
@@ -250,6 +262,7 @@ async function startOver(): Promise<void> {
   queues.purge(DLQ);
   model.stock = new Map(Object.entries(INITIAL_STOCK));
   model.inbox = new Map();
+  model.reserved = new Set();
   for (const [sku, available] of Object.entries(INITIAL_STOCK)) {
     await tables.memory.send(new PutCommand({ TableName: TABLES.inventory, Item: { sku, available } }));
   }
@@ -290,16 +303,23 @@ afterAll(() => {
 });
 
 /** Applies a well-formed message to the model, as the consumer's documented rule says. */
-function applyToModel(messageId: string, items: readonly { sku: string; quantity: number }[]): void {
+function applyToModel(order: {
+  messageId: string;
+  orderId: string;
+  items: readonly { sku: string; quantity: number }[];
+}): void {
+  const { messageId, orderId, items } = order;
   if (model.inbox.has(messageId)) return;
   const wanted = new Map<string, number>();
   for (const { sku, quantity } of items) wanted.set(sku, (wanted.get(sku) ?? 0) + quantity);
   const enough = [...wanted].every(([sku, quantity]) => (model.stock.get(sku) ?? -Infinity) >= quantity);
-  if (!enough) {
+  // An order reserves once: another message for an order already reserved (its reservation row exists) is refused.
+  if (!enough || model.reserved.has(orderId)) {
     model.inbox.set(messageId, REJECTED_OUT_OF_STOCK);
     return;
   }
   for (const [sku, quantity] of wanted) model.stock.set(sku, (model.stock.get(sku) ?? 0) - quantity);
+  model.reserved.add(orderId);
   model.inbox.set(messageId, 'APPLIED');
 }
 
@@ -324,7 +344,7 @@ describe('the inventory consumer, fuzzed with SQS batches', () => {
           for (const one of batch) {
             const verdict = oracle(one.body);
             outcomes.set(verdict.kind, (outcomes.get(verdict.kind) ?? 0) + 1);
-            if (verdict.kind === 'apply') applyToModel(verdict.messageId, verdict.items);
+            if (verdict.kind === 'apply') applyToModel(verdict);
             else expectedLetters.push({ body: one.body, reason: 'POISON' });
           }
           const letters = sent.slice(sentBefore);
@@ -343,7 +363,9 @@ describe('the inventory consumer, fuzzed with SQS batches', () => {
           ).toEqual(expectedLetters.map(({ body, reason }) => ({ queue: DLQ, body, reason })).sort(byBody));
 
           const after = tables.snapshot();
-          expect(Object.fromEntries(after.inventory.map((row) => [row.sku, row.available]))).toEqual(
+          // Stock rows only: each applied order also leaves its reservation row (`reservation#<orderId>`).
+          const stockRows = after.inventory.filter((row) => !isReservationKey(String(row.sku)));
+          expect(Object.fromEntries(stockRows.map((row) => [row.sku, row.available]))).toEqual(
             Object.fromEntries(model.stock),
           );
           expect(Object.fromEntries(after.inbox.map((row) => [row.messageId, row.outcome]))).toEqual(

@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
@@ -14,6 +14,7 @@ import {
   request,
   startRuntime,
   stockOf,
+  waitFor,
   waitForMessageStatus,
 } from './support.ts';
 
@@ -161,6 +162,60 @@ describe('admin API through the local runtime (moto)', () => {
 
     const after = await request(runtime, 'GET /admin/stats');
     expect(after.body.totals.FAILED).toBe(stats.body.totals.FAILED - 1);
+  });
+
+  it('skips a FAILED order.created: the parked order.cancelled is resent, applied and CONFIRMED', async () => {
+    const orderId = 'order-skip-1';
+    const inbox = runtime.env['Outbox/Admin']?.DELIVERY_INBOXES;
+    const inboxTable = (JSON.parse(inbox ?? '{}') as Record<string, string>)['order.cancelled'] ?? '';
+    const parkedRow = async () =>
+      (
+        await documentClient(runtime).send(
+          new GetCommand({ TableName: inboxTable, Key: { messageId: `parked#order#${orderId}#2` } }),
+        )
+      ).Item;
+    refused.add(orderId);
+    await placeOrder(runtime, [{ sku: 'SKU-APPLE', quantity: 1 }], orderId);
+    await waitForMessageStatus(runtime, orderId, 'FAILED');
+    refused.delete(orderId);
+    // The cancellation (seq 2) reaches the consumer, which holds it until seq 1 is applied: never, it FAILED.
+    expect((await request(runtime, `POST /orders/${orderId}/cancel`, {})).status).toBe(202);
+    await waitFor(parkedRow, 30_000, 'the order.cancelled to be parked');
+
+    const skipped = await request(runtime, 'POST /admin/ordering/skip', {
+      orderKey: `order#${orderId}`,
+      seq: 1,
+      reason: 'order.created refused for good (INC-9)',
+    });
+
+    expect(skipped.status).toBe(200);
+    expect(skipped.body).toMatchObject({
+      from: 'FAILED',
+      cancelled: true,
+      cursors: [{ inboxTable, lastSeq: null, outcome: 'MOVED' }],
+      successor: { seq: 2, status: 'SENT', action: 'RESENT' },
+    });
+    await sweepOnce();
+    const order = await waitFor(
+      async () => {
+        const { body } = await request(runtime, `GET /orders/${orderId}`);
+        const cancelled = body?.messages?.find((m: { topic: string }) => m.topic === 'order.cancelled');
+        return cancelled?.status === 'CONFIRMED' ? body : undefined;
+      },
+      30_000,
+      'the order.cancelled to be CONFIRMED',
+    );
+    expect(order.messages.map((m: { status: string }) => m.status).sort()).toEqual([
+      'CANCELLED',
+      'CONFIRMED',
+    ]);
+    // The reservation was never made: order.created was skipped.
+    const cancellation = order.messages.find((m: { topic: string }) => m.topic === 'order.cancelled');
+    expect(cancellation.outcome).toBe('NOTHING_TO_RELEASE');
+    const cursor = await documentClient(runtime).send(
+      new GetCommand({ TableName: inboxTable, Key: { messageId: `cursor#order#${orderId}` } }),
+    );
+    expect(cursor.Item?.lastSeq).toBe(2);
   });
 
   it('answers 404 for an unknown message and an unknown admin path', async () => {

@@ -65,7 +65,12 @@ describe('a 1 MB payload through the claim check (moto)', () => {
     };
     const message = createMessage({ topic: 'order.created', aggregateId: 'order-big', payload });
 
-    await writeWithOutbox(writer, { actions: [], messages: [message] });
+    // The order's first message, numbered from its version as the example's orders are.
+    await writeWithOutbox(writer, {
+      actions: [],
+      messages: [message],
+      aggregateVersions: { 'order-big': 1 },
+    });
 
     const confirmed = await waitFor(
       async () => {
@@ -77,7 +82,10 @@ describe('a 1 MB payload through the claim check (moto)', () => {
     );
     expect(confirmed).toMatchObject({ outcome: 'RECORDED' });
 
-    expect(planned.filter((seen) => seen.messageId === message.messageId)).toEqual([message]);
+    // As written, plus its place in the order's sequence (order.created is ordered in the example).
+    expect(planned.filter((seen) => seen.messageId === message.messageId)).toEqual([
+      { ...message, orderKey: `order#${message.aggregateId}`, seq: 1 },
+    ]);
 
     const received = bodies
       .map((body) => JSON.parse(body) as Envelope<ClaimCheckPayload>)

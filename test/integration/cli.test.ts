@@ -116,7 +116,7 @@ describe('outbox CLI on the local stack (moto)', () => {
     const counts = JSON.parse(stats.stdout);
     expect(counts.topics['order.created'].FAILED).toBe(1);
     expect(counts.deadLetterQueues).toEqual([
-      expect.objectContaining({ topics: ['order.created'], messages: 0 }),
+      expect.objectContaining({ topics: ['order.created', 'order.cancelled'], messages: 0 }),
     ]);
 
     const list = await outbox('list', '--status', 'FAILED', '--json');

@@ -6,11 +6,12 @@ import { metricTotal } from '../../infra/drill/observed-metrics.ts';
 import { formatReport } from '../../infra/drill/report.ts';
 
 describe('the fault drill on moto (small)', () => {
-  it('keeps every invariant with 10 % faults at every hop, rogue messages and a hot SKU burst, and says so in its report, with the metrics it observed', async () => {
+  it('keeps every invariant with 10 % faults at every hop, rogue messages, a hot SKU burst and cancelled orders, and says so in its report, with the metrics it observed', async () => {
     const config: DrillConfig = {
       orders: 30,
       rates: uniformRates(0.1),
       poisonRate: 0.05,
+      cancelRate: 0.3,
       hotConflictRate: 0.6,
       seed: 11,
       skus: 10,
@@ -33,6 +34,22 @@ describe('the fault drill on moto (small)', () => {
       /PASS every rogue message .* 4 FAILED \(bigint, set, oversized, unreadable-number\)/,
     );
     expect(report).toMatch(/PASS contention dead-letters nothing/);
+    // Orders cancelled through the API, each cancel applied after its create; the order whose create alone SQS
+    // rejects has its cancel held or parked behind it, and stalls alone.
+    expect(result.counts['orders cancelled']).toBeGreaterThan(1);
+    expect(result.metrics['order.cancelled']?.counts.MessagesApplied).toBeGreaterThan(0);
+    expect(report).toMatch(
+      /PASS no message lost.* all settled but [1-9]\d* stalled behind FAILED seq 1, as designed/,
+    );
+    expect(report).toMatch(/PASS a poisoned aggregate stalls alone.* 1 order\(s\) stalled/);
+    expect(report).toMatch(/PASS applied in order: .* [1-9]\d* RELEASED after APPLIED/);
+    for (const name of [
+      "each order key's cursor lastSeq",
+      'no parked row left for a settled aggregate',
+      'reservation rows exactly for the APPLIED creates not RELEASED',
+    ]) {
+      expect(report).toContain(`PASS ${name}`);
+    }
     // The metrics the functions would have published, summed per topic, agree with the tables.
     const metrics = result.metrics['order.created'];
     expect(metrics?.counts.MessagesSent).toBeGreaterThan(0);
@@ -53,6 +70,7 @@ describe('the fault drill on moto (small)', () => {
       'BusinessRejections',
       'DeadLettered',
       'Requeued',
+      'MessagesParked',
     ]) {
       expect(report).toMatch(new RegExp(`\\n +${name}( +\\d+)+\\n`));
     }

@@ -12,7 +12,7 @@ import {
 import { parseJsonBody } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
 import { traceparentOf } from '../../http/trace-context.ts';
-import { ORDER_CREATED, type Order, type OrderCreatedPayload } from '../order.ts';
+import { ORDER_CREATED, type Order, type OrderCreatedPayload, OrderStatus, OrderVersion } from '../order.ts';
 import { answerExistingOrder } from './existing-order.ts';
 import { MAX_ORDER_BODY_BYTES, orderRequestSchema } from './order-request.ts';
 
@@ -82,9 +82,9 @@ export async function createOrder(
 }
 
 /**
- * Writes the order row (with its message id, so that a retry can be answered with it) and the message.
- * A fresh message each attempt: its id is the transaction's idempotency token, which DynamoDB refuses
- * for different parameters. Returns the message id.
+ * Writes the order row (PLACED at version 1, with its message id, so that a retry can be answered with it)
+ * and the message. A fresh message each attempt: its id is the transaction's idempotency token, which
+ * DynamoDB refuses for different parameters. Returns the message id.
  */
 async function writeOrder(write: OrderWrite, deps: CreateOrderDeps): Promise<string> {
   const { order, now, traceparent } = write;
@@ -104,7 +104,12 @@ async function writeOrder(write: OrderWrite, deps: CreateOrderDeps): Promise<str
         {
           Put: {
             TableName: deps.ordersTable,
-            Item: { ...order, messageId: message.messageId },
+            Item: {
+              ...order,
+              status: OrderStatus.PLACED,
+              version: OrderVersion.PLACED,
+              messageId: message.messageId,
+            },
             // An order id is written once. The row that is already there comes back with the cancellation,
             // so a retried POST is compared with it (replay or 409) without a second read.
             ConditionExpression: 'attribute_not_exists(orderId)',
@@ -113,6 +118,9 @@ async function writeOrder(write: OrderWrite, deps: CreateOrderDeps): Promise<str
         },
       ],
       messages: [message],
+      // The order row is written at version 1 under the condition above, so its message is the first of the
+      // order's sequence: no counter to read or update.
+      aggregateVersions: { [order.orderId]: OrderVersion.PLACED },
     },
   );
   return message.messageId;

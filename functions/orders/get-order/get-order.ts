@@ -4,6 +4,7 @@ import { type OutboxItem, readAggregateMessages } from 'serverless-outbox';
 import { parseValue } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
 import { identifierSchema } from '../../identifier.ts';
+import { OrderStatus } from '../order.ts';
 
 /** What the page shows of each message: its delivery, never its payload. */
 const MESSAGE_ATTRIBUTES = [
@@ -14,6 +15,7 @@ const MESSAGE_ATTRIBUTES = [
   'confirmedAt',
   'lastError',
   'outcome',
+  'seq',
 ] as const satisfies readonly (keyof OutboxItem)[];
 
 /** What reading an order needs. */
@@ -24,8 +26,9 @@ export interface GetOrderDeps {
 }
 
 /**
- * `GET /orders/{orderId}`: the order and the delivery status of each of its messages, so a caller can watch
- * `order.created` go PENDING → SENT → CONFIRMED. 404 for an unknown order.
+ * `GET /orders/{orderId}`: the order, its status (PLACED or CANCELLED) and the delivery status of each of its
+ * messages, so a caller can watch `order.created` (and `order.cancelled`) go PENDING → SENT → CONFIRMED and
+ * see what the consumer did with each. 404 for an unknown order.
  */
 export async function getOrder(
   event: APIGatewayProxyEvent,
@@ -56,7 +59,10 @@ export async function getOrder(
     customerId: order.Item.customerId,
     items: order.Item.items,
     createdAt: order.Item.createdAt,
-    messages: messages.map((message) => ({
+    // A row written before orders had a status was placed and could not be cancelled then.
+    status: typeof order.Item.status === 'string' ? order.Item.status : OrderStatus.PLACED,
+    ...(typeof order.Item.cancelledAt === 'string' ? { cancelledAt: order.Item.cancelledAt } : {}),
+    messages: inSequence(messages).map((message) => ({
       messageId: message.messageId,
       topic: message.topic,
       status: message.status,
@@ -64,10 +70,21 @@ export async function getOrder(
       ...(message.sentAt === undefined ? {} : { sentAt: message.sentAt }),
       ...(message.confirmedAt === undefined ? {} : { confirmedAt: message.confirmedAt }),
       ...(message.lastError === undefined ? {} : { lastError: message.lastError }),
-      // What the consumer did with it (APPLIED, REJECTED_OUT_OF_STOCK…), known once the message is CONFIRMED.
+      // What the consumer did with it (APPLIED, REJECTED_OUT_OF_STOCK, RELEASED…), known once CONFIRMED.
       ...(message.status === 'CONFIRMED' && typeof message.outcome === 'string'
         ? { outcome: message.outcome }
         : {}),
     })),
   });
+}
+
+/**
+ * An order's messages in the order they were written: by `seq`, which an ordered topic numbers 1, 2… per
+ * order. Ids are time-ordered only to the millisecond, so a cancel written in the same millisecond as its order
+ * could sort first by id. Messages without a seq (an unordered topic) keep their id order, after the others.
+ */
+function inSequence(messages: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  const seqOf = (message: Record<string, unknown>) =>
+    typeof message.seq === 'number' ? message.seq : Number.POSITIVE_INFINITY;
+  return [...messages].sort((a, b) => (seqOf(a) === seqOf(b) ? 0 : seqOf(a) - seqOf(b)));
 }

@@ -38,6 +38,7 @@ describe('the example app on the embedded backend', () => {
     expect(runtime.endpoint).toBe(runtime.emulatorEndpoint);
     expect(Object.keys(runtime.functions).sort()).toEqual(
       [
+        'CancelOrder',
         'CreateOrder',
         'GetOrder',
         'GetStock',

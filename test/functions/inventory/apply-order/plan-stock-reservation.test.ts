@@ -22,7 +22,7 @@ function appliedActions(result: EffectPlan): readonly TransactWriteAction[] {
 }
 
 describe('planStockReservation', () => {
-  it('decrements each SKU with a condition that never lets stock go below zero', () => {
+  it("decrements each SKU with a condition that never lets stock go below zero, and puts the order's reservation", () => {
     const result = plan(order([{ sku: 'SKU-1', quantity: 3 }]));
 
     expect(result).toEqual({
@@ -37,9 +37,39 @@ describe('planStockReservation', () => {
             ExpressionAttributeValues: { ':quantity': 3, ':now': FIXED_NOW.toISOString() },
           },
         },
+        {
+          Put: {
+            TableName: 'inventory',
+            Item: {
+              sku: 'reservation#order-1',
+              orderId: 'order-1',
+              lines: [{ sku: 'SKU-1', quantity: 3 }],
+              reservedAt: FIXED_NOW.toISOString(),
+            },
+            ConditionExpression: 'attribute_not_exists(#sku)',
+            ExpressionAttributeNames: { '#sku': 'sku' },
+          },
+        },
       ],
       onConditionFailure: REJECTED_OUT_OF_STOCK,
     });
+  });
+
+  it('keeps the summed lines on the reservation, so that they can be released as reserved', () => {
+    const actions = appliedActions(
+      plan(
+        order([
+          { sku: 'SKU-1', quantity: 2 },
+          { sku: 'SKU-2', quantity: 1 },
+          { sku: 'SKU-1', quantity: 5 },
+        ]),
+      ),
+    );
+
+    expect(actions.at(-1)?.Put?.Item?.lines).toEqual([
+      { sku: 'SKU-1', quantity: 7 },
+      { sku: 'SKU-2', quantity: 1 },
+    ]);
   });
 
   it('sums the lines of the same SKU into one update (a transaction touches an item once)', () => {
@@ -54,7 +84,9 @@ describe('planStockReservation', () => {
     );
 
     expect(
-      actions.map((a) => [a.Update?.Key?.sku, a.Update?.ExpressionAttributeValues?.[':quantity']]),
+      actions
+        .filter((a) => a.Update !== undefined)
+        .map((a) => [a.Update?.Key?.sku, a.Update?.ExpressionAttributeValues?.[':quantity']]),
     ).toEqual([
       ['SKU-1', 7],
       ['SKU-2', 1],
@@ -73,13 +105,16 @@ describe('planStockReservation', () => {
       },
     });
 
-    expect(appliedActions(plan(newer)).map((a) => a.Update?.Key?.sku)).toEqual(['SKU-1']);
+    expect(appliedActions(plan(newer)).map((a) => a.Update?.Key?.sku ?? a.Put?.Item?.sku)).toEqual([
+      'SKU-1',
+      'reservation#order-1',
+    ]);
   });
 
   it('needs only the order id and lines: customer and creation time may change shape', () => {
     const payload = { orderId: 'o', items: [{ sku: 'A', quantity: 1 }], createdAt: 'x' };
 
-    expect(appliedActions(plan(envelope({ payload })))).toHaveLength(1);
+    expect(appliedActions(plan(envelope({ payload })))).toHaveLength(2);
   });
 
   it('treats a message of another topic as poison (dead-lettered with the reason, never recorded)', () => {
@@ -94,6 +129,16 @@ describe('planStockReservation', () => {
     ['a negative quantity', { orderId: 'o', items: [{ sku: 'A', quantity: -1 }] }, 'quantity'],
     ['a line without a SKU', { orderId: 'o', items: [{ quantity: 1 }] }, 'sku'],
     ['no order id', { items: [{ sku: 'A', quantity: 1 }] }, 'orderId'],
+    [
+      'a SKU that is a reservation key',
+      { orderId: 'o', items: [{ sku: 'reservation#o2', quantity: 1 }] },
+      'reservation#',
+    ],
+    [
+      'an order id too long to key its reservation',
+      { orderId: 'o'.repeat(2037), items: [{ sku: 'A', quantity: 1 }] },
+      'orderId',
+    ],
     ['a string', 'order', 'object'],
     ['null', null, 'object'],
   ])('treats a payload with %s as poison, naming what is wrong', (_, payload, problem) => {

@@ -29,9 +29,21 @@ describe('stockConflictKeys', () => {
     expect(stockConflictKeys(order(1, 'SKU-1'))).not.toEqual(stockConflictKeys(order(3, 'SKU-2')));
   });
 
+  it("gives an order's cancellation the keys of its creation: both move the same SKUs", () => {
+    const created = envelope({ messageId: testMessageId(1) });
+    const cancelled = envelope({
+      messageId: testMessageId(2),
+      topic: 'order.cancelled',
+      payload: { orderId: 'order-1', items: [{ sku: 'SKU-1', quantity: 2 }] },
+    });
+
+    expect(stockConflictKeys(cancelled)).toEqual(['sku:SKU-1']);
+    expect(stockConflictKeys(cancelled)).toEqual(stockConflictKeys(created));
+  });
+
   it.each([
     ['an unreadable payload', { payload: { orderId: 'order-1', items: [] } }],
-    ['another topic', { topic: 'order.cancelled' }],
+    ['another topic', { topic: 'order.paid' }],
   ])('gives %s a key of its own', (_, overrides) => {
     const first = envelope({ ...overrides, messageId: testMessageId(1) });
     const second = envelope({ ...overrides, messageId: testMessageId(2) });

@@ -1,5 +1,5 @@
 import { DynamoDBClient, IdempotentParameterMismatchException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -75,8 +75,9 @@ describe('createOrder', () => {
     expect(items[0]).toEqual({
       Put: {
         TableName: 'orders',
-        // The message id is kept on the order, so that a retried POST can be answered with it.
-        Item: { ...order, messageId },
+        // The message id is kept on the order, so that a retried POST can be answered with it; the order is
+        // placed at version 1, which a cancellation moves on from.
+        Item: { ...order, status: 'PLACED', version: 1, messageId },
         ConditionExpression: 'attribute_not_exists(orderId)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
@@ -108,6 +109,19 @@ describe('createOrder', () => {
       nextAttemptAt: new Date(FIXED_NOW.getTime() + 5_000).toISOString(),
       updatedAt: FIXED_NOW.toISOString(),
     });
+  });
+
+  it("numbers order.created 1 in the order's sequence when the topic is ordered, with no counter read or update", async () => {
+    const ordering = { 'order.created': { scope: 'order', gapTimeoutMs: 300_000 } } as const;
+    const writer = { ...deps.writer, ordering, sequenceTable: 'sequences' };
+
+    await createOrder(jsonEvent({ body: validOrder }), { ...deps, writer });
+
+    const items = sentItems();
+    // The order row (written at version 1 under its condition) and the message: nothing on the sequence table.
+    expect(items).toHaveLength(2);
+    expect(items[1]?.Put?.Item).toMatchObject({ orderKey: 'order#order-1', seq: 1 });
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
   });
 
   it('generates the order id when the client sends none', async () => {

@@ -76,6 +76,8 @@ describe('getOrder', () => {
     expect(response.statusCode).toBe(200);
     expect(JSON.parse(response.body)).toEqual({
       ...order,
+      // The stored row has no status (written before orders had one): it reads as placed.
+      status: 'PLACED',
       messages: [
         { messageId: testMessageId(1), topic: 'order.created', status: 'PENDING', attempts: 0 },
         {
@@ -106,6 +108,69 @@ describe('getOrder', () => {
       undefined,
       undefined,
     ]);
+  });
+
+  it("shows a cancelled order's status and when it was cancelled, with both messages and their outcomes", async () => {
+    const cancelledAt = '2024-05-01T12:05:00.000Z';
+    await db.send(
+      new PutCommand({
+        TableName: 'orders',
+        Item: { ...order, status: 'CANCELLED', version: 2, cancelledAt, messageId: testMessageId(1) },
+      }),
+    );
+    await storeMessages(
+      outboxItem({ messageId: testMessageId(1), status: 'CONFIRMED', outcome: 'APPLIED' }),
+      outboxItem({
+        messageId: testMessageId(2),
+        topic: 'order.cancelled',
+        status: 'CONFIRMED',
+        outcome: 'RELEASED',
+      }),
+    );
+
+    const response = await getOrder(getEvent('order-1'), deps);
+
+    const body = JSON.parse(response.body);
+    expect(body).toMatchObject({ orderId: 'order-1', status: 'CANCELLED', cancelledAt });
+    expect(body.messages).toEqual([
+      expect.objectContaining({ topic: 'order.created', status: 'CONFIRMED', outcome: 'APPLIED' }),
+      expect.objectContaining({ topic: 'order.cancelled', status: 'CONFIRMED', outcome: 'RELEASED' }),
+    ]);
+    // The order's version and its message id are the service's bookkeeping, not part of the answer.
+    expect(body).not.toHaveProperty('version');
+    expect(body).not.toHaveProperty('messageId');
+  });
+
+  it('lists the messages in seq order, even when the cancellation got the smaller id (same millisecond)', async () => {
+    await db.send(
+      new PutCommand({ TableName: 'orders', Item: { ...order, status: 'CANCELLED', version: 2 } }),
+    );
+    await storeMessages(
+      outboxItem({
+        messageId: testMessageId(1),
+        topic: 'order.cancelled',
+        orderKey: 'order#order-1',
+        seq: 2,
+      }),
+      outboxItem({ messageId: testMessageId(2), topic: 'order.created', orderKey: 'order#order-1', seq: 1 }),
+    );
+
+    const body = JSON.parse((await getOrder(getEvent('order-1'), deps)).body);
+
+    expect(body.messages.map((message: { topic: string }) => message.topic)).toEqual([
+      'order.created',
+      'order.cancelled',
+    ]);
+    expect(body.messages[0]).not.toHaveProperty('seq');
+  });
+
+  it('shows a placed order as PLACED, without a cancellation time', async () => {
+    await db.send(new PutCommand({ TableName: 'orders', Item: { ...order, status: 'PLACED', version: 1 } }));
+
+    const body = JSON.parse((await getOrder(getEvent('order-1'), deps)).body);
+
+    expect(body.status).toBe('PLACED');
+    expect(body).not.toHaveProperty('cancelledAt');
   });
 
   it('shows why a message is failing', async () => {
