@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidMessageError } from '../../../shared/errors.ts';
+import { assignSeqs, countedOrderKeys } from '../../../shared/ordering/assign-seqs.ts';
+import type { OrderingByTopic } from '../../../shared/ordering/ordering.ts';
+import { counterUpdate } from '../../../shared/ordering/sequence-counter.ts';
+import { envelope, testMessageId } from '../../support/factories.ts';
+
+const ordering: OrderingByTopic = {
+  'order.created': { scope: 'order', gapTimeoutMs: 60_000 },
+  'order.cancelled': { scope: 'order', gapTimeoutMs: 60_000 },
+  'payment.captured': { scope: 'payment', gapTimeoutMs: 60_000 },
+};
+const message = (n: number, topic: string, aggregateId = 'a-1') =>
+  envelope({ messageId: testMessageId(n), topic, aggregateId });
+
+describe('assignSeqs', () => {
+  it('continues each order key from its counter, in the order given, and says how each counter moves', () => {
+    const messages = [
+      message(1, 'order.created'),
+      message(2, 'payment.captured'),
+      message(3, 'order.cancelled'),
+      message(4, 'order.created', 'a-2'),
+    ];
+
+    const sequenced = assignSeqs(messages, { ordering, lastSeqs: new Map([['order#a-1', 4]]) });
+
+    expect(sequenced.messages.map(({ orderKey, seq }) => ({ orderKey, seq }))).toEqual([
+      { orderKey: 'order#a-1', seq: 5 },
+      { orderKey: 'payment#a-1', seq: 1 },
+      { orderKey: 'order#a-1', seq: 6 },
+      { orderKey: 'order#a-2', seq: 1 },
+    ]);
+    expect(sequenced.counters).toEqual([
+      { orderKey: 'order#a-1', from: 4, to: 6 },
+      { orderKey: 'payment#a-1', from: undefined, to: 1 },
+      { orderKey: 'order#a-2', from: undefined, to: 1 },
+    ]);
+  });
+
+  it('numbers an aggregate with a version up to it in every scope, with no counter', () => {
+    const sequenced = assignSeqs([message(1, 'order.created'), message(2, 'order.cancelled')], {
+      ordering,
+      aggregateVersions: { 'a-1': 7 },
+      lastSeqs: new Map([['order#a-1', 2]]),
+    });
+
+    expect(sequenced.messages.map((m) => m.seq)).toEqual([6, 7]);
+    expect(sequenced.counters).toEqual([]);
+  });
+
+  it('returns unordered messages as they are, and leaves the given messages untouched', () => {
+    const given = [message(1, 'order.shipped'), message(2, 'order.created')];
+
+    const sequenced = assignSeqs(given, { ordering });
+
+    expect(sequenced.messages[0]).toBe(given[0]);
+    expect(given[1]).not.toHaveProperty('seq');
+    expect(assignSeqs(given, {}).messages).toEqual(given);
+  });
+
+  it("takes a version only from the aggregate's own entry, never from the object's prototype", () => {
+    const sequenced = assignSeqs([message(1, 'order.created', 'constructor')], {
+      ordering,
+      aggregateVersions: { 'a-1': 3 },
+    });
+
+    expect(sequenced.messages[0]?.seq).toBe(1);
+    expect(sequenced.counters).toEqual([{ orderKey: 'order#constructor', from: undefined, to: 1 }]);
+  });
+
+  it('treats a topic set to "none" as unordered', () => {
+    const sequenced = assignSeqs([message(1, 'order.created')], { ordering: { 'order.created': 'none' } });
+
+    expect(sequenced.messages[0]).not.toHaveProperty('seq');
+    expect(sequenced.counters).toEqual([]);
+  });
+});
+
+describe('countedOrderKeys', () => {
+  it('lists the order keys numbered from a counter, once each, in the order their first message came', () => {
+    const messages = [
+      message(1, 'order.created', 'a-2'),
+      message(2, 'order.created', 'a-1'),
+      message(3, 'order.cancelled', 'a-2'),
+      message(4, 'payment.captured', 'a-1'),
+    ];
+
+    expect(countedOrderKeys(messages, { ordering, aggregateVersions: { 'a-1': 1 } })).toEqual(['order#a-2']);
+  });
+
+  it('refuses what assignSeqs refuses, before any counter is read', () => {
+    expect(() => countedOrderKeys([envelope({ messageId: testMessageId(1), seq: 2 })], { ordering })).toThrow(
+      InvalidMessageError,
+    );
+  });
+});
+
+describe('counterUpdate', () => {
+  it('creates the counter only if no writer did since the read', () => {
+    expect(counterUpdate('sequences', { orderKey: 'order#a-1', from: undefined, to: 2 })).toEqual({
+      Update: {
+        TableName: 'sequences',
+        Key: { orderKey: 'order#a-1' },
+        UpdateExpression: 'SET #lastSeq = :to',
+        ConditionExpression: 'attribute_not_exists(#orderKey)',
+        ExpressionAttributeNames: { '#orderKey': 'orderKey', '#lastSeq': 'lastSeq' },
+        ExpressionAttributeValues: { ':to': 2 },
+      },
+    });
+  });
+
+  it('moves the counter only if it still holds the seq read', () => {
+    expect(counterUpdate('sequences', { orderKey: 'order#a-1', from: 4, to: 5 }).Update).toMatchObject({
+      ConditionExpression: '#lastSeq = :from',
+      ExpressionAttributeNames: { '#lastSeq': 'lastSeq' },
+      ExpressionAttributeValues: { ':to': 5, ':from': 4 },
+    });
+  });
+});
