@@ -27,6 +27,12 @@ const program = new Command()
   .option('--fault-rate <r>', 'rate of every injected fault', rate, 0.1)
   .option('--poison-rate <r>', 'fraction of orders whose message SQS rejects forever', rate, 0.01)
   .option(
+    '--cancel-rate <r>',
+    'fraction of the orders cancelled too (half right after the create, racing it; the others later)',
+    rate,
+    0.3,
+  )
+  .option(
     '--hot-conflict-rate <r>',
     'with --scale: chance per try that a transaction on the hot SKU is cancelled with TransactionConflict (on moto the conflicts are real)',
     rate,
@@ -42,6 +48,7 @@ async function main(): Promise<void> {
     orders?: number;
     faultRate: number;
     poisonRate: number;
+    cancelRate: number;
     hotConflictRate: number;
     seed?: number;
     skus: number;
@@ -52,11 +59,14 @@ async function main(): Promise<void> {
     orders,
     rates: uniformRates(options.faultRate),
     poisonRate: options.poisonRate,
+    cancelRate: options.cancelRate,
     hotConflictRate: options.hotConflictRate,
     seed: options.seed ?? Math.floor(Math.random() * 1_000_000) + 1,
     skus: options.skus,
-    // Enough for about 90 % of the orders (≈ 6 units each), so out-of-stock rejections happen too.
-    initialStock: options.stock ?? Math.max(1, Math.floor((orders * 6 * 0.9) / options.skus)),
+    // Enough for about 90 % of the orders (≈ 6 units each) less what the cancels give back, so out-of-stock
+    // rejections (and cancels of rejected orders) happen too.
+    initialStock:
+      options.stock ?? Math.max(1, Math.floor((orders * 6 * 0.9 * (1 - options.cancelRate)) / options.skus)),
   };
   const bar = progressBar();
   let result: DrillResult;

@@ -12,12 +12,23 @@ export function itemKey(tableName: string, key: Readonly<Record<string, unknown>
 }
 
 /**
- * The items a transaction touches, as {@link itemKey} spells them. A Put names its item rather than its key;
- * the consumer's only Put is its inbox row, keyed by `messageId`.
+ * The attributes that key the tables the drill and the bench write, in the order a Put's item is searched for
+ * its key: the outbox and inbox rows (inbox cursors and parked rows included) by `messageId`, stock and
+ * reservations by `sku`, orders by `orderId`, sequence counters by `orderKey`. A Put carries its whole item, not
+ * its key, so its key is the first of these the item has.
  */
+const PUT_KEY_ATTRIBUTES = ['messageId', 'sku', 'orderId', 'orderKey'] as const;
+
+/** The key of the item a Put writes: the first of {@link PUT_KEY_ATTRIBUTES} its item carries. */
+function putKey(item: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  const name = PUT_KEY_ATTRIBUTES.find((attribute) => item?.[attribute] !== undefined);
+  return name === undefined ? {} : { [name]: item?.[name] };
+}
+
+/** The items a transaction touches, as {@link itemKey} spells them. */
 export function transactionItemKeys(input: TransactWriteCommandInput): string[] {
   return (input.TransactItems ?? []).map((action) => {
-    if (action.Put) return itemKey(action.Put.TableName ?? '', { messageId: action.Put.Item?.messageId });
+    if (action.Put) return itemKey(action.Put.TableName ?? '', putKey(action.Put.Item));
     const write = action.Update ?? action.Delete ?? action.ConditionCheck;
     return itemKey(write?.TableName ?? '', write?.Key ?? {});
   });

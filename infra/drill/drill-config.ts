@@ -13,6 +13,11 @@ export interface DrillConfig {
   readonly hotConflictRate: number;
   /** Fraction of orders whose message SQS rejects forever (must end FAILED). */
   readonly poisonRate: number;
+  /**
+   * Fraction of the acknowledged orders a client cancels too (half of them right after the create, so that the
+   * cancel often races it through the pipeline; the others later).
+   */
+  readonly cancelRate: number;
   readonly seed: number;
   readonly skus: number;
   /** Units of stock per SKU at the start; low enough that some orders are rejected as out of stock. */

@@ -1,6 +1,13 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { ConsumeDeps, Envelope, MessagePublisher, PublishResult, SweepStore } from 'serverless-outbox';
+import type {
+  ConsumeDeps,
+  Envelope,
+  MessagePublisher,
+  PublishOptions,
+  PublishResult,
+  SweepStore,
+} from 'serverless-outbox';
 import { transactionItemKeys } from './contention.ts';
 import type { UnreportedCommits } from './unreported-commits.ts';
 
@@ -93,19 +100,26 @@ function bound(target: object, property: string | symbol, receiver: unknown): un
   return typeof value === 'function' ? value.bind(target) : value;
 }
 
-/** SQS send errors per entry, whole-call timeouts, and poison messages that SQS rejects forever. */
+/**
+ * SQS send errors per entry, whole-call timeouts, and poison messages (those `poisoned` picks) that SQS rejects
+ * forever.
+ */
 export function faultyPublisher(
   publisher: MessagePublisher,
   faults: FaultInjector,
-  poisoned: ReadonlySet<string>,
+  poisoned: (message: Envelope) => boolean,
 ): MessagePublisher {
   return {
-    async publishBatch(queueUrl: string, messages: readonly Envelope[]): Promise<PublishResult> {
+    async publishBatch(
+      queueUrl: string,
+      messages: readonly Envelope[],
+      options?: PublishOptions,
+    ): Promise<PublishResult> {
       if (faults.roll('sqsTimeout')) throw new InjectedFault('sqsTimeout', 'SendMessageBatch timed out');
       const failed: { messageId: string; error: string }[] = [];
       const deliverable: Envelope[] = [];
       for (const message of messages) {
-        if (poisoned.has(message.aggregateId)) {
+        if (poisoned(message)) {
           failed.push({
             messageId: message.messageId,
             error: 'InvalidMessageContents: poisoned by the drill',
@@ -115,7 +129,7 @@ export function faultyPublisher(
         } else deliverable.push(message);
       }
       if (deliverable.length === 0) return { sent: [], failed };
-      const result = await publisher.publishBatch(queueUrl, deliverable);
+      const result = await publisher.publishBatch(queueUrl, deliverable, options);
       return { sent: result.sent, failed: [...failed, ...result.failed] };
     },
   };
@@ -185,9 +199,9 @@ export function crashingSweeperStore(
 
 /**
  * A consumer that fails transiently before its effect, or crashes after the effect committed and before
- * the ack (the confirm is the last step before the ack, so failing it leaves the effect applied and the
- * message redelivered). With `commits`, an inbox row committed by a delivery whose confirm then fails
- * (injected or not) is counted there: no metric counts it.
+ * the ack (the confirm is the last step of a message before the ack, so failing it leaves the effect applied and
+ * the message redelivered). With `commits`, every inbox row committed and every confirmation written are noted
+ * there, so that those of deliveries that then failed are counted: no metric counts them.
  */
 export function faultyConsumerDeps(
   deps: ConsumeDeps,
@@ -218,19 +232,15 @@ export function faultyConsumerDeps(
       : {
           confirmer: {
             confirm: async (messageId: string, now: Date, outcome?: string) => {
-              const failed = commits?.confirming(messageId);
-              try {
-                if (faults.roll('consumerCrashAfterCommit')) {
-                  throw new InjectedFault(
-                    'consumerCrashAfterCommit',
-                    `effect of ${messageId} committed, no ack`,
-                  );
-                }
-                return await confirmer.confirm(messageId, now, outcome);
-              } catch (error) {
-                failed?.();
-                throw error;
+              if (faults.roll('consumerCrashAfterCommit')) {
+                throw new InjectedFault(
+                  'consumerCrashAfterCommit',
+                  `effect of ${messageId} committed, no ack`,
+                );
               }
+              const confirmed = await confirmer.confirm(messageId, now, outcome);
+              if (confirmed === 'CONFIRMED') commits?.confirmed(messageId);
+              return confirmed;
             },
           },
         }),

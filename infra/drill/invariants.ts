@@ -1,4 +1,14 @@
-import { DEAD_LETTER_ATTRIBUTES, MessageStatus } from 'serverless-outbox';
+import {
+  APPLIED as APPLIED_OUTCOME,
+  cursorKeyOf,
+  DEAD_LETTER_ATTRIBUTES,
+  MessageStatus,
+  orderKeyOf,
+} from 'serverless-outbox';
+import { NOTHING_TO_RELEASE, RELEASED } from '../../functions/inventory/apply-order/plan-stock-release.ts';
+import { REJECTED_OUT_OF_STOCK } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { isReservationKey, reservationKeyOf } from '../../functions/inventory/reservation.ts';
+import { ORDER_CANCELLED, ORDER_CREATED, OrderStatus } from '../../functions/orders/order.ts';
 import type { DrillResult } from './drill-config.ts';
 import { checkMetrics, type MetricObservations } from './metric-invariants.ts';
 import type { RogueMessage } from './rogue-messages.ts';
@@ -13,14 +23,29 @@ export interface DeadLetterCopy {
 export interface DrillSnapshot {
   readonly orders: readonly Record<string, unknown>[];
   readonly outbox: readonly Record<string, unknown>[];
+  /** The consumer's inbox rows, one per message applied or rejected (its cursor and parked rows apart). */
   readonly inbox: readonly Record<string, unknown>[];
+  /** The consumer's cursor rows (`cursor#<orderKey>`, `lastSeq`), kept in its inbox table. */
+  readonly cursors: readonly Record<string, unknown>[];
+  /** The consumer's parked rows (`parked#<orderKey>#<seq>`): messages held for their predecessor. */
+  readonly parked: readonly Record<string, unknown>[];
+  /** Stock rows of the inventory table (its reservation rows apart). */
   readonly inventory: readonly Record<string, unknown>[];
+  /** Reservation rows of the inventory table (`reservation#<orderId>`), one per order holding stock. */
+  readonly reservations: readonly Record<string, unknown>[];
   /** Stock per SKU before the first order. */
   readonly initialStock: ReadonlyMap<string, number>;
   /** Orders whose message SQS rejects forever (they must end FAILED, with a reason). */
   readonly poisonedOrders: ReadonlySet<string>;
+  /**
+   * Orders whose `order.created` alone SQS rejects forever (it must end FAILED) and that are cancelled too: their
+   * `order.cancelled` must stall behind it, never applied, while every other order completes.
+   */
+  readonly stalledOrders: ReadonlySet<string>;
   /** Orders the API acknowledged with 201 (or 409 on a retry of an acknowledged write). */
   readonly acknowledgedOrders: ReadonlySet<string>;
+  /** Orders whose cancellation the API acknowledged with 202 (or 409 on a retry of an acknowledged cancel). */
+  readonly cancelledOrders: ReadonlySet<string>;
   /** The orders of the burst on the hot SKU. */
   readonly hotOrders: ReadonlySet<string>;
   /**
@@ -46,6 +71,16 @@ interface OrderLine {
 
 /** What a consumer's own dead letter says when every receive failed with a fault the drill injected. */
 const INJECTED_FAULT = /\binjected \w+: /;
+
+/** The ordering scope of the example's order messages (the stack orders both topics in it). */
+export const ORDER_SCOPE = 'order';
+
+/** Statuses a message ends in. */
+const SETTLED: ReadonlySet<unknown> = new Set([
+  MessageStatus.CONFIRMED,
+  MessageStatus.FAILED,
+  MessageStatus.CANCELLED,
+]);
 
 /** The longest lastError quoted in a violation. */
 const QUOTED_ERROR_CHARS = 160;
@@ -80,32 +115,66 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
     messagesByOrder.set(String(message.aggregateId), list);
   }
   const inboxById = new Map(snapshot.inbox.map((row) => [String(row.messageId), row]));
+  const messageOf = (orderId: string, topic: string) =>
+    messagesByOrder.get(orderId)?.find((message) => message.topic === topic);
+  const outcomeOf = (message: Record<string, unknown> | undefined) =>
+    message === undefined ? undefined : inboxById.get(String(message.messageId))?.outcome;
+  const stalled = stalledMessages(snapshot);
 
   check(
-    'every acknowledged order was written with exactly one message',
+    'every acknowledged order was written with its messages: seq 1 order.created, seq 2 order.cancelled if cancelled',
     [...snapshot.acknowledgedOrders].flatMap((orderId) => {
-      if (!ordersById.has(orderId)) return [`order ${orderId} acknowledged but missing`];
-      const count = messagesByOrder.get(orderId)?.length ?? 0;
-      return count === 1 ? [] : [`order ${orderId} has ${count} messages`];
+      const order = ordersById.get(orderId);
+      if (order === undefined) return [`order ${orderId} acknowledged but missing`];
+      const cancelled = snapshot.cancelledOrders.has(orderId);
+      const failures = sequenceViolations(orderId, {
+        messages: messagesByOrder.get(orderId) ?? [],
+        cancelled,
+      });
+      const status = cancelled ? OrderStatus.CANCELLED : OrderStatus.PLACED;
+      if (order.status !== status)
+        failures.push(`order ${orderId} is ${String(order.status)}, not ${status}`);
+      return failures;
     }),
-    `${snapshot.acknowledgedOrders.size} orders, ${orderMessages.length} messages`,
+    `${snapshot.acknowledgedOrders.size} orders (${snapshot.cancelledOrders.size} cancelled), ${orderMessages.length} messages`,
   );
 
+  const stalledParked = [...stalled.values()].filter((entry) => entry.parked).length;
   check(
-    'no message lost: each is CONFIRMED, or FAILED with its reason only if poisoned',
+    'no message lost: each is CONFIRMED, FAILED with its reason only if poisoned, or stalled behind a FAILED seq 1',
     orderMessages.flatMap((message) => {
       const orderId = String(message.aggregateId);
-      const poisoned = snapshot.poisonedOrders.has(orderId);
+      const poisoned =
+        snapshot.poisonedOrders.has(orderId) ||
+        (snapshot.stalledOrders.has(orderId) && message.topic === ORDER_CREATED);
       if (message.status === MessageStatus.CONFIRMED) {
         return poisoned ? [`poisoned order ${orderId} was confirmed`] : [];
       }
       if (message.status === MessageStatus.FAILED && poisoned && typeof message.lastError === 'string')
         return [];
+      const stall = stalled.get(String(message.messageId));
+      if (stall !== undefined) return stall.problem === undefined ? [] : [stall.problem];
       return [
         `${String(message.messageId)} is ${String(message.status)} (${String(message.lastError ?? 'no error')})`,
       ];
     }),
-    'all settled',
+    stalled.size === 0
+      ? 'all settled'
+      : `all settled but ${stalled.size} stalled behind FAILED seq 1, as designed ` +
+          `(${stalledParked} delivered and parked, ${stalled.size - stalledParked} held PENDING)`,
+  );
+
+  check(
+    'a poisoned aggregate stalls alone: the cancel of each order whose create alone was poisoned is held, never applied',
+    [...snapshot.stalledOrders].flatMap((orderId) => {
+      if (!snapshot.cancelledOrders.has(orderId)) return [`stalled order ${orderId} was never cancelled`];
+      const cancel = messageOf(orderId, ORDER_CANCELLED);
+      if (cancel === undefined) return [`stalled order ${orderId} has no order.cancelled`];
+      return stalled.has(String(cancel.messageId))
+        ? []
+        : [`cancel of stalled order ${orderId} is ${String(cancel.status)}, not stalled`];
+    }),
+    `${snapshot.stalledOrders.size} order(s) stalled, every other aggregate settled`,
   );
 
   check(
@@ -121,23 +190,120 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
     `${snapshot.inbox.length} inbox rows`,
   );
 
-  const applied = new Map<string, number>();
-  for (const message of snapshot.outbox) {
-    if (inboxById.get(String(message.messageId))?.outcome !== 'APPLIED') continue;
-    const order = ordersById.get(String(message.aggregateId));
-    for (const line of (order?.items ?? []) as OrderLine[]) {
-      applied.set(line.sku, (applied.get(line.sku) ?? 0) + line.quantity);
+  let releasedAfterApplied = 0;
+  let nothingAfterRejected = 0;
+  check(
+    'applied in order: a cancel is RELEASED after an APPLIED create, NOTHING_TO_RELEASE after an out-of-stock one',
+    [...messagesByOrder.keys()].flatMap((orderId) => {
+      const created = messageOf(orderId, ORDER_CREATED);
+      const cancelled = messageOf(orderId, ORDER_CANCELLED);
+      const cancelOutcome = outcomeOf(cancelled);
+      if (cancelOutcome === undefined) return [];
+      const createdOutcome = outcomeOf(created);
+      const expected =
+        createdOutcome === APPLIED_OUTCOME
+          ? RELEASED
+          : createdOutcome === REJECTED_OUT_OF_STOCK
+            ? NOTHING_TO_RELEASE
+            : undefined;
+      if (expected === undefined) {
+        return [
+          `order ${orderId}: cancel ${String(cancelOutcome)} with its create ${String(createdOutcome)}`,
+        ];
+      }
+      if (cancelOutcome !== expected) {
+        return [
+          `order ${orderId}: cancel ${String(cancelOutcome)} beside a ${String(createdOutcome)} create`,
+        ];
+      }
+      const createdAt = String(inboxById.get(String(created?.messageId))?.processedAt);
+      const cancelledAt = String(inboxById.get(String(cancelled?.messageId))?.processedAt);
+      if (cancelledAt < createdAt) {
+        return [`order ${orderId}: cancel processed at ${cancelledAt}, before its create at ${createdAt}`];
+      }
+      if (expected === RELEASED) releasedAfterApplied += 1;
+      else nothingAfterRejected += 1;
+      return [];
+    }),
+    `${releasedAfterApplied} RELEASED after APPLIED, ${nothingAfterRejected} NOTHING_TO_RELEASE after out of stock`,
+  );
+
+  const cursorsByKey = new Map(snapshot.cursors.map((row) => [String(row.messageId), row]));
+  const orderCursorKeys = new Set(
+    [...messagesByOrder.keys()].map((orderId) => cursorKeyOf(orderKeyOf(ORDER_SCOPE, orderId))),
+  );
+  check(
+    "each order key's cursor lastSeq = its messages applied or rejected",
+    [
+      ...[...messagesByOrder].flatMap(([orderId, messages]) => {
+        const key = cursorKeyOf(orderKeyOf(ORDER_SCOPE, orderId));
+        const expected = messages.filter((message) => inboxById.has(String(message.messageId))).length;
+        const lastSeq = cursorsByKey.get(key)?.lastSeq ?? 0;
+        return lastSeq === expected ? [] : [`${key}: lastSeq ${String(lastSeq)}, ${expected} processed`];
+      }),
+      ...[...cursorsByKey.keys()].flatMap((key) =>
+        orderCursorKeys.has(key) ? [] : [`${key} belongs to no order`],
+      ),
+    ],
+    `${snapshot.cursors.length} cursors`,
+  );
+
+  let staleParked = 0;
+  check(
+    'no parked row left for a settled aggregate (only a message stalled behind a FAILED seq 1 stays parked)',
+    snapshot.parked.flatMap((row) => {
+      const stall = stalled.get(String(row.parkedMessageId));
+      if (stall?.parked === true) return [];
+      const message = snapshot.outbox.find((candidate) => candidate.messageId === row.parkedMessageId);
+      const inbox = inboxById.get(String(row.parkedMessageId));
+      // Its message was applied by another copy, delivered as a record of its own: the row is stale (it expires
+      // with the inbox's retention), and the delivery check reads the inbox row first.
+      if (inbox !== undefined && message?.status === MessageStatus.CONFIRMED) {
+        staleParked += 1;
+        return [];
+      }
+      return [
+        `${String(row.messageId)} left parked (its message ${String(message?.status)}, ` +
+          `inbox ${String(inbox?.outcome ?? 'none')}, resends ${String(message?.resends ?? 0)})`,
+      ];
+    }),
+    `${snapshot.parked.length} parked row(s): ${snapshot.parked.length - staleParked} behind a FAILED seq 1, ` +
+      `${staleParked} stale (message applied and confirmed through another copy)`,
+  );
+
+  const moved = new Map<string, number>();
+  const move = (orderId: string, sign: number) => {
+    for (const line of (ordersById.get(orderId)?.items ?? []) as OrderLine[]) {
+      moved.set(line.sku, (moved.get(line.sku) ?? 0) + sign * line.quantity);
     }
+  };
+  const holding = new Set<string>();
+  for (const orderId of messagesByOrder.keys()) {
+    const created = outcomeOf(messageOf(orderId, ORDER_CREATED)) === APPLIED_OUTCOME;
+    const released = outcomeOf(messageOf(orderId, ORDER_CANCELLED)) === RELEASED;
+    if (created) move(orderId, -1);
+    if (released) move(orderId, 1);
+    if (created && !released) holding.add(reservationKeyOf(orderId));
   }
   const stock = new Map(snapshot.inventory.map((row) => [String(row.sku), Number(row.available)]));
   check(
-    'stock moved exactly once per applied order (initial − final = Σ applied quantities)',
+    'stock moved exactly once per applied order and released cancel (initial − Σ applied + Σ released = final)',
     [...snapshot.initialStock].flatMap(([sku, initial]) => {
-      const expected = initial - (applied.get(sku) ?? 0);
+      const expected = initial + (moved.get(sku) ?? 0);
       const actual = stock.get(sku);
       return actual === expected && expected >= 0 ? [] : [`${sku}: expected ${expected}, found ${actual}`];
     }),
     `${snapshot.initialStock.size} SKUs reconcile`,
+  );
+
+  const reserved = new Set(snapshot.reservations.map((row) => String(row.sku)));
+  check(
+    'reservation rows exactly for the APPLIED creates not RELEASED',
+    [
+      ...[...holding].filter((key) => !reserved.has(key)).map((key) => `${key} missing`),
+      ...[...reserved].filter((key) => !holding.has(key)).map((key) => `${key} left over`),
+    ],
+    `${reserved.size} reservation rows`,
   );
 
   const rogueById = new Map(rogue.map((message) => [String(message.messageId), message]));
@@ -187,6 +353,68 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
   return results;
 }
 
+/** The messages an order must have, in its sequence: its create, then its cancel when it was cancelled. */
+function sequenceViolations(
+  orderId: string,
+  of: { readonly messages: readonly Record<string, unknown>[]; readonly cancelled: boolean },
+): string[] {
+  const expected: [topic: string, seq: number][] = [[ORDER_CREATED, 1]];
+  if (of.cancelled) expected.push([ORDER_CANCELLED, 2]);
+  const failures: string[] = [];
+  if (of.messages.length !== expected.length)
+    failures.push(`order ${orderId} has ${of.messages.length} messages, not ${expected.length}`);
+  const orderKey = orderKeyOf(ORDER_SCOPE, orderId);
+  for (const [topic, seq] of expected) {
+    const message = of.messages.find((candidate) => candidate.topic === topic);
+    if (message === undefined) failures.push(`order ${orderId} has no ${topic}`);
+    else if (message.orderKey !== orderKey || message.seq !== seq) {
+      failures.push(
+        `order ${orderId}'s ${topic} is seq ${String(message.seq)} of ${String(message.orderKey)}, not ${seq} of ${orderKey}`,
+      );
+    }
+  }
+  return failures;
+}
+
+/** A message left unsettled on purpose: held (PENDING) or parked (delivered) behind its FAILED predecessor. */
+interface Stall {
+  /** Whether the consumer holds it in a parked row. */
+  readonly parked: boolean;
+  /** What is wrong with it, if anything. */
+  readonly problem?: string;
+}
+
+/**
+ * The ordered messages that wait, unsettled, for a predecessor that FAILED: they may never be applied (no inbox
+ * row) until an operator replays or skips the predecessor. Delivered, one must be parked; else it is held PENDING.
+ */
+export function stalledMessages(
+  snapshot: Pick<DrillSnapshot, 'outbox' | 'inbox' | 'parked'>,
+): Map<string, Stall> {
+  const bySequence = new Map<string, Record<string, unknown>>();
+  for (const message of snapshot.outbox) {
+    if (typeof message.orderKey === 'string' && typeof message.seq === 'number')
+      bySequence.set(`${message.orderKey}#${message.seq}`, message);
+  }
+  const inbox = new Set(snapshot.inbox.map((row) => String(row.messageId)));
+  const parked = new Set(snapshot.parked.map((row) => String(row.parkedMessageId)));
+  const stalled = new Map<string, Stall>();
+  for (const message of snapshot.outbox) {
+    if (SETTLED.has(message.status) || typeof message.seq !== 'number' || message.seq <= 1) continue;
+    const predecessor = bySequence.get(`${String(message.orderKey)}#${message.seq - 1}`);
+    if (predecessor?.status !== MessageStatus.FAILED) continue;
+    const messageId = String(message.messageId);
+    const isParked = parked.has(messageId);
+    const problem = inbox.has(messageId)
+      ? `${messageId} has an inbox row although seq ${message.seq - 1} FAILED`
+      : message.status === MessageStatus.SENT && !isParked
+        ? `${messageId} is SENT behind FAILED seq ${message.seq - 1} but not parked`
+        : undefined;
+    stalled.set(messageId, { parked: isParked, ...(problem === undefined ? {} : { problem }) });
+  }
+  return stalled;
+}
+
 /** The order a dead letter's envelope belongs to, when its body is one. */
 function aggregateIdOf(body: string): string | undefined {
   try {
@@ -203,7 +431,10 @@ function quoted(error: unknown): string {
   return error.length > QUOTED_ERROR_CHARS ? `${error.slice(0, QUOTED_ERROR_CHARS)}…` : error;
 }
 
-/** Counts of how the messages ended (the rogue ones on their own), and of the hot SKU's orders applied. */
+/**
+ * Counts of how the messages ended (the rogue ones on their own), of the hot SKU's orders applied (their creates),
+ * and of the ordered rows: orders cancelled, cursors, parked rows left, reservations.
+ */
 export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
   const counts: Record<string, number> = {};
   const add = (name: string) => {
@@ -213,7 +444,7 @@ export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
   for (const message of snapshot.outbox) {
     const rogue = snapshot.rogueMessages.has(String(message.messageId));
     add(rogue ? `rogue messages ${String(message.status)}` : String(message.status));
-    orderOf.set(String(message.messageId), String(message.aggregateId));
+    if (message.topic === ORDER_CREATED) orderOf.set(String(message.messageId), String(message.aggregateId));
   }
   let hotApplied = 0;
   for (const row of snapshot.inbox) {
@@ -223,6 +454,10 @@ export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
       hotApplied += 1;
   }
   counts['hot SKU orders APPLIED'] = hotApplied;
+  counts['orders cancelled'] = snapshot.cancelledOrders.size;
+  counts['cursor rows'] = snapshot.cursors.length;
+  counts['parked rows left'] = snapshot.parked.length;
+  counts['reservation rows'] = snapshot.reservations.length;
   return counts;
 }
 
@@ -264,16 +499,32 @@ export function drillResult(
 /** The four tables the invariants read. */
 export type DrillTable = 'orders' | 'outbox' | 'inbox' | 'inventory';
 
-/** Reads every table the invariants need and adds what the drill did on purpose. */
+/** What the drill did on purpose, beside the tables. */
+export type DrillFacts = Omit<DrillSnapshot, DrillTable | 'cursors' | 'parked' | 'reservations'>;
+
+/**
+ * Reads every table the invariants need and adds what the drill did on purpose. The consumer's inbox table also
+ * holds its cursor and parked rows, and the inventory table its reservation rows: each kind is read apart.
+ */
 export async function takeSnapshot(
   read: (table: DrillTable) => Promise<Record<string, unknown>[]> | Record<string, unknown>[],
-  facts: Omit<DrillSnapshot, DrillTable>,
+  facts: DrillFacts,
 ): Promise<DrillSnapshot> {
+  const inboxTable = await read('inbox');
+  const inventoryTable = await read('inventory');
+  const keyed = (row: Record<string, unknown>, prefix: string) => String(row.messageId).startsWith(prefix);
   return {
     orders: await read('orders'),
     outbox: await read('outbox'),
-    inbox: await read('inbox'),
-    inventory: await read('inventory'),
+    inbox: inboxTable.filter((row) => !keyed(row, CURSOR_PREFIX) && !keyed(row, PARKED_PREFIX)),
+    cursors: inboxTable.filter((row) => keyed(row, CURSOR_PREFIX)),
+    parked: inboxTable.filter((row) => keyed(row, PARKED_PREFIX)),
+    inventory: inventoryTable.filter((row) => !isReservationKey(String(row.sku))),
+    reservations: inventoryTable.filter((row) => isReservationKey(String(row.sku))),
     ...facts,
   };
 }
+
+/** How the consumer's cursor and parked rows' keys begin (`cursorKeyOf`, `parkedKeyOf`). */
+const CURSOR_PREFIX = cursorKeyOf('');
+const PARKED_PREFIX = 'parked#';

@@ -4,6 +4,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import {
   DEFAULT_DUE_SHARDS,
+  DEFAULT_GAP_TIMEOUT_MS,
   DEFAULT_RETRY_POLICY,
   DEFAULT_SWEEPER_SETTINGS,
   DEFAULT_VISIBILITY_BACKOFF,
@@ -11,8 +12,10 @@ import {
   INBOX_KEYS,
   inboxDeliveryCheck,
   MessageStatus,
+  type OrderingByTopic,
   OUTBOX_KEYS,
   type OutboxWriterOptions,
+  orderedTopic,
   type RelayDeps,
   sweep,
 } from 'serverless-outbox';
@@ -25,9 +28,10 @@ import {
   sendMetrics,
 } from 'serverless-outbox/lambda';
 import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from 'serverless-outbox/testing';
-import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { planInventory } from '../../functions/inventory/apply-order/plan-inventory.ts';
+import { cancelOrder } from '../../functions/orders/cancel-order/cancel-order.ts';
 import { createOrder } from '../../functions/orders/create-order/create-order.ts';
-import { ORDER_CREATED } from '../../functions/orders/order.ts';
+import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { toProxyEvent } from '../local/api-gateway-event.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { itemKey } from './contention.ts';
@@ -42,7 +46,7 @@ import {
   faultyPublisher,
   seededRandom,
 } from './faults.ts';
-import { type DrillTable, drillResult, takeSnapshot } from './invariants.ts';
+import { type DrillTable, drillResult, ORDER_SCOPE, takeSnapshot } from './invariants.ts';
 import { CONSUMER_ACTOR } from './metric-invariants.ts';
 import { MetricsTally } from './observed-metrics.ts';
 import {
@@ -50,6 +54,8 @@ import {
   hotOrderCount,
   hotOrderItems,
   hotStock,
+  IMMEDIATE_CANCEL_SHARE,
+  poisonedMessages,
   randomOrderItems,
   skuName,
 } from './order-factory.ts';
@@ -75,10 +81,20 @@ const TERMINAL: ReadonlySet<string> = new Set([
   MessageStatus.FAILED,
   MessageStatus.CANCELLED,
 ]);
+/** The example's ordering, as the stack configures it: both order topics in scope `order`, default gap timeout. */
+const ORDERING: OrderingByTopic = {
+  [ORDER_CREATED]: { scope: ORDER_SCOPE, gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+  [ORDER_CANCELLED]: { scope: ORDER_SCOPE, gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+};
+/** A later cancel comes 1 to this many simulated seconds after its order was acknowledged. */
+const LATE_CANCEL_MAX_TICKS = 60;
+/** The stalled order (its create alone poisoned) is cancelled this many ticks after it was acknowledged. */
+const STALLED_CANCEL_TICKS = 5;
 
 /**
- * The tables of the example as the stack creates them: the library's outbox (with its sparse due index and
- * its aggregate index) and inbox, and the example's orders (keyed `orderId`) and inventory (keyed `sku`).
+ * The tables of the example as the stack creates them: the library's outbox (with its sparse due index, its
+ * aggregate index and its order index) and inbox, and the example's orders (keyed `orderId`) and inventory (keyed
+ * `sku`).
  */
 const TABLES: Readonly<Record<DrillTable, MemoryTableSchema>> = {
   orders: { partitionKey: 'orderId' },
@@ -95,6 +111,12 @@ const TABLES: Readonly<Record<DrillTable, MemoryTableSchema>> = {
         name: OUTBOX_KEYS.aggregateIndex.name,
         partitionKey: OUTBOX_KEYS.aggregateIndex.partitionKey,
         sortKey: OUTBOX_KEYS.aggregateIndex.sortKey,
+      },
+      {
+        name: OUTBOX_KEYS.orderIndex.name,
+        partitionKey: OUTBOX_KEYS.orderIndex.partitionKey,
+        sortKey: OUTBOX_KEYS.orderIndex.sortKey,
+        projection: OUTBOX_KEYS.orderIndex.projection,
       },
     ],
   },
@@ -132,10 +154,16 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   // The outbox stream: INSERTs only (the mapping's filter), with increasing sequence numbers.
   const stream: DynamoDBRecord[] = [];
   const open = new Set<string>();
+  const ledger = new SequenceLedger();
   let sequence = 0;
   memory.onChange((change) => {
+    if (change.tableName === 'inbox') {
+      ledger.parkedRow(change.newImage ?? change.oldImage, change.newImage !== undefined);
+      return;
+    }
     if (change.tableName !== 'outbox' || !change.newImage) return;
     const messageId = String(change.newImage.messageId);
+    ledger.message(change.newImage);
     if (TERMINAL.has(String(change.newImage.status))) open.delete(messageId);
     else open.add(messageId);
     if (change.eventName === 'INSERT') {
@@ -156,15 +184,16 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const store = (actor: string) =>
     new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: CONFIRM_DEADLINE_MS, actor });
   const poisoned = new Set<string>();
+  const stalled = new Set<string>();
   const relayDeps: RelayDeps = {
-    publisher: faultyPublisher(queues, faults, poisoned),
+    publisher: faultyPublisher(queues, faults, poisonedMessages({ orders: poisoned, createsOf: stalled })),
     store: crashingAfterSend(store('relay'), faults),
-    queueFor: (topic) => (topic === ORDER_CREATED ? QUEUE : undefined),
+    queueFor: (topic) => (topic === ORDER_CREATED || topic === ORDER_CANCELLED ? QUEUE : undefined),
     retryPolicyFor: () => DEFAULT_RETRY_POLICY,
     clock,
     random,
   };
-  const writer: OutboxWriterOptions = { client, outboxTable: 'outbox' };
+  const writer: OutboxWriterOptions = { client, outboxTable: 'outbox', ordering: ORDERING };
   // What the functions would have published, from the same cores and the same functions as the handler factories.
   const metrics = new MetricsTally();
   const commits = new UnreportedCommits();
@@ -179,7 +208,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     faults,
   );
   const consumer: SqsConsumer = {
-    plan: planStockReservation('inventory', clock),
+    plan: planInventory('inventory', clock),
     deps: faultyConsumerDeps(
       {
         client: consumerClient,
@@ -194,14 +223,9 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       commits,
     ),
     // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
-    logger: {
-      info: () => {
-        deliveries += 1;
-      },
-      warn: () => {
-        deliveries += 1;
-      },
-    },
+    logger: commits.logger(() => {
+      deliveries += 1;
+    }),
     failures: {
       queues,
       sourceQueueUrl: QUEUE,
@@ -223,13 +247,19 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     });
 
   const acknowledged = new Set<string>();
+  const cancelled = new Set<string>();
+  // Cancels to send, by the tick they are due (a cancel retried after a throttle is due again at once).
+  const cancels: { orderId: string; dueAt: number }[] = [];
+  let tick = 0;
   const pending: { orderId: string; body: string }[] = [];
   const writeStarted = performance.now();
   let written = 0;
   const addOrder = (items: readonly { sku: string; quantity: number }[]): string => {
     written += 1;
     const orderId = `order-${String(written).padStart(7, '0')}`;
-    if (random() < config.poisonRate) poisoned.add(orderId);
+    // The first order's create alone is poisoned and the order is cancelled: its cancel must stall behind it.
+    if (written === 1) stalled.add(orderId);
+    else if (random() < config.poisonRate) poisoned.add(orderId);
     pending.push({
       orderId,
       body: JSON.stringify({ orderId, customerId: `customer-${written % 97}`, items }),
@@ -245,6 +275,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   let writeMs = 0;
   let streamRetries = 0;
   let sweeperErrors = 0;
+  let orderingGaps = 0;
 
   while (simulatedNow - startedAt < MAX_SIMULATED_MS) {
     // 1. Clients create orders (retrying what failed, as a client retries a 5xx with the same order id).
@@ -271,15 +302,44 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
           clock,
           newOrderId: () => request.orderId,
         });
-        if (response.statusCode === 201 || response.statusCode === 409) acknowledged.add(request.orderId);
-        else throw new Error(`unexpected ${response.statusCode}: ${response.body}`);
+        if (response.statusCode !== 201 && response.statusCode !== 409)
+          throw new Error(`unexpected ${response.statusCode}: ${response.body}`);
+        acknowledged.add(request.orderId);
+        const dueAt = cancelTick({
+          orderId: request.orderId,
+          tick,
+          stalled,
+          random,
+          cancelRate: config.cancelRate,
+        });
+        if (dueAt !== undefined) cancels.push({ orderId: request.orderId, dueAt });
       } catch (error) {
         if (!(error instanceof Error) || error.name !== 'ProvisionedThroughputExceededException') throw error;
         retry.push(request);
       }
     }
     pending.push(...retry);
-    if (written === config.orders && pending.length === 0 && writeMs === 0)
+    // Clients cancel some acknowledged orders through the cancel route: some right after the create (in this
+    // tick, so that both messages often travel together), the others later.
+    const due = cancels.filter((cancel) => cancel.dueAt <= tick);
+    cancels.splice(0, cancels.length, ...cancels.filter((cancel) => cancel.dueAt > tick));
+    for (const cancel of due) {
+      try {
+        const response = await cancelOrder(cancelEvent(cancel.orderId, clock()), {
+          writer,
+          ordersTable: 'orders',
+          clock,
+          retryClock: { sleep: async () => {}, random },
+        });
+        if (response.statusCode !== 202 && response.statusCode !== 409)
+          throw new Error(`unexpected ${response.statusCode}: ${response.body}`);
+        cancelled.add(cancel.orderId);
+      } catch (error) {
+        if (!(error instanceof Error) || error.name !== 'ProvisionedThroughputExceededException') throw error;
+        cancels.push({ orderId: cancel.orderId, dueAt: tick + 1 });
+      }
+    }
+    if (written === config.orders && pending.length === 0 && cancels.length === 0 && writeMs === 0)
       writeMs = performance.now() - writeStarted;
 
     // 2. The stream relay: batches from the head, retried from the first failed record, bounded.
@@ -325,6 +385,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
           store: crashingSweeperStore(crashingAfterSend(store('sweeper'), faults), faults, random),
           owner: `${owner}-${simulatedNow}`,
           deliveryCheckFor: () => inboxDeliveryCheck(client, 'inbox'),
+          orderingFor: (topic) => orderedTopic(ORDERING, topic),
           remainingMs: () => (rounds++ === 0 ? Number.MAX_SAFE_INTEGER : 0),
           sleep: async () => {},
           settings: { ...DEFAULT_SWEEPER_SETTINGS, stopBeforeMs: 0 },
@@ -335,21 +396,32 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       if (run.status === 'rejected') sweeperErrors += 1;
       else {
         sweeperErrors += run.value.errors;
+        orderingGaps += Object.values(run.value.orderingGaps).reduce((sum, gaps) => sum + gaps, 0);
         metrics.add(sendMetrics(run.value.topics));
       }
     }
 
     simulatedNow += TICK_MS;
+    tick += 1;
     const settled = acknowledged.size - open.size;
     progress(settled, config.orders, `written ${acknowledged.size}, open ${open.size}`);
-    if (written === config.orders && pending.length === 0 && open.size === 0) break;
+    // Settled: nothing left open but the messages that wait, as designed, behind a FAILED predecessor.
+    if (
+      written === config.orders &&
+      pending.length === 0 &&
+      cancels.length === 0 &&
+      [...open].every((messageId) => ledger.stalled(messageId))
+    )
+      break;
   }
   const settleMs = performance.now() - writeStarted - writeMs;
 
   const snapshot = await takeSnapshot((table) => memory.items(table), {
     initialStock,
     poisonedOrders: poisoned,
+    stalledOrders: stalled,
     acknowledgedOrders: acknowledged,
+    cancelledOrders: cancelled,
     hotOrders,
     rogueMessages,
     deadLetters: queues.peek(DEAD_LETTER_QUEUE),
@@ -370,6 +442,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     {
       'stream batch retries': streamRetries,
       'sweeper steps that failed (left to the lease)': sweeperErrors,
+      'ordering gaps found by the sweepers (parked past the gap timeout)': orderingGaps,
       'hot SKU orders (one burst)': hotOrders.size,
       'TransactionConflict cancellations (injected)': faults.injected.hotSkuConflict,
       'dead-lettered by consumer': queues.depth(DEAD_LETTER_QUEUE),
@@ -400,6 +473,86 @@ function streamRecord(image: Record<string, unknown>, sequence: number, now: Dat
     },
     eventSourceARN: 'arn:aws:dynamodb:memory:000000000000:table/outbox/stream/memory',
   };
+}
+
+/**
+ * When a client cancels the order it was just acknowledged, in ticks; undefined when it does not. The stalled order
+ * is always cancelled, a little later (its create is still in its retries then, so the cancel goes out alone).
+ */
+function cancelTick(of: {
+  readonly orderId: string;
+  readonly tick: number;
+  readonly stalled: ReadonlySet<string>;
+  readonly random: () => number;
+  readonly cancelRate: number;
+}): number | undefined {
+  if (of.stalled.has(of.orderId)) return of.tick + STALLED_CANCEL_TICKS;
+  if (of.random() >= of.cancelRate) return undefined;
+  if (of.random() < IMMEDIATE_CANCEL_SHARE) return of.tick;
+  return of.tick + 1 + Math.floor(of.random() * LATE_CANCEL_MAX_TICKS);
+}
+
+/**
+ * What the drill needs of the outbox and inbox tables while it runs, to tell when it has settled: each ordered
+ * message's status by its place in its sequence, and which messages the consumer holds in parked rows.
+ */
+class SequenceLedger {
+  readonly #statusOf = new Map<string, string>();
+  readonly #placeOf = new Map<string, { readonly orderKey: string; readonly seq: number }>();
+  readonly #bySequence = new Map<string, string>();
+  readonly #parked = new Set<string>();
+
+  /** Notes a message's new image. */
+  message(image: Record<string, unknown>): void {
+    const messageId = String(image.messageId);
+    this.#statusOf.set(messageId, String(image.status));
+    if (typeof image.orderKey === 'string' && typeof image.seq === 'number') {
+      this.#placeOf.set(messageId, { orderKey: image.orderKey, seq: image.seq });
+      this.#bySequence.set(`${image.orderKey}#${image.seq}`, messageId);
+    }
+  }
+
+  /** Notes a parked row written (`present`) or deleted. */
+  parkedRow(row: Record<string, unknown> | undefined, present: boolean): void {
+    if (typeof row?.parkedMessageId !== 'string') return;
+    if (present) this.#parked.add(row.parkedMessageId);
+    else this.#parked.delete(row.parkedMessageId);
+  }
+
+  /**
+   * Whether an unsettled message waits, as designed, for a FAILED predecessor: held PENDING by the relay and the
+   * sweeper, or delivered and parked by the consumer.
+   */
+  stalled(messageId: string): boolean {
+    const place = this.#placeOf.get(messageId);
+    if (place === undefined || place.seq <= 1) return false;
+    const predecessor = this.#bySequence.get(`${place.orderKey}#${place.seq - 1}`);
+    if (predecessor === undefined || this.#statusOf.get(predecessor) !== MessageStatus.FAILED) return false;
+    return this.#statusOf.get(messageId) === MessageStatus.PENDING || this.#parked.has(messageId);
+  }
+}
+
+function cancelEvent(orderId: string, now: Date) {
+  return toProxyEvent(
+    {
+      method: 'POST',
+      path: `/orders/${orderId}/cancel`,
+      query: '',
+      rawHeaders: [],
+      body: Buffer.alloc(0),
+      sourceIp: '127.0.0.1',
+    },
+    {
+      resource: '/orders/{orderId}/cancel',
+      pathParameters: { orderId },
+      requestId: 'drill',
+      stage: 'drill',
+      accountId: '000000000000',
+      apiId: 'drill',
+      domainName: 'localhost',
+      now,
+    },
+  );
 }
 
 function apiEvent(body: string, now: Date) {

@@ -9,6 +9,7 @@ import {
   parseEnvelope,
   UNKNOWN_TOPIC,
 } from 'serverless-outbox';
+import { RELEASED } from '../../functions/inventory/apply-order/plan-stock-release.ts';
 import type { DeadLetterCopy, DrillSnapshot, InvariantResult } from './invariants.ts';
 import type { CountedMetric, ObservedMetrics } from './observed-metrics.ts';
 import type { UnreportedCommitCounts } from './unreported-commits.ts';
@@ -17,10 +18,22 @@ import type { UnreportedCommitCounts } from './unreported-commits.ts';
 export interface MetricObservations {
   readonly metrics: ObservedMetrics;
   /**
-   * Inbox rows committed by a delivery whose confirm then threw (an injected crash or a real error): the confirm
-   * is the only step after the commit, and a delivery that throws returns no counts.
+   * Inbox rows committed, and confirmations written, by a delivery that then threw (at its confirm, an injected
+   * crash or a real error, or at the drain of its parked successors after it): a delivery that throws returns no
+   * counts.
    */
   readonly unreportedCommits: UnreportedCommitCounts;
+}
+
+/**
+ * The inbox outcomes the inventory consumer records when a message's effect committed (`APPLIED`, or `RELEASED` for
+ * a cancel that gave its stock back); every other outcome records a business rejection.
+ */
+const APPLIED_OUTCOMES: ReadonlySet<unknown> = new Set([APPLIED, RELEASED]);
+
+/** Whether an inbox row's outcome says its message's effect committed (MessagesApplied counts it). */
+export function isAppliedOutcome(outcome: unknown): boolean {
+  return APPLIED_OUTCOMES.has(outcome);
 }
 
 /** Who the consumer's confirmations name in a message's history (the consumer function's store actor). */
@@ -43,10 +56,12 @@ interface TableFigures {
  *   applied moves on to CONFIRMED; nothing replays in the drill; a message the sweeper could not read at all is
  *   counted under `(unknown)`, and is recognised by its FAILED transition, the only one written without a `from`);
  * - DeadLettered = copies in the dead-letter queue that carry the consumer's reason (SQS's own redrive adds none);
- * - ConfirmLatencyMs values = messages whose CONFIRMED transition the consumer wrote (the sweeper's are not timed);
- * - MessagesApplied + unreported applied commits = APPLIED inbox rows, and BusinessRejections + unreported
- *   rejections = the other inbox rows: a delivery that commits and then fails at its confirm returns no counts
- *   (at-least-once), and its redelivery counts a duplicate instead.
+ * - ConfirmLatencyMs values + unreported confirmations = messages whose CONFIRMED transition the consumer wrote
+ *   (the sweeper's are not timed);
+ * - MessagesApplied + unreported applied commits = applied inbox rows (APPLIED, RELEASED), and BusinessRejections
+ *   + unreported rejections = the other inbox rows: a delivery that commits and then fails (at its confirm, or at
+ *   the drain of an ordered key's parked successors) returns no counts (at-least-once), and its redelivery counts a
+ *   duplicate.
  * Bounds where a send's count and its mark can part:
  * - MessagesSent ≥ SENT transitions and ≥ inbox rows (SQS can accept a message whose SENT mark is then lost, or
  *   a resent copy, never the reverse), and RetriesScheduled ≤ SendFailures (each follows one failed send).
@@ -64,6 +79,7 @@ export function checkMetrics(snapshot: DrillSnapshot, observed: MetricObservatio
     const count = (name: CountedMetric) => observedTopic?.counts[name] ?? 0;
     const latencies = observedTopic?.confirmLatenciesMs.length ?? 0;
     const unreported = observed.unreportedCommits[topic] ?? { applied: 0, rejected: 0 };
+    const unreportedConfirmations = unreported.confirmed ?? 0;
     const equal = (name: string, figures: readonly [metric: number, table: number], what: string) => {
       const [metric, rows] = figures;
       if (metric !== rows) exact.push(`${topic}: ${name} ${metric} ≠ ${rows} ${what}`);
@@ -75,8 +91,8 @@ export function checkMetrics(snapshot: DrillSnapshot, observed: MetricObservatio
       "consumer's dead letters",
     );
     equal(
-      `${OutboxMetricName.CONFIRM_LATENCY_MS} values`,
-      [latencies, table.confirmedByConsumer],
+      `${OutboxMetricName.CONFIRM_LATENCY_MS} values + ${unreportedConfirmations} unreported`,
+      [latencies + unreportedConfirmations, table.confirmedByConsumer],
       'confirmations by the consumer',
     );
     equal(
@@ -174,7 +190,7 @@ function tableFigures(snapshot: DrillSnapshot): Map<string, TableFigures> {
   }
   for (const row of snapshot.inbox) {
     const topic = typeof row.topic === 'string' ? row.topic : UNKNOWN_TOPIC;
-    if (row.outcome === APPLIED) of(topic).appliedRows += 1;
+    if (isAppliedOutcome(row.outcome)) of(topic).appliedRows += 1;
     else of(topic).rejectedRows += 1;
   }
   for (const letter of snapshot.deadLetters) {

@@ -4,6 +4,7 @@ import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-d
 import type { APIGatewayProxyEvent, Context, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import {
   DEFAULT_SWEEPER_SETTINGS,
+  type Envelope,
   MessageStatus,
   OutboxSettings,
   type RelayDeps,
@@ -20,8 +21,10 @@ import {
   sendMetrics,
   sweeperDeps,
 } from 'serverless-outbox/lambda';
-import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { planInventory } from '../../functions/inventory/apply-order/plan-inventory.ts';
+import { handler as cancelOrderHandler } from '../../functions/orders/cancel-order/handler.ts';
 import { handler as createOrderHandler } from '../../functions/orders/create-order/handler.ts';
+import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { type LocalRuntime, startLocalRuntime } from '../local/runtime.ts';
 import { seedStock } from '../stacks/local-plugin.ts';
 import { scaleOutConsumer } from './consumer-scale-out.ts';
@@ -37,29 +40,48 @@ import {
   seededRandom,
   throttledStore,
 } from './faults.ts';
-import { type DeadLetterCopy, type DrillTable, drillResult, takeSnapshot } from './invariants.ts';
+import {
+  type DeadLetterCopy,
+  type DrillTable,
+  drillResult,
+  ORDER_SCOPE,
+  stalledMessages,
+  takeSnapshot,
+} from './invariants.ts';
 import { MetricsTally } from './observed-metrics.ts';
 import {
   HOT_SKU,
   hotOrderCount,
   hotOrderItems,
   hotStock,
+  IMMEDIATE_CANCEL_SHARE,
+  poisonedMessages,
   randomOrderItems,
   skuName,
 } from './order-factory.ts';
 import { type RogueMessage, rogueOutboxItems, rogueUnreadableNumberItem } from './rogue-messages.ts';
 import { UnreportedCommits } from './unreported-commits.ts';
 
+/** The drill's retry policy for both order topics. */
+const DRILL_RETRY = { baseDelayMs: 500, multiplier: 2, maxDelayMs: 3_000, maxAttempts: 8 };
+
+/** The drill's gap timeout: how long the consumer holds a message for its predecessor before the sweeper acts. */
+const DRILL_GAP_TIMEOUT_MS = 20_000;
+
 /**
  * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,
- * a 60 s confirmation deadline (well above the pipeline's latency on moto under load, so a slow consumer is
- * not mistaken for a lost delivery), a 10 s stream grace period, 10 s leases, 1–4 s visibility backoff.
+ * a 30 s confirmation deadline (about the pipeline's p95 latency on moto under load: a slow consumer taken for a
+ * lost delivery is only checked, or resent and deduplicated, while a copy the consumer dead-lettered after the
+ * injected faults is resent without a long wait), a 10 s stream grace period, 10 s leases, 1–4 s visibility
+ * backoff, and a 20 s gap timeout for the ordered order topics (as the stack orders them, in scope `order`).
  */
 const DRILL_ENV = {
-  RETRY_POLICIES: JSON.stringify({
-    'order.created': { baseDelayMs: 500, multiplier: 2, maxDelayMs: 3_000, maxAttempts: 8 },
+  RETRY_POLICIES: JSON.stringify({ [ORDER_CREATED]: DRILL_RETRY, [ORDER_CANCELLED]: DRILL_RETRY }),
+  ORDERED_TOPICS: JSON.stringify({
+    [ORDER_CREATED]: { scope: ORDER_SCOPE, gapTimeoutMs: DRILL_GAP_TIMEOUT_MS },
+    [ORDER_CANCELLED]: { scope: ORDER_SCOPE, gapTimeoutMs: DRILL_GAP_TIMEOUT_MS },
   }),
-  CONFIRM_DEADLINE_MS: '60000',
+  CONFIRM_DEADLINE_MS: '30000',
   STREAM_GRACE_MS: '10000',
   VISIBILITY_BACKOFF_BASE_SECONDS: '1',
   VISIBILITY_BACKOFF_MAX_SECONDS: '4',
@@ -87,6 +109,8 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   const faults = new FaultInjector(drillRates(config), seededRandom(config.seed + 1));
   const random = seededRandom(config.seed);
   const poisoned = new Set<string>();
+  const stalled = new Set<string>();
+  const poison = poisonedMessages({ orders: poisoned, createsOf: stalled });
   // moto never answers TransactionConflict: the consumer's client gets DynamoDB's optimistic concurrency.
   const concurrency = new OptimisticConcurrency();
   // What the functions would have published, from the same cores and the same functions as the handler factories.
@@ -94,14 +118,9 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   const commits = new UnreportedCommits();
   let deliveries = 0;
   // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
-  const counting = {
-    info: () => {
-      deliveries += 1;
-    },
-    warn: () => {
-      deliveries += 1;
-    },
-  };
+  const counting = commits.logger(() => {
+    deliveries += 1;
+  });
   const quiet = { info: () => {}, warn: () => {} };
 
   const initialStock = new Map(
@@ -122,11 +141,18 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
           return base(event as APIGatewayProxyEvent, context);
         };
       },
+      CancelOrder: (_base, env) => {
+        const base = cancelOrderHandler.withEnv({ ...env, ...DRILL_ENV });
+        return async (event, context) => {
+          if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
+          return base(event as APIGatewayProxyEvent, context);
+        };
+      },
       'Outbox/Relay': (_base, env) => {
         const deps = relayDeps({ ...env, ...DRILL_ENV });
         const relay: RelayDeps = {
           ...deps,
-          publisher: faultyPublisher(deps.publisher, faults, poisoned),
+          publisher: faultyPublisher(deps.publisher, faults, poison),
           store: throttledStore(crashingAfterSend(deps.store, faults), faults),
         };
         return async (event) => {
@@ -140,7 +166,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       },
       [CONSUMER]: (_base, env) => {
         const { plan, deps, failures } = consumerParts({ ...env, ...DRILL_ENV }, (consumerEnv) =>
-          planStockReservation(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
+          planInventory(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
         );
         const faulty = faultyConsumerDeps(
           { ...deps, client: faultyDocumentClient(concurrency.wrap(deps.client), faults) },
@@ -175,6 +201,9 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       config,
       faults,
       poisoned,
+      stalled,
+      poison,
+      cancelled: new Set(),
       hotOrders: new Set(),
       rogueMessages: new Map(),
       random,
@@ -192,7 +221,9 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
     const snapshot = await takeSnapshot((table) => scanAll(runtime, table), {
       initialStock,
       poisonedOrders: poisoned,
+      stalledOrders: stalled,
       acknowledgedOrders: acknowledged,
+      cancelledOrders: run.cancelled,
       hotOrders: run.hotOrders,
       rogueMessages: run.rogueMessages,
       deadLetters: await readDeadLetters(runtime),
@@ -215,6 +246,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       snapshot,
       {
         'sweeper steps that failed (left to the lease)': sweepers.errors(),
+        'ordering gaps found by the sweepers (parked past the gap timeout)': sweepers.gaps(),
         [`consumer invocations by the ${CONSUMER_SCALE_OUT} extra instances`]: consumers.invocations(),
         'hot SKU orders (one burst)': run.hotOrders.size,
         'TransactionConflict cancellations (concurrent consumers)': concurrency.conflicts,
@@ -237,6 +269,12 @@ interface DrillRun {
   readonly faults: FaultInjector;
   /** Orders whose messages SQS refuses forever; filled while the orders are written. */
   readonly poisoned: Set<string>;
+  /** Orders whose create alone SQS refuses forever, and that are cancelled: their cancel stalls behind it. */
+  readonly stalled: Set<string>;
+  /** Which messages SQS refuses forever (those of `poisoned`, and the creates of `stalled`). */
+  readonly poison: (message: Envelope) => boolean;
+  /** Orders whose cancel the API acknowledged; filled while the orders are written. */
+  readonly cancelled: Set<string>;
   /** The burst's orders on the hot SKU; filled while the orders are written. */
   readonly hotOrders: Set<string>;
   /** Messages written straight into the outbox, by id, with what each must fail with. */
@@ -263,7 +301,7 @@ async function driveUntilSettled(run: DrillRun) {
     const acknowledged = await writeOrders(run);
     const writeMs = performance.now() - writeStarted;
     const settleStarted = performance.now();
-    await waitUntilSettled(run.runtime, acknowledged.size, run.progress);
+    await waitUntilSettled(run.runtime, acknowledged.size + run.cancelled.size, run.progress);
     const settleMs = performance.now() - settleStarted;
     trace('settled');
     return { acknowledged, writeMs, settleMs, sweepers, consumers };
@@ -275,9 +313,10 @@ async function driveUntilSettled(run: DrillRun) {
 
 /** Two sweepers side by side, each looping in short runs, one of which may crash at any step. */
 function startSweepers(run: DrillRun) {
-  const { runtime, faults, poisoned, random, metrics } = run;
+  const { runtime, faults, poison, random, metrics } = run;
   let running = true;
   let errors = 0;
+  let gaps = 0;
   const loop = async (name: string) => {
     for (let run = 0; running; run += 1) {
       const deps = sweeperDeps({ ...runtime.env['Outbox/Sweeper'], ...DRILL_ENV });
@@ -285,7 +324,7 @@ function startSweepers(run: DrillRun) {
       try {
         const report = await sweep({
           ...deps,
-          publisher: faultyPublisher(deps.publisher, faults, poisoned),
+          publisher: faultyPublisher(deps.publisher, faults, poison),
           store: crashingSweeperStore(
             throttledStore(crashingAfterSend(deps.store, faults), faults),
             faults,
@@ -296,6 +335,7 @@ function startSweepers(run: DrillRun) {
           settings: { ...DEFAULT_SWEEPER_SETTINGS, leaseMs: LEASE_MS, idleWaitMs: 500, stopBeforeMs: 0 },
         });
         errors += report.errors;
+        gaps += Object.values(report.orderingGaps).reduce((sum, found) => sum + found, 0);
         metrics.add(sendMetrics(report.topics));
       } catch {
         errors += 1;
@@ -305,6 +345,7 @@ function startSweepers(run: DrillRun) {
   const loops = [loop('sweeper-a'), loop('sweeper-b')];
   return {
     errors: () => errors,
+    gaps: () => gaps,
     stop: async () => {
       running = false;
       await Promise.all(loops);
@@ -323,12 +364,14 @@ interface OrderRequest {
  * through, the burst: every hot-SKU order posted at once, and the rogue messages written beside them.
  */
 async function writeOrders(run: DrillRun): Promise<Set<string>> {
-  const { config, random, poisoned, progress } = run;
+  const { config, random, poisoned, stalled, progress } = run;
   const acknowledged = new Set<string>();
   const regularOrders = config.orders - hotOrderCount(config.orders);
   const requests = Array.from({ length: config.orders }, (_, index): OrderRequest => {
     const orderId = `drill-${config.seed}-${String(index + 1).padStart(6, '0')}`;
-    if (random() < config.poisonRate) poisoned.add(orderId);
+    // The first order's create alone is poisoned and the order is cancelled: its cancel must stall behind it.
+    if (index === 0) stalled.add(orderId);
+    else if (random() < config.poisonRate) poisoned.add(orderId);
     const hot = index >= regularOrders;
     if (hot) run.hotOrders.add(orderId);
     return {
@@ -340,10 +383,29 @@ async function writeOrders(run: DrillRun): Promise<Set<string>> {
       }),
     };
   });
+  // Some orders are cancelled right after their create (the cancel often races it through the pipeline; the client
+  // goes on meanwhile), others once every order is written; the stalled one late, when its create is deep in its
+  // retries.
+  const later: string[] = [];
+  const immediate: Promise<void>[] = [];
+  const cancel = async (orderId: string) => {
+    await postCancel(run.runtime, orderId);
+    run.cancelled.add(orderId);
+  };
   const post = async (request: OrderRequest) => {
     await postOrder(run.runtime, request);
     acknowledged.add(request.orderId);
     progress(acknowledged.size, config.orders * 2, `written ${acknowledged.size}/${config.orders}`);
+    if (stalled.has(request.orderId)) later.push(request.orderId);
+    else if (random() < config.cancelRate) {
+      if (random() >= IMMEDIATE_CANCEL_SHARE) later.push(request.orderId);
+      else {
+        const cancelled = cancel(request.orderId);
+        // Awaited once the clients are done; an early failure must not count as an unhandled rejection meanwhile.
+        cancelled.catch(() => {});
+        immediate.push(cancelled);
+      }
+    }
   };
   let burst: Promise<unknown> | undefined;
   const burstWhenHalfway = () => {
@@ -364,7 +426,22 @@ async function writeOrders(run: DrillRun): Promise<Set<string>> {
   await Promise.all(Array.from({ length: CLIENT_CONCURRENCY }, client));
   burstWhenHalfway();
   await burst;
+  await Promise.all(immediate);
+  await Promise.all(later.map(cancel));
   return acknowledged;
+}
+
+/** POSTs the cancel of one order, retrying a 5xx (a repeated cancel is answered 409: already cancelled). */
+async function postCancel(runtime: LocalRuntime, orderId: string): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const response = await fetch(`${runtime.apiUrl}/orders/${encodeURIComponent(orderId)}/cancel`, {
+      method: 'POST',
+    });
+    if (response.status === 202 || response.status === 409) return;
+    if (response.status < 500 || attempt >= 20)
+      throw new Error(`POST /orders/${orderId}/cancel answered ${response.status}: ${await response.text()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+  }
 }
 
 /** POSTs one order, retrying a 5xx with the same order id (the write is idempotent by order id). */
@@ -411,12 +488,27 @@ async function writeRogueMessages(run: DrillRun): Promise<void> {
   }
 }
 
-/** Waits until every message is CONFIRMED or FAILED, reading the outbox table. */
+/**
+ * Waits until every message is CONFIRMED or FAILED, or stalled as designed behind a FAILED predecessor (held
+ * PENDING, or delivered and parked), reading the outbox and inbox tables.
+ */
 async function waitUntilSettled(runtime: LocalRuntime, orders: number, progress: Progress): Promise<void> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const outbox = await scanAll(runtime, 'outbox');
-    const open = outbox.filter((message) => !TERMINAL.has(String(message.status))).length;
+    const inbox = await scanAll(runtime, 'inbox');
+    const stalled = stalledMessages({
+      outbox,
+      inbox: inbox.filter((row) => typeof row.outcome === 'string'),
+      parked: inbox.filter((row) => typeof row.parkedMessageId === 'string'),
+    });
+    const waitsAsDesigned = (messageId: string) => {
+      const stall = stalled.get(messageId);
+      return stall !== undefined && stall.problem === undefined;
+    };
+    const open = outbox.filter(
+      (message) => !TERMINAL.has(String(message.status)) && !waitsAsDesigned(String(message.messageId)),
+    ).length;
     progress(orders + (orders - open), orders * 2, `settling: ${open} open`);
     if (open === 0 && outbox.length >= orders) return;
     await new Promise((resolve) => setTimeout(resolve, 1_000));

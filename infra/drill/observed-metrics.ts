@@ -12,6 +12,7 @@ export const COUNTED_METRICS = [
   OutboxMetricName.BUSINESS_REJECTIONS,
   OutboxMetricName.DEAD_LETTERED,
   OutboxMetricName.REQUEUED,
+  OutboxMetricName.MESSAGES_PARKED,
 ] as const;
 
 /** One of {@link COUNTED_METRICS}. */

@@ -1,3 +1,6 @@
+import type { Envelope } from 'serverless-outbox';
+import { ORDER_CREATED } from '../../functions/orders/order.ts';
+
 /** A random order line set for the drill: 1–3 distinct SKUs, 1–5 units each. */
 export function randomOrderItems(random: () => number, skus: number): { sku: string; quantity: number }[] {
   const count = 1 + Math.floor(random() * 3);
@@ -31,3 +34,19 @@ export function hotStock(orders: number): number {
 export function hotOrderItems(random: () => number): { sku: string; quantity: number }[] {
   return [{ sku: HOT_SKU, quantity: 1 + Math.floor(random() * HOT_ORDER_MAX_UNITS) }];
 }
+
+/**
+ * The messages SQS rejects forever: every message of a poisoned order, and only the `order.created` of a stalled
+ * one (its cancel is sent, and must wait behind it).
+ */
+export function poisonedMessages(poison: {
+  readonly orders: ReadonlySet<string>;
+  readonly createsOf: ReadonlySet<string>;
+}): (message: Envelope) => boolean {
+  return (message) =>
+    poison.orders.has(message.aggregateId) ||
+    (poison.createsOf.has(message.aggregateId) && message.topic === ORDER_CREATED);
+}
+
+/** Of the cancelled orders, the share cancelled right after their create (often racing it through the pipeline). */
+export const IMMEDIATE_CANCEL_SHARE = 0.5;

@@ -1,33 +1,62 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { APPLIED } from 'serverless-outbox';
+import { UNKNOWN_TOPIC } from 'serverless-outbox';
+import { isAppliedOutcome } from './metric-invariants.ts';
 
-/** An inbox row a delivery committed: its message, topic and whether it applied the effect or recorded a rejection. */
+/** An inbox row a delivery committed: its topic and whether it applied the effect or recorded a rejection. */
 interface Commit {
   readonly topic: string;
   readonly applied: boolean;
 }
 
-/** Inbox rows committed by deliveries that then failed, per topic: no metric counts them. */
+/** What the consumer logs for a parked message its predecessor's delivery applied. */
+const DRAINED_LOG_LINE = 'consumed parked message';
+
+/** What one invocation wrote that its counts have not reported yet, by message id. */
+interface Unreported {
+  readonly commits: Map<string, Commit>;
+  /** Messages this invocation moved to CONFIRMED. */
+  readonly confirmations: Set<string>;
+}
+
+/**
+ * Inbox rows (and the consumer's confirmations) written by deliveries that then failed, per topic: no metric counts
+ * them.
+ */
 export type UnreportedCommitCounts = Readonly<
-  Record<string, { readonly applied: number; readonly rejected: number }>
+  Record<string, { readonly applied: number; readonly rejected: number; readonly confirmed?: number }>
 >;
 
 /**
- * Finds the inbox rows no consumer metric counts. A delivery reports its counts only when its invocation returns;
- * one that commits its inbox row and then fails at the confirm (the only step after the commit) is retried, and
- * its redelivery counts a duplicate. Each consumer invocation runs in its own async context, so that a commit and
- * a failed confirm are matched within one delivery (an invocation handles its records one after another).
+ * Finds the inbox rows and confirmations no consumer metric counts. A delivery reports its counts only when its
+ * record is consumed (`consumed message`, or `consumed parked message` for a successor it applied from its parked
+ * row, each line saying what was counted: applied or rejected, confirmed); one that commits its inbox row and then fails (at the confirm, or at the drain of its parked successors
+ * after the confirm) is retried, and its redelivery counts a duplicate. Each consumer invocation runs in its own
+ * async context, so that a commit is matched with its own delivery; whatever an invocation wrote and did not
+ * report when it returns is counted.
  * @example
  * const response = await commits.invocation(() => consumeSqsEvent(event, context, consumer));
  */
 export class UnreportedCommits {
-  readonly #context = new AsyncLocalStorage<Map<string, Commit>>();
-  readonly #counts: Record<string, { applied: number; rejected: number }> = {};
+  readonly #context = new AsyncLocalStorage<Unreported>();
+  readonly #counts: Record<string, { applied: number; rejected: number; confirmed: number }> = {};
+  /** The topic of every message whose inbox row was seen committed, for a confirmation by a later copy. */
+  readonly #topicOf = new Map<string, string>();
 
-  /** Runs one consumer invocation; its commits are told apart from concurrent invocations'. */
-  invocation<T>(run: () => Promise<T>): Promise<T> {
-    return this.#context.run(new Map(), run);
+  /** Runs one consumer invocation; what it wrote and did not report is counted when it ends. */
+  async invocation<T>(run: () => Promise<T>): Promise<T> {
+    const unreported: Unreported = { commits: new Map(), confirmations: new Set() };
+    try {
+      return await this.#context.run(unreported, run);
+    } finally {
+      for (const commit of unreported.commits.values()) {
+        if (commit.applied) this.#of(commit.topic).applied += 1;
+        else this.#of(commit.topic).rejected += 1;
+      }
+      for (const messageId of unreported.confirmations) {
+        this.#of(this.#topicOf.get(messageId) ?? UNKNOWN_TOPIC).confirmed += 1;
+      }
+    }
   }
 
   /** Notes the inbox row a successful transaction of this invocation committed, if it holds one. */
@@ -35,32 +64,50 @@ export class UnreportedCommits {
     if (!(command instanceof TransactWriteCommand)) return;
     for (const action of command.input.TransactItems ?? []) {
       const item = action.Put?.TableName === inboxTable ? action.Put.Item : undefined;
-      if (typeof item?.messageId !== 'string') continue;
-      this.#context.getStore()?.set(item.messageId, {
+      // A parked row (`parked#…`) is no inbox row: its message's row is written when it is applied.
+      if (typeof item?.messageId !== 'string' || typeof item.outcome !== 'string') continue;
+      this.#topicOf.set(item.messageId, String(item.topic));
+      this.#context.getStore()?.commits.set(item.messageId, {
         topic: String(item.topic),
-        applied: item.outcome === APPLIED,
+        applied: isAppliedOutcome(item.outcome),
       });
     }
   }
 
+  /** Notes that this invocation moved `messageId` to CONFIRMED. */
+  confirmed(messageId: string): void {
+    this.#context.getStore()?.confirmations.add(messageId);
+  }
+
   /**
-   * Called as a delivery confirms `messageId`: returns a callback to run if the confirm fails, which counts the
-   * row this delivery committed (nothing when the delivery was a duplicate).
+   * Notes what this invocation's counts include of `messageId`, as the consumer logged it: its inbox row when the
+   * line says it was applied or rejected now, its confirmation when the line says it confirmed it.
    */
-  confirming(messageId: string): () => void {
-    const commits = this.#context.getStore();
-    const commit = commits?.get(messageId);
-    commits?.delete(messageId);
-    return () => {
-      if (commit === undefined) return;
-      const counts = this.#counts[commit.topic] ?? { applied: 0, rejected: 0 };
-      this.#counts[commit.topic] = counts;
-      if (commit.applied) counts.applied += 1;
-      else counts.rejected += 1;
+  reported(messageId: string, logged: { readonly kind?: unknown; readonly confirmation?: unknown }): void {
+    const unreported = this.#context.getStore();
+    if (logged.kind === 'APPLIED' || logged.kind === 'REJECTED') unreported?.commits.delete(messageId);
+    if (logged.confirmation === 'CONFIRMED') unreported?.confirmations.delete(messageId);
+  }
+
+  /**
+   * A consumer log sink that reports what the consumer logs as consumed, and calls `each` for every line (one per
+   * record handled, whatever became of it).
+   */
+  logger(each: () => void): {
+    info(message: string, attributes: Record<string, unknown>): void;
+    warn(message: string, attributes: Record<string, unknown>): void;
+  } {
+    return {
+      info: (message, attributes) => {
+        // A parked successor applied by a drain was not handed over as a record of its own.
+        if (message !== DRAINED_LOG_LINE) each();
+        if (typeof attributes.messageId === 'string') this.reported(attributes.messageId, attributes);
+      },
+      warn: () => each(),
     };
   }
 
-  /** The rows counted so far, by topic (a copy). */
+  /** The rows and confirmations counted so far, by topic (a copy). */
   counts(): UnreportedCommitCounts {
     return Object.fromEntries(Object.entries(this.#counts).map(([topic, counts]) => [topic, { ...counts }]));
   }
@@ -68,5 +115,14 @@ export class UnreportedCommits {
   /** Every row counted so far. */
   total(): number {
     return Object.values(this.#counts).reduce((sum, { applied, rejected }) => sum + applied + rejected, 0);
+  }
+
+  #of(topic: string): { applied: number; rejected: number; confirmed: number } {
+    let counts = this.#counts[topic];
+    if (counts === undefined) {
+      counts = { applied: 0, rejected: 0, confirmed: 0 };
+      this.#counts[topic] = counts;
+    }
+    return counts;
   }
 }

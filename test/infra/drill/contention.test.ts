@@ -50,6 +50,16 @@ describe('transactionItemKeys', () => {
       HOT,
     ]);
   });
+
+  it('keys a Put by the item it writes: two reservations of one order collide, of two orders do not', () => {
+    const reserve = (orderId: string): TransactWriteAction => ({
+      Put: { TableName: 'inventory', Item: { sku: `reservation#${orderId}`, orderId, quantity: 1 } },
+    });
+    const [first] = transactionItemKeys({ TransactItems: [reserve('o-1')] });
+    expect(transactionItemKeys({ TransactItems: [reserve('o-1')] })).toEqual([first]);
+    expect(transactionItemKeys({ TransactItems: [reserve('o-2')] })).not.toEqual([first]);
+    expect(first).toBe(itemKey('inventory', { sku: 'reservation#o-1' }));
+  });
 });
 
 describe('conflictingDocumentClient', () => {

@@ -11,6 +11,7 @@ import {
   seededRandom,
   uniformRates,
 } from '../../../infra/drill/faults.ts';
+import { poisonedMessages } from '../../../infra/drill/order-factory.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
@@ -84,7 +85,11 @@ describe('faultyPublisher', () => {
     const queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, () => FIXED_NOW);
     const poisoned = envelope({ messageId: testMessageId(1), aggregateId: 'order-poisoned' });
     const fine = envelope({ messageId: testMessageId(2), aggregateId: 'order-fine' });
-    const publisher = faultyPublisher(queues, never(), new Set(['order-poisoned']));
+    const publisher = faultyPublisher(
+      queues,
+      never(),
+      poisonedMessages({ orders: new Set(['order-poisoned']), createsOf: new Set() }),
+    );
 
     const result = await publisher.publishBatch(QUEUE, [poisoned, fine]);
 
@@ -95,11 +100,35 @@ describe('faultyPublisher', () => {
     expect(queues.depth(QUEUE)).toBe(1);
   });
 
+  it('rejects only the order.created of an order whose create alone is poisoned, and delivers its cancel', async () => {
+    const queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, () => FIXED_NOW);
+    const created = envelope({
+      messageId: testMessageId(1),
+      aggregateId: 'order-stalled',
+      topic: 'order.created',
+    });
+    const cancelled = envelope({
+      messageId: testMessageId(2),
+      aggregateId: 'order-stalled',
+      topic: 'order.cancelled',
+    });
+    const publisher = faultyPublisher(
+      queues,
+      never(),
+      poisonedMessages({ orders: new Set(), createsOf: new Set(['order-stalled']) }),
+    );
+
+    const result = await publisher.publishBatch(QUEUE, [created, cancelled]);
+
+    expect(result.sent).toEqual([cancelled.messageId]);
+    expect(result.failed.map(({ messageId }) => messageId)).toEqual([created.messageId]);
+  });
+
   it('fails the whole call on a timeout, before anything reaches the queue', async () => {
     const queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, () => FIXED_NOW);
 
     await expect(
-      faultyPublisher(queues, always(), new Set()).publishBatch(QUEUE, [envelope()]),
+      faultyPublisher(queues, always(), () => false).publishBatch(QUEUE, [envelope()]),
     ).rejects.toThrow('injected sqsTimeout');
     expect(queues.depth(QUEUE)).toBe(0);
   });

@@ -37,10 +37,15 @@ const snapshot: DrillSnapshot = {
     { messageId: 'm-1', topic: TOPIC, outcome: 'APPLIED' },
     { messageId: 'm-2', topic: TOPIC, outcome: 'REJECTED_OUT_OF_STOCK' },
   ],
+  cursors: [],
+  parked: [],
   inventory: [],
+  reservations: [],
   initialStock: new Map(),
   poisonedOrders: new Set(),
+  stalledOrders: new Set(),
   acknowledgedOrders: new Set(),
+  cancelledOrders: new Set(),
   hotOrders: new Set(),
   rogueMessages: new Map(),
   deadLetters: [],
@@ -72,6 +77,27 @@ describe('checkMetrics', () => {
     );
   });
 
+  it("counts a cancel's RELEASED row as applied and its NOTHING_TO_RELEASE row as rejected", () => {
+    const cancels = {
+      ...snapshot,
+      inbox: [
+        ...snapshot.inbox,
+        { messageId: 'm-6', topic: 'order.cancelled', outcome: 'RELEASED' },
+        { messageId: 'm-7', topic: 'order.cancelled', outcome: 'NOTHING_TO_RELEASE' },
+      ],
+    };
+    const metrics = {
+      ...observed.metrics,
+      'order.cancelled': topicMetrics({ MessagesSent: 2, MessagesApplied: 1, BusinessRejections: 1 }),
+    };
+
+    expect(checkMetrics(cancels, { ...observed, metrics })[exact]?.ok).toBe(true);
+    const swapped = { 'order.cancelled': topicMetrics({ MessagesSent: 2, MessagesApplied: 2 }) };
+    expect(
+      checkMetrics(cancels, { ...observed, metrics: { ...observed.metrics, ...swapped } })[exact]?.ok,
+    ).toBe(false);
+  });
+
   it('catches an inbox row that neither a metric nor an unreported commit accounts for', () => {
     const result = checkMetrics(snapshot, { ...observed, unreportedCommits: {} })[exact];
 
@@ -92,7 +118,23 @@ describe('checkMetrics', () => {
     const detail = checkMetrics(snapshot, { ...observed, metrics })[exact]?.detail;
 
     expect(detail).toContain('MessagesFailed 2 ≠ 1 moves to FAILED');
-    expect(detail).toContain('ConfirmLatencyMs values 2 ≠ 1 confirmations by the consumer');
+    expect(detail).toContain('ConfirmLatencyMs values + 0 unreported 2 ≠ 1 confirmations by the consumer');
+  });
+
+  it('counts a confirmation written by a delivery that then failed (at the drain of its parked successors)', () => {
+    const metrics = {
+      [TOPIC]: topicMetrics(
+        { MessagesSent: 3, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 1, MessagesApplied: 0 },
+        [],
+      ),
+    };
+    const unreportedCommits = { [TOPIC]: { applied: 1, rejected: 1, confirmed: 1 } };
+
+    expect(checkMetrics(snapshot, { metrics, unreportedCommits })[exact]?.ok).toBe(true);
+    expect(
+      checkMetrics(snapshot, { metrics, unreportedCommits: { [TOPIC]: { applied: 1, rejected: 1 } } })[exact]
+        ?.detail,
+    ).toContain('ConfirmLatencyMs values + 0 unreported 0 ≠ 1 confirmations by the consumer');
   });
 
   it('counts a message that failed and was then confirmed by a late delivery of an earlier copy', () => {

@@ -20,6 +20,7 @@ describe('MetricsTally', () => {
           rejected: 0,
           deadLettered: 0,
           requeued: 1,
+          parked: 3,
           confirmLatenciesMs: [120, 80],
         },
         '(unknown)': {
@@ -28,6 +29,7 @@ describe('MetricsTally', () => {
           rejected: 0,
           deadLettered: 1,
           requeued: 0,
+          parked: 0,
           confirmLatenciesMs: [],
         },
       }),
@@ -44,6 +46,7 @@ describe('MetricsTally', () => {
       BusinessRejections: 0,
       DeadLettered: 0,
       Requeued: 1,
+      MessagesParked: 3,
     });
     expect(totals['order.created']?.confirmLatenciesMs).toEqual([120, 80]);
     expect(metricTotal(totals, 'DeadLettered')).toBe(1);

@@ -36,6 +36,7 @@ describe('the scale drill with a seed', () => {
       orders: 150,
       rates: uniformRates(0.1),
       poisonRate: 0.02,
+      cancelRate: 0.3,
       hotConflictRate: 0.6,
       seed: 11,
       skus: 10,
@@ -49,5 +50,7 @@ describe('the scale drill with a seed', () => {
 
     expect(outcome(second)).toEqual(outcome(first));
     expect(first.invariants.every((invariant) => invariant.ok)).toBe(true);
+    // Cancels, the ones racing their creates among them, follow from the seed too.
+    expect(first.counts['orders cancelled']).toBeGreaterThan(0);
   }, 120_000);
 });

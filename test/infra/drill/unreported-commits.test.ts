@@ -8,35 +8,63 @@ function inboxPut(messageId: string, outcome: string) {
   });
 }
 
+/** A parked row of an ordered message, written in the inbox table beside the inbox rows. */
+function parkedPut(messageId: string) {
+  return new TransactWriteCommand({
+    TransactItems: [
+      {
+        Put: {
+          TableName: 'inbox',
+          Item: { messageId: `parked#order#o-1#2`, parkedMessageId: messageId, topic: 'order.cancelled' },
+        },
+      },
+    ],
+  });
+}
+
 describe('UnreportedCommits', () => {
-  it('counts a row whose delivery failed at its confirm, by topic and outcome', async () => {
+  it('counts the rows and confirmations of deliveries that then failed, by topic and outcome', async () => {
     const commits = new UnreportedCommits();
 
     await commits.invocation(async () => {
       commits.committed(inboxPut('m-1', 'APPLIED'), 'inbox');
-      commits.confirming('m-1')();
+      // m-1 was confirmed, then its delivery failed at the drain of its parked successors.
+      commits.confirmed('m-1');
+      // m-2's delivery failed at its confirm.
       commits.committed(inboxPut('m-2', 'REJECTED_OUT_OF_STOCK'), 'inbox');
-      commits.confirming('m-2')();
     });
 
-    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 1 } });
+    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 1, confirmed: 1 } });
+    expect(commits.total()).toBe(2);
   });
 
-  it('counts nothing for a duplicate, or for a commit whose confirm succeeded', async () => {
+  it('counts nothing for a delivery the consumer logged as consumed, nor for a duplicate', async () => {
     const commits = new UnreportedCommits();
+    const logger = commits.logger(() => {});
 
     await commits.invocation(async () => {
       commits.committed(inboxPut('m-1', 'APPLIED'), 'inbox');
-      commits.confirming('m-1');
-      // A second copy of m-1 in the same batch: a duplicate, whose confirm fails.
-      commits.confirming('m-1')();
+      commits.confirmed('m-1');
+      logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED', confirmation: 'CONFIRMED' });
+      // A second copy of m-1 in the same batch: a duplicate, which fails.
+      logger.warn('message failed', { messageId: 'm-1' });
+      // A parked successor applied by the drain is reported under its own id.
+      commits.committed(inboxPut('m-2', 'REJECTED_OUT_OF_STOCK'), 'inbox');
+      commits.confirmed('m-2');
+      logger.info('consumed parked message', {
+        messageId: 'm-2',
+        kind: 'REJECTED',
+        confirmation: 'CONFIRMED',
+      });
     });
 
     expect(commits.total()).toBe(0);
+    expect(commits.counts()).toEqual({});
   });
 
   it('keeps concurrent invocations apart: a commit is matched only with its own delivery', async () => {
     const commits = new UnreportedCommits();
+    const logger = commits.logger(() => {});
     let release: () => void = () => {};
     const committed = new Promise<void>((resolve) => {
       release = resolve;
@@ -44,29 +72,57 @@ describe('UnreportedCommits', () => {
 
     await Promise.all([
       commits.invocation(async () => {
+        await committed;
+        // Another copy of m-1, elsewhere, which commits nothing and fails.
+        logger.warn('message failed', { messageId: 'm-1' });
+      }),
+      commits.invocation(async () => {
         commits.committed(inboxPut('m-1', 'APPLIED'), 'inbox');
         release();
         await new Promise((resolve) => setTimeout(resolve, 5));
-        commits.confirming('m-1');
-      }),
-      commits.invocation(async () => {
-        await committed;
-        // Another copy of m-1, a duplicate elsewhere, whose confirm fails first.
-        commits.confirming('m-1')();
+        logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED' });
       }),
     ]);
 
     expect(commits.total()).toBe(0);
   });
 
-  it('ignores writes that are not inbox puts', async () => {
+  it('keeps a row whose delivery failed when a later copy is logged as a duplicate, and counts what that copy confirmed apart', async () => {
+    const commits = new UnreportedCommits();
+    const logger = commits.logger(() => {});
+
+    await commits.invocation(async () => {
+      // m-2 applied from its parked row by a drain whose confirm then failed: the drain reports nothing.
+      commits.committed(inboxPut('m-2', 'APPLIED'), 'inbox');
+      // Another copy of m-2 later in the batch: a duplicate, which confirms it and reports that confirmation.
+      commits.confirmed('m-2');
+      logger.info('consumed message', { messageId: 'm-2', kind: 'DUPLICATE', confirmation: 'CONFIRMED' });
+    });
+
+    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0, confirmed: 0 } });
+  });
+
+  it('ignores writes that are not inbox rows: another table, or a parked row', async () => {
     const commits = new UnreportedCommits();
 
     await commits.invocation(async () => {
       commits.committed(inboxPut('m-1', 'APPLIED'), 'other-table');
-      commits.confirming('m-1')();
+      commits.committed(parkedPut('m-2'), 'inbox');
     });
 
     expect(commits.total()).toBe(0);
+  });
+
+  it('counts one delivery line per record handled, not per parked successor drained', async () => {
+    let lines = 0;
+    const logger = new UnreportedCommits().logger(() => {
+      lines += 1;
+    });
+
+    logger.info('consumed message', { messageId: 'm-1' });
+    logger.info('consumed parked message', { messageId: 'm-2' });
+    logger.warn('message failed', { messageId: 'm-3' });
+
+    expect(lines).toBe(2);
   });
 });
