@@ -2,12 +2,17 @@ import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamo
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, SQSEvent } from 'aws-lambda';
-import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { planInventory } from '../../functions/inventory/apply-order/plan-inventory.ts';
 import { createOrder } from '../../functions/orders/create-order/create-order.ts';
-import { ORDER_CREATED } from '../../functions/orders/order.ts';
+import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { INBOX_KEYS } from '../../shared/consumer/inbox.ts';
 import { consumeSqsEvent } from '../../shared/consumer/sqs-consumer.ts';
 import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../shared/memory/index.ts';
+import {
+  DEFAULT_GAP_TIMEOUT_MS,
+  type OrderingByTopic,
+  SEQUENCE_KEYS,
+} from '../../shared/ordering/ordering.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import { DynamoOutboxStore } from '../../shared/outbox/outbox-store.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
@@ -31,15 +36,25 @@ export const EXAMPLE_TABLES: Readonly<Record<string, MemoryTableSchema>> = {
   inbox: { partitionKey: INBOX_KEYS.partitionKey },
   outbox: {
     partitionKey: OUTBOX_KEYS.partitionKey,
-    globalIndexes: [OUTBOX_KEYS.dueIndex, OUTBOX_KEYS.aggregateIndex, OUTBOX_KEYS.attentionIndex].map(
-      (index) => ({
-        name: index.name,
-        partitionKey: index.partitionKey,
-        sortKey: index.sortKey,
-        projection: index.projection,
-      }),
-    ),
+    globalIndexes: [
+      OUTBOX_KEYS.dueIndex,
+      OUTBOX_KEYS.aggregateIndex,
+      OUTBOX_KEYS.attentionIndex,
+      OUTBOX_KEYS.orderIndex,
+    ].map((index) => ({
+      name: index.name,
+      partitionKey: index.partitionKey,
+      sortKey: index.sortKey,
+      projection: index.projection,
+    })),
   },
+  sequences: { partitionKey: SEQUENCE_KEYS.partitionKey },
+};
+
+/** The example's ordering: both order topics in one sequence per order, as the example stack configures them. */
+export const EXAMPLE_ORDERING: OrderingByTopic = {
+  [ORDER_CREATED]: { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+  [ORDER_CANCELLED]: { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
 };
 
 /** How the bench's example wraps its clients: a capacity meter, simulated latency, or both. */
@@ -48,6 +63,8 @@ export interface PipelineWrapping {
   readonly client?: (client: DynamoDBDocumentClient, actor: string) => DynamoDBDocumentClient;
   /** The publisher the relay and the sweeper send through. */
   readonly publisher?: (publisher: MessagePublisher) => MessagePublisher;
+  /** The writer's ordering of topics. @default - none: every topic unordered */
+  readonly ordering?: OrderingByTopic;
 }
 
 /** One SQS request the example's functions or their event source mappings made. */
@@ -98,15 +115,15 @@ export class ExamplePipeline {
   /** The relay's (and the sweeper's) adapters. */
   relayDeps(actor = 'relay'): RelayDeps {
     const counted: MessagePublisher = {
-      publishBatch: (queueUrl, messages) => {
+      publishBatch: (queueUrl, messages, options) => {
         this.sqs.sendMessageBatch += 1;
-        return this.queues.publishBatch(queueUrl, messages);
+        return this.queues.publishBatch(queueUrl, messages, options);
       },
     };
     return {
       publisher: this.#wrapping.publisher ? this.#wrapping.publisher(counted) : counted,
       store: this.store(actor),
-      queueFor: (topic) => (topic === ORDER_CREATED ? ORDER_QUEUE : undefined),
+      queueFor: (topic) => (topic === ORDER_CREATED || topic === ORDER_CANCELLED ? ORDER_QUEUE : undefined),
       retryPolicyFor: () => DEFAULT_RETRY_POLICY,
       clock: this.#clock,
       random: Math.random,
@@ -126,7 +143,12 @@ export class ExamplePipeline {
     const orderId = `order-${String(this.#orders).padStart(7, '0')}`;
     const body = JSON.stringify({ orderId, customerId: `customer-${this.#orders % 97}`, items: lines });
     const response = await createOrder(apiEvent(body), {
-      writer: { client: this.client('orders'), outboxTable: 'outbox' },
+      writer: {
+        client: this.client('orders'),
+        outboxTable: 'outbox',
+        sequenceTable: 'sequences',
+        ...(this.#wrapping.ordering === undefined ? {} : { ordering: this.#wrapping.ordering }),
+      },
       ordersTable: 'orders',
       clock: this.#clock,
       newOrderId: () => orderId,
@@ -164,7 +186,7 @@ export class ExamplePipeline {
    */
   async consumeAll(): Promise<number> {
     const consumer = {
-      plan: planStockReservation('inventory', this.#clock),
+      plan: planInventory('inventory', this.#clock),
       deps: {
         client: this.client('consumer'),
         inboxTable: 'inbox',

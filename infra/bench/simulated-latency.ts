@@ -38,10 +38,10 @@ export function delayedPublisher(
   options: { readonly latencyMs: number; readonly counts?: CallCounts },
 ): MessagePublisher {
   return {
-    publishBatch: async (queueUrl, messages) => {
+    publishBatch: async (queueUrl, messages, publishOptions) => {
       if (options.counts) options.counts.calls += 1;
       await pause(options.latencyMs);
-      return publisher.publishBatch(queueUrl, messages);
+      return publisher.publishBatch(queueUrl, messages, publishOptions);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { countOrderCapacity, measureCapacity } from '../../../infra/bench/capacity.ts';
+import { countOrderCapacity, countOrderingCapacity, measureCapacity } from '../../../infra/bench/capacity.ts';
 import { CapacityMeter, readUnits, writeUnits } from '../../../infra/bench/capacity-meter.ts';
 import { MemoryDocumentClient, type MemoryTableSchema } from '../../../shared/memory/index.ts';
 
@@ -107,7 +107,8 @@ describe('capacity of an order', () => {
     expect(line('orders', 'orders')).toBe(2);
     expect(line('orders', 'outbox')).toBe(2);
     expect(line('consumer', 'inbox')).toBe(2);
-    expect(line('consumer', 'inventory')).toBe(2);
+    // The stock decrement and the order's reservation row.
+    expect(line('consumer', 'inventory')).toBe(4);
     expect(line('relay', 'outbox')).toBe(1);
     expect(line('consumer', 'outbox')).toBe(1);
     const sum = capacity.lines.reduce((total, l) => total + l.writeUnits, 0);
@@ -130,5 +131,17 @@ describe('capacity of an order', () => {
     for (const target of section.targets)
       expect(target.holds).toBe(Number(target.measured) <= Number(target.target.replace('≤ ', '')));
     expect(section.rows.every((row) => row.length === section.columns.length)).toBe(true);
+  });
+});
+
+describe('countOrderingCapacity', () => {
+  it('charges an ordered message its index entry and the consumer’s cursor, and the counter row when there is no version', async () => {
+    const ordering = await countOrderingCapacity(5);
+
+    // byOrderKey entry (1) + cursor update inside the consumer's transaction (2).
+    expect(ordering.versionWriteUnits).toBe(3);
+    // + the counter's conditional update inside the writer's transaction (2), after its consistent read (1).
+    expect(ordering.counterWriteUnits).toBe(5);
+    expect(ordering.counterReadUnits).toBe(1);
   });
 });
