@@ -63,17 +63,26 @@ describe('the scale drill on in-memory adapters (small size)', () => {
     expect(result.counts['hot SKU orders APPLIED']).toBe(20);
     expect(result.metrics[ORDER_CREATED]?.counts.Requeued).toBeGreaterThan(0);
     const report = formatReport(result);
+    // Poison rate 0: the one stalled aggregate is the drill's own, its create poisoned. Its cancel is delivered and
+    // parked, or still held PENDING by the relay or sweeper: which one depends on how the concurrent stages
+    // interleave on the machine, and both are the designed stall.
+    const stall =
+      /all settled but 1 stalled behind FAILED seq 1, as designed \((\d+) delivered and parked, (\d+) held PENDING\)/.exec(
+        report,
+      );
+    expect(stall, 'the stalled aggregate is reported').not.toBeNull();
+    const [, parked, held] = stall ?? [];
+    expect(Number(parked) + Number(held)).toBe(1);
     for (const line of [
       /orders cancelled +[1-9]\d*\n/,
       /cursor rows +[1-9]\d*\n/,
       /reservation rows +[1-9]\d*\n/,
       /PASS every acknowledged order was written with its messages: seq 1 order\.created, seq 2 order\.cancelled/,
-      // Poison rate 0: the one stalled aggregate is the drill's own, its create poisoned and its cancel parked.
-      /PASS no message lost.* all settled but 1 stalled behind FAILED seq 1, as designed \(1 delivered and parked, 0 held PENDING\)/,
+      /PASS no message lost.* all settled but 1 stalled behind FAILED seq 1, as designed/,
       /PASS a poisoned aggregate stalls alone.* 1 order\(s\) stalled, every other aggregate settled/,
       /PASS applied in order: .* [1-9]\d* RELEASED after APPLIED/,
       /PASS each order key's cursor lastSeq = its messages applied or rejected +[1-9]\d* cursors/,
-      /PASS no parked row left for a settled aggregate .* 1 behind a FAILED seq 1/,
+      new RegExp(`PASS no parked row left for a settled aggregate .* ${parked} behind a FAILED seq 1`),
       /PASS stock moved exactly once per applied order and released cancel/,
       /PASS reservation rows exactly for the APPLIED creates not RELEASED/,
       /MessagesParked +[1-9]\d* +\d+\n/,
