@@ -23,6 +23,11 @@ export interface SynthTemplateOptions {
    * @default false
    */
   readonly emulator?: boolean;
+  /**
+   * The order events through a FIFO queue (see `OutboxExampleStackProps.fifo`).
+   * @default false
+   */
+  readonly fifo?: boolean;
 }
 
 /**
@@ -42,7 +47,7 @@ export function buildExampleStack(options: SynthTemplateOptions = {}, outdir?: s
       ...(options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] }),
     },
   });
-  return createExampleStack(app, { emulator: options.emulator === true });
+  return createExampleStack(app, { emulator: options.emulator === true, fifo: options.fifo === true });
 }
 
 /**

@@ -64,7 +64,7 @@ export async function deployStack(options: DeployStackOptions): Promise<Deployed
   const { stackName } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
   const log = options.log ?? (() => {});
-  const template = templateForEmulator(options.template);
+  const template = templateForEmulator(options.template, stackName);
   // No SDK retries: CreateStack is not idempotent on moto (it ignores ClientRequestToken), and a retry of a
   // half-created stack answers AlreadyExists, hiding the real error.
   const client = new CloudFormationClient({ ...emulatorClientConfig(options.endpoint), maxAttempts: 1 });

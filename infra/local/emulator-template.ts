@@ -25,6 +25,11 @@
  *   `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
  *   restart against an emulator that already has the stack finds it unchanged and keeps it (and its data).
  *
+ * - A FIFO queue without a `QueueName` gets one, `<stack>-<LogicalId>.fifo` (cut to SQS's 80 characters):
+ *   CloudFormation on AWS names an unnamed FIFO queue with the `.fifo` suffix SQS requires, while moto passes
+ *   no name and SQS refuses the queue ("Queue name must end in .fifo for FIFO queues"). The name is derived,
+ *   not random, so a restart finds the template unchanged.
+ *
  * Resources moto does not model (API Gateway Stage, CloudWatch alarms, Scheduler schedules, Lambda aliases)
  * are skipped by moto itself and need no change here.
  */
@@ -62,14 +67,22 @@ export function isRemovedOnEmulator(type: string): boolean {
   );
 }
 
+/** SQS's longest queue name, the `.fifo` suffix included. */
+const MAX_QUEUE_NAME_LENGTH = 80;
+const FIFO_SUFFIX = '.fifo';
+
 /**
- * The template to deploy on the emulator: no event source mappings or custom resources, no bootstrap-version
- * check, placeholder function code without environment, no metadata. Throws a {@link LocalRuntimeError}
- * (`UNSUPPORTED_TEMPLATE`) when a kept resource or output refers to a removed resource.
+ * The template to deploy on the emulator as stack `stackName`: no event source mappings or custom resources, no
+ * bootstrap-version check, placeholder function code without environment, no metadata, a name for each unnamed
+ * FIFO queue. Throws a {@link LocalRuntimeError} (`UNSUPPORTED_TEMPLATE`) when a kept resource or output refers
+ * to a removed resource.
  * @example
- * const deployable = templateForEmulator(template);
+ * const deployable = templateForEmulator(template, 'OutboxExample-local');
  */
-export function templateForEmulator(template: CloudFormationTemplate): CloudFormationTemplate {
+export function templateForEmulator(
+  template: CloudFormationTemplate,
+  stackName: string,
+): CloudFormationTemplate {
   const removed = new Set(
     Object.entries(template.Resources)
       .filter(([, resource]) => isRemovedOnEmulator(resource.Type))
@@ -80,7 +93,10 @@ export function templateForEmulator(template: CloudFormationTemplate): CloudForm
     if (removed.has(logicalId)) continue;
     const { Metadata: metadata, ...kept } = withoutDependencies(resource, removed);
     const roles = outboxRoleMetadata(metadata);
-    const deployable = kept.Type === ResourceType.FUNCTION ? withPlaceholderCode(kept) : kept;
+    const deployable =
+      kept.Type === ResourceType.FUNCTION
+        ? withPlaceholderCode(kept)
+        : withFifoQueueName(kept, `${stackName}-${logicalId}`);
     resources[logicalId] = roles === undefined ? deployable : { ...deployable, Metadata: roles };
   }
   const result: Record<string, unknown> = { ...template, Resources: resources };
@@ -122,6 +138,15 @@ function withPlaceholderCode(resource: TemplateResource): TemplateResource {
       Handler: 'index.handler',
     },
   };
+}
+
+/** A FIFO queue without a name, named `name` (cut to fit) with the `.fifo` suffix; any other resource as it is. */
+function withFifoQueueName(resource: TemplateResource, name: string): TemplateResource {
+  const properties = resource.Properties ?? {};
+  const fifo = properties.FifoQueue === true || properties.FifoQueue === 'true';
+  if (resource.Type !== 'AWS::SQS::Queue' || !fifo || properties.QueueName !== undefined) return resource;
+  const queueName = `${name.slice(0, MAX_QUEUE_NAME_LENGTH - FIFO_SUFFIX.length)}${FIFO_SUFFIX}`;
+  return { ...resource, Properties: { ...properties, QueueName: queueName } };
 }
 
 /** The variables of a function's `Environment` whose values are plain strings, or undefined when none are. */

@@ -25,6 +25,11 @@ export interface ExampleStackOptions {
    */
   readonly apiAuthorization?: ApiAuthorization;
   /**
+   * Send the order events through a FIFO queue (see `OutboxExampleStackProps.fifo`).
+   * @default false
+   */
+  readonly fifo?: boolean;
+  /**
    * Logging, throttling, WAF and CORS of the REST API.
    * @default - access and execution logs kept a month, no account CloudWatch role, 100 rps / 200 burst
    */
@@ -48,6 +53,7 @@ export function createExampleStack(app: App, options: ExampleStackOptions = {}):
     env: options.env,
     ...(options.apiAuthorization === undefined ? {} : { apiAuthorization: options.apiAuthorization }),
     ...(apiEdge === undefined ? {} : { apiEdge }),
+    ...(options.fifo === true ? { fifo: true } : {}),
     description: 'Serverless transactional outbox: order and inventory example',
     ...(options.emulator === true
       ? { synthesizer: new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }) }

@@ -40,6 +40,14 @@ export interface OutboxExampleStackProps extends StackProps {
    * @default - see `API_EDGE_DEFAULTS`: logs kept a month, no CloudWatch role, 100 rps / 200 burst
    */
   readonly apiEdge?: ApiEdgeProps;
+  /**
+   * Send the order events through a FIFO queue (and a FIFO dead-letter queue): each order's messages in one
+   * message group, so SQS itself delivers an order's cancellation after its creation in the common case. The
+   * consumer keeps each order's sequence either way; FIFO only makes reordering, and so parking, rare — at
+   * FIFO's throughput limits.
+   * @default false - a standard queue
+   */
+  readonly fifo?: boolean;
 }
 
 /**
@@ -68,8 +76,8 @@ export class OutboxExampleStack extends Stack {
     const inventory = table('Inventory', 'sku');
 
     this.outbox = new TransactionalOutbox(this, 'Outbox', {
-      // A standard queue: the consumer applies an order's messages in sequence, however they arrive.
-      queues: { orderEvents: { topics: [ORDER_CREATED, ORDER_CANCELLED] } },
+      // A standard queue by default: the consumer applies an order's messages in sequence, however they arrive.
+      queues: { orderEvents: { topics: [ORDER_CREATED, ORDER_CANCELLED], fifo: props.fifo === true } },
       // An order's cancellation applies after its creation, never before: one sequence, scope `order`.
       ordering: { [ORDER_CREATED]: { scope: 'order' }, [ORDER_CANCELLED]: { scope: 'order' } },
       removalPolicy,

@@ -6,6 +6,8 @@ import {
 } from '../../infra/local/emulator-template.ts';
 import { LocalRuntimeError } from '../../infra/local/local-runtime-error.ts';
 
+const STACK = 'OutboxExample-local';
+
 function cdkTemplate(): CloudFormationTemplate {
   return {
     Description: 'example',
@@ -52,26 +54,26 @@ function cdkTemplate(): CloudFormationTemplate {
 
 describe('templateForEmulator', () => {
   it('removes event source mappings, which moto would run itself and break the stream and queue', () => {
-    const result = templateForEmulator(cdkTemplate());
+    const result = templateForEmulator(cdkTemplate(), STACK);
     expect(Object.values(result.Resources).map((resource) => resource.Type)).not.toContain(
       'AWS::Lambda::EventSourceMapping',
     );
   });
 
   it('removes Lambda-backed custom resources and the dependencies on them', () => {
-    const result = templateForEmulator(cdkTemplate());
+    const result = templateForEmulator(cdkTemplate(), STACK);
     expect(result.Resources.LogRetention).toBeUndefined();
     expect(result.Resources.Relay?.DependsOn).toEqual(['RelayRole']);
   });
 
   it('removes the CDK bootstrap-version rule and parameter and keeps other parameters', () => {
-    const result = templateForEmulator(cdkTemplate());
+    const result = templateForEmulator(cdkTemplate(), STACK);
     expect(result.Rules).toBeUndefined();
     expect(result.Parameters).toEqual({ Other: { Type: 'String' } });
   });
 
   it('gives every function inline placeholder code instead of the CDK asset bucket', () => {
-    const relay = templateForEmulator(cdkTemplate()).Resources.Relay;
+    const relay = templateForEmulator(cdkTemplate(), STACK).Resources.Relay;
     expect(relay?.Properties?.Code).toEqual({ ZipFile: PLACEHOLDER_FUNCTION_CODE });
     expect(relay?.Properties?.Handler).toBe('index.handler');
     expect(relay?.Properties?.Role).toEqual({ 'Fn::GetAtt': ['RelayRole', 'Arn'] });
@@ -84,7 +86,7 @@ describe('templateForEmulator', () => {
   });
 
   it('drops what changes without the resources changing: environment values built from intrinsics, metadata, CDK analytics', () => {
-    const result = templateForEmulator(cdkTemplate());
+    const result = templateForEmulator(cdkTemplate(), STACK);
     expect(result.Resources.Relay?.Properties?.Environment).toBeUndefined();
     expect(result.Resources.Relay?.Metadata).toBeUndefined();
     expect(result.Resources.CDKMetadata).toBeUndefined();
@@ -93,20 +95,23 @@ describe('templateForEmulator', () => {
   it('keeps the literal environment values, which operator tools read from the deployed template', () => {
     const template = cdkTemplate();
     const relay = template.Resources.Relay;
-    const result = templateForEmulator({
-      ...template,
-      Resources: {
-        ...template.Resources,
-        Relay: {
-          ...relay,
-          Type: 'AWS::Lambda::Function',
-          Properties: {
-            ...relay?.Properties,
-            Environment: { Variables: { TABLE: { Ref: 'Table' }, DUE_SHARDS: '16' } },
+    const result = templateForEmulator(
+      {
+        ...template,
+        Resources: {
+          ...template.Resources,
+          Relay: {
+            ...relay,
+            Type: 'AWS::Lambda::Function',
+            Properties: {
+              ...relay?.Properties,
+              Environment: { Variables: { TABLE: { Ref: 'Table' }, DUE_SHARDS: '16' } },
+            },
           },
         },
       },
-    });
+      STACK,
+    );
     expect(result.Resources.Relay?.Properties?.Environment).toEqual({ Variables: { DUE_SHARDS: '16' } });
   });
 
@@ -129,13 +134,13 @@ describe('templateForEmulator', () => {
         },
       },
     };
-    expect(templateForEmulator(edited)).toEqual(templateForEmulator(cdkTemplate()));
+    expect(templateForEmulator(edited, STACK)).toEqual(templateForEmulator(cdkTemplate(), STACK));
   });
 
   it('keeps everything else, outputs included, and leaves its input untouched', () => {
     const input = cdkTemplate();
     const snapshot = structuredClone(input);
-    const result = templateForEmulator(input);
+    const result = templateForEmulator(input, STACK);
     expect(input).toEqual(snapshot);
     expect(result.Description).toBe('example');
     expect(result.Outputs).toEqual(input.Outputs);
@@ -144,10 +149,13 @@ describe('templateForEmulator', () => {
 
   it('drops DependsOn entirely when only removed resources were listed', () => {
     const template = cdkTemplate();
-    const result = templateForEmulator({
-      ...template,
-      Resources: { ...template.Resources, Queue: { Type: 'AWS::SQS::Queue', DependsOn: 'LogRetention' } },
-    });
+    const result = templateForEmulator(
+      {
+        ...template,
+        Resources: { ...template.Resources, Queue: { Type: 'AWS::SQS::Queue', DependsOn: 'LogRetention' } },
+      },
+      STACK,
+    );
     expect(result.Resources.Queue).toEqual({ Type: 'AWS::SQS::Queue' });
   });
 
@@ -157,17 +165,38 @@ describe('templateForEmulator', () => {
       ...template,
       Outputs: { mapping: { Value: value } },
     });
-    expect(() => templateForEmulator(referring({ Ref: 'RelayMapping' }))).toThrow(LocalRuntimeError);
-    expect(() => templateForEmulator(referring({ 'Fn::GetAtt': 'LogRetention.Arn' }))).toThrow(
+    expect(() => templateForEmulator(referring({ Ref: 'RelayMapping' }), STACK)).toThrow(LocalRuntimeError);
+    expect(() => templateForEmulator(referring({ 'Fn::GetAtt': 'LogRetention.Arn' }), STACK)).toThrow(
       /LogRetention/,
     );
     // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub syntax, not a JavaScript template
-    expect(() => templateForEmulator(referring({ 'Fn::Sub': 'x-${Table}-${RelayMapping}' }))).toThrow(
+    expect(() => templateForEmulator(referring({ 'Fn::Sub': 'x-${Table}-${RelayMapping}' }), STACK)).toThrow(
       /RelayMapping/,
     );
     expect(() =>
       // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub syntax, not a JavaScript template
-      templateForEmulator(referring({ 'Fn::Sub': '${!RelayMapping}-${AWS::Region}' })),
+      templateForEmulator(referring({ 'Fn::Sub': '${!RelayMapping}-${AWS::Region}' }), STACK),
     ).not.toThrow();
+  });
+
+  it('names an unnamed FIFO queue <stack>-<LogicalId>.fifo within 80 characters, as SQS requires, and leaves other queues alone', () => {
+    const logicalId = `OrderEventsQueue${'X'.repeat(80)}`;
+    const result = templateForEmulator(
+      {
+        ...cdkTemplate(),
+        Resources: {
+          [logicalId]: { Type: 'AWS::SQS::Queue', Properties: { FifoQueue: true } },
+          Named: { Type: 'AWS::SQS::Queue', Properties: { FifoQueue: true, QueueName: 'mine.fifo' } },
+          Standard: { Type: 'AWS::SQS::Queue', Properties: {} },
+        },
+      },
+      STACK,
+    );
+
+    const name = String(result.Resources[logicalId]?.Properties?.QueueName);
+    expect(name).toMatch(/^OutboxExample-local-OrderEventsQueueX+\.fifo$/);
+    expect(name).toHaveLength(80);
+    expect(result.Resources.Named?.Properties?.QueueName).toBe('mine.fifo');
+    expect(result.Resources.Standard?.Properties).toEqual({});
   });
 });

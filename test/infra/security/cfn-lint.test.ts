@@ -79,7 +79,10 @@ describe('cfn-lint on every synthesized template', () => {
     mkdirSync(deployedDir);
     const deployed = emulator.map((path) => {
       const target = join(deployedDir, basename(path));
-      writeFileSync(target, JSON.stringify(templateForEmulator(JSON.parse(readFileSync(path, 'utf8')))));
+      writeFileSync(
+        target,
+        JSON.stringify(templateForEmulator(JSON.parse(readFileSync(path, 'utf8')), 'OutboxExample-local')),
+      );
       return target;
     });
     const constructs = templatePaths(constructApp(join(workDir, 'constructs')));
