@@ -8,6 +8,7 @@ export const AdminErrorCode = {
   LIST_FILTER_REQUIRED: OutboxErrorCode.LIST_FILTER_REQUIRED,
   MESSAGE_NOT_FOUND: OutboxErrorCode.MESSAGE_NOT_FOUND,
   WRONG_STATUS: OutboxErrorCode.WRONG_STATUS,
+  EARLIER_GAP: OutboxErrorCode.EARLIER_GAP,
   AGGREGATE_IN_FLIGHT: OutboxErrorCode.AGGREGATE_IN_FLIGHT,
   MOVE_TASK_UNAVAILABLE: OutboxErrorCode.MOVE_TASK_UNAVAILABLE,
 } as const;
@@ -131,8 +132,7 @@ export class EarlierGapError extends AdminError {
     const first = (gap.lastSeq ?? 0) + 1;
     const missing = first === gap.seq - 1 ? `seq ${first}` : `seq ${first} to ${gap.seq - 1}`;
     super({
-      // The cursor, like a message's status, is not where the action starts from.
-      code: AdminErrorCode.WRONG_STATUS,
+      code: AdminErrorCode.EARLIER_GAP,
       httpStatus: 409,
       message:
         `${gap.orderKey}: the consumer with inbox ${gap.inboxTable} is at seq ${gap.lastSeq ?? 'none'}, so ${missing} ` +

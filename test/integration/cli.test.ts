@@ -10,7 +10,15 @@ import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
 import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
-import { placeOrder, scanAll, startRuntime, waitFor, waitForMessageStatus } from './support.ts';
+import {
+  placeOrder,
+  request,
+  scanAll,
+  startRuntime,
+  stockOf,
+  waitFor,
+  waitForMessageStatus,
+} from './support.ts';
 
 /** Orders whose message SQS rejects while they are in here. */
 const rejected = new Set<string>();
@@ -163,6 +171,69 @@ describe('outbox CLI on the local stack (moto)', () => {
 
     // Replaying a CONFIRMED message is refused: wrong status, exit code 4.
     expect((await outbox('replay', failedId, '--reason', 'again')).code).toBe(4);
+  });
+
+  it('skips a FAILED create its cancel waits behind: the consumer moves past it and applies the cancel, once', async () => {
+    const orderId = 'order-cli-gap';
+    rejected.add(orderId);
+    const { messageId: createId } = await placeOrder(runtime, [{ sku: 'SKU-APPLE', quantity: 1 }], orderId);
+    await waitForMessageStatus(runtime, orderId, 'FAILED');
+    rejected.delete(orderId);
+    const cancelled = await request(runtime, `POST /orders/${orderId}/cancel`);
+    const cancelId: string = cancelled.body.messageId;
+    // The consumer has the cancel, seq 2, and holds it parked: seq 1 never arrived.
+    await waitFor(async () =>
+      (await scanAll(runtime, 'inbox')).some((row) => row.parkedMessageId === cancelId) ? true : undefined,
+    );
+    const stock = await stockOf(runtime, 'SKU-APPLE');
+
+    const heldByConsumer = await outbox(
+      'skip',
+      '--order-key',
+      `order#${orderId}`,
+      '--seq',
+      '2',
+      '--reason',
+      'x',
+    );
+    const skip = await outbox(
+      'skip',
+      '--order-key',
+      `order#${orderId}`,
+      '--seq',
+      '1',
+      '--reason',
+      'order withdrawn by the customer',
+    );
+    await sweepOnce();
+    const order = await waitFor(async () => {
+      const body = (await request(runtime, `GET /orders/${orderId}`)).body;
+      return body.messages[1]?.status === 'CONFIRMED' ? body : undefined;
+    });
+    const show = await outbox('show', createId);
+
+    // The cancel itself cannot be skipped: the consumer holds it (SENT), a 409 refusal, exit code 4.
+    expect(heldByConsumer.code).toBe(4);
+    expect(heldByConsumer.stderr).toContain(
+      `message ${cancelId} is SENT; skip needs PENDING or FAILED or CANCELLED`,
+    );
+    expect(skip.code).toBe(0);
+    expect(skip.stdout).toContain(`skipped order#${orderId} seq 1 (message ${createId}, order.created)`);
+    expect(skip.stdout).toMatch(/message {3}FAILED → CANCELLED\n/);
+    expect(skip.stdout).toMatch(/consumer {2}\S+: cursor none → 1\n/);
+    expect(skip.stdout).toContain(
+      `next      seq 2 (message ${cancelId}) SENT → PENDING: the sweeper sends it again`,
+    );
+    // The create was never applied, so the cancel finds nothing to release; the stock did not move.
+    expect(order.messages.map((m: { status: string; outcome?: string }) => [m.status, m.outcome])).toEqual([
+      ['CANCELLED', undefined],
+      ['CONFIRMED', 'NOTHING_TO_RELEASE'],
+    ]);
+    expect(await stockOf(runtime, 'SKU-APPLE')).toBe(stock);
+    expect(show.stdout).toMatch(
+      /CANCELLED +FAILED → CANCELLED +local:\S+ +skipped order#order-cli-gap seq 1: /,
+    );
+    expect(show.stdout).toMatch(/SKIP +local:\S+ +order withdrawn by the customer/);
   });
 
   it('recovers a clean topic with the example health hook and exits 0', async () => {

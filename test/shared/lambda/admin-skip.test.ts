@@ -120,7 +120,7 @@ describe('admin API: POST /admin/ordering/skip', () => {
     expect(earlier).toEqual({
       status: 409,
       body: expect.objectContaining({
-        code: 'WRONG_STATUS',
+        code: 'EARLIER_GAP',
         orderKey,
         seq: 3,
         inboxTable: 'inbox',
@@ -130,7 +130,7 @@ describe('admin API: POST /admin/ordering/skip', () => {
     });
     const sent = await skip({ orderKey, seq: 4, reason: 'x' });
     expect(sent.status).toBe(409);
-    expect(sent.body).toMatchObject({ status: 'SENT', messageId: testMessageId(4) });
+    expect(sent.body).toMatchObject({ code: 'WRONG_STATUS', status: 'SENT', messageId: testMessageId(4) });
     expect((await skip({ orderKey, seq: 9, reason: 'x' })).status).toBe(404);
     expect((await skip({ orderKey, seq: 3 })).status).toBe(400);
   });
