@@ -1,10 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
 import type { DrillConfig } from '../../../infra/drill/drill-config.ts';
 import { uniformRates } from '../../../infra/drill/faults.ts';
 import { runMemoryDrill } from '../../../infra/drill/memory-drill.ts';
 import { metricTotal } from '../../../infra/drill/observed-metrics.ts';
 import { formatReport } from '../../../infra/drill/report.ts';
+import { counterIds } from './counter-ulid.ts';
+
+// Ids from a counter: each run follows from its seed alone, whatever the machine (see counter-ulid.ts).
+vi.mock('ulid', async (importOriginal) =>
+  (await import('./counter-ulid.ts')).counterUlid(await importOriginal<typeof import('ulid')>()),
+);
+
+beforeEach(() => {
+  counterIds.issued = 0;
+});
 
 const SMALL: DrillConfig = {
   orders: 500,

@@ -2,28 +2,13 @@ import { describe, expect, it, vi } from 'vitest';
 import type { DrillResult } from '../../../infra/drill/drill-config.ts';
 import { uniformRates } from '../../../infra/drill/faults.ts';
 import { runMemoryDrill } from '../../../infra/drill/memory-drill.ts';
+import { counterIds } from './counter-ulid.ts';
 
-/**
- * Message ids are ULIDs whose random part the seed does not control (createOrder leaves the id to
- * createMessage). Here they come from a counter, reset before each run, so that everything else the drill
- * draws — faults, poison, order lines, jitter — can be checked to follow from the seed alone.
- */
-const ids = vi.hoisted(() => ({ issued: 0 }));
-vi.mock('ulid', async (importOriginal) => {
-  const real = await importOriginal<typeof import('ulid')>();
-  const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-  return {
-    ...real,
-    ulid: (time: number = Date.now()) => {
-      ids.issued += 1;
-      let random = '';
-      for (let rest = ids.issued, i = 0; i < 16; i += 1, rest = Math.floor(rest / 32)) {
-        random = crockford.charAt(rest % 32) + random;
-      }
-      return real.encodeTime(time, 10) + random;
-    },
-  };
-});
+// Ids from a counter, so that everything the drill draws (faults, poison, order lines, jitter) can be checked to
+// follow from the seed alone.
+vi.mock('ulid', async (importOriginal) =>
+  (await import('./counter-ulid.ts')).counterUlid(await importOriginal<typeof import('ulid')>()),
+);
 
 /** What a run did, without its wall-clock timings. */
 function outcome({ injected, counts, deliveries, metrics, simulatedMs }: DrillResult) {
@@ -43,9 +28,9 @@ describe('the scale drill with a seed', () => {
       initialStock: 60,
     };
 
-    ids.issued = 0;
+    counterIds.issued = 0;
     const first = await runMemoryDrill(config, () => {});
-    ids.issued = 0;
+    counterIds.issued = 0;
     const second = await runMemoryDrill(config, () => {});
 
     expect(outcome(second)).toEqual(outcome(first));
