@@ -12,6 +12,7 @@ import {
   documentClient,
   placeOrder,
   request,
+  scanAll,
   startRuntime,
   stockOf,
   waitFor,
@@ -181,6 +182,17 @@ describe('admin API through the local runtime (moto)', () => {
     // The cancellation (seq 2) reaches the consumer, which holds it until seq 1 is applied: never, it FAILED.
     expect((await request(runtime, `POST /orders/${orderId}/cancel`, {})).status).toBe(202);
     await waitFor(parkedRow, 30_000, 'the order.cancelled to be parked');
+    // And the relay has recorded its send (it does so as it sends; this only rules out a slow machine).
+    await waitFor(
+      async () =>
+        (await scanAll(runtime, 'outbox')).some(
+          (m) => m.topic === 'order.cancelled' && m.aggregateId === orderId && m.status === 'SENT',
+        )
+          ? true
+          : undefined,
+      30_000,
+      'the order.cancelled to be SENT',
+    );
 
     const skipped = await request(runtime, 'POST /admin/ordering/skip', {
       orderKey: `order#${orderId}`,

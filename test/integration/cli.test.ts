@@ -185,6 +185,12 @@ describe('outbox CLI on the local stack (moto)', () => {
     await waitFor(async () =>
       (await scanAll(runtime, 'inbox')).some((row) => row.parkedMessageId === cancelId) ? true : undefined,
     );
+    // And the relay has recorded its send (it does so as it sends; this only rules out a slow machine).
+    await waitFor(async () =>
+      (await scanAll(runtime, 'outbox')).some((m) => m.messageId === cancelId && m.status === 'SENT')
+        ? true
+        : undefined,
+    );
     const stock = await stockOf(runtime, 'SKU-APPLE');
 
     const heldByConsumer = await outbox(

@@ -138,7 +138,9 @@ describe('npm start', () => {
     const started = Date.now();
     cli.kill('SIGINT');
     expect(await exited).toEqual({ code: 0, signal: null });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Under moto's 5 s grace before SIGKILL: it stopped on SIGTERM (usually well under a second here; the margin is
+    // for a loaded machine).
+    expect(Date.now() - started).toBeLessThan(4_500);
     expect(isAlive(motoPid)).toBe(false);
     expect(await answersHttp(motoEndpoint)).toBe(false);
     expect(await answersHttp(apiUrl)).toBe(false);
