@@ -105,9 +105,9 @@ async function drainNaively(count: number, options: BenchOptions): Promise<Relay
   for (const record of records) {
     const content = readStreamRecord(record);
     if (content.kind !== 'message') throw new Error('unreadable bench record');
+    await deps.store.markSent({ messageId: content.message.messageId, now: deps.clock() });
     const result = await deps.publisher.publishBatch(ORDER_QUEUE, [toEnvelope(content.message)]);
     if (result.sent.length !== 1) throw new Error('naive send failed');
-    await deps.store.markSent(content.message.messageId, deps.clock());
   }
   const seconds = (performance.now() - started) / 1_000;
   return {

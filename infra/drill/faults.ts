@@ -155,7 +155,11 @@ export function faultyDocumentClient(
   });
 }
 
-/** The relay (or a sweeper) crashing after SQS accepted a message and before it was marked SENT. */
+/**
+ * The relay (or a sweeper) crashing between its SENT mark and its send: the message is left SENT although nobody
+ * sent it, and a retried stream record finds it marked already, so only reconciliation (after the confirmation
+ * deadline) sends it.
+ */
 export function crashingAfterSend<T extends Pick<SweepStore, 'markSent'>>(
   store: T,
   faults: FaultInjector,
@@ -163,11 +167,15 @@ export function crashingAfterSend<T extends Pick<SweepStore, 'markSent'>>(
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property !== 'markSent') return bound(target, property, receiver);
-      return (messageId: string, now: Date, resends?: number) => {
-        if (faults.roll('relayCrashAfterSend')) {
-          return Promise.reject(new InjectedFault('relayCrashAfterSend', `after sending ${messageId}`));
+      return async (mark: Parameters<SweepStore['markSent']>[0]) => {
+        const outcome = await target.markSent(mark);
+        if (outcome === 'SENT' && faults.roll('relayCrashAfterSend')) {
+          throw new InjectedFault(
+            'relayCrashAfterSend',
+            `after marking ${mark.messageId} SENT, before its send`,
+          );
         }
-        return target.markSent(messageId, now, resends);
+        return outcome;
       };
     },
   });

@@ -63,8 +63,10 @@ interface TableFigures {
  *   the drain of an ordered key's parked successors) returns no counts (at-least-once), and its redelivery counts a
  *   duplicate.
  * Bounds where a send's count and its mark can part:
- * - MessagesSent ≥ SENT transitions and ≥ inbox rows (SQS can accept a message whose SENT mark is then lost, or
- *   a resent copy, never the reverse), and RetriesScheduled ≤ SendFailures (each follows one failed send).
+ * - MessagesSent ≤ SENT transitions (a message is marked SENT just before its send: each accepted send follows its
+ *   own mark, while a mark whose send SQS refused, or whose sender stopped before sending, counts no send), and
+ *   MessagesSent ≥ inbox rows (every applied copy was an accepted send), and RetriesScheduled ≤ SendFailures (each
+ *   follows one failed send).
  */
 export function checkMetrics(snapshot: DrillSnapshot, observed: MetricObservations): InvariantResult[] {
   const tables = tableFigures(snapshot);
@@ -113,15 +115,15 @@ export function checkMetrics(snapshot: DrillSnapshot, observed: MetricObservatio
 
     const rows = table.appliedRows + table.rejectedRows;
     const sent = count('MessagesSent');
-    if (sent < table.sentTransitions)
-      bounds.push(`${topic}: MessagesSent ${sent} < ${table.sentTransitions} SENT transitions`);
+    if (sent > table.sentTransitions)
+      bounds.push(`${topic}: MessagesSent ${sent} > ${table.sentTransitions} SENT transitions`);
     if (sent < rows) bounds.push(`${topic}: MessagesSent ${sent} < ${rows} inbox rows`);
     if (count('RetriesScheduled') > count('SendFailures'))
       bounds.push(
         `${topic}: RetriesScheduled ${count('RetriesScheduled')} > SendFailures ${count('SendFailures')}`,
       );
     boundDetail.push(
-      `${topic}: ${sent} sent ≥ ${table.sentTransitions} SENT transitions and ≥ ${rows} inbox rows, ` +
+      `${topic}: ${sent} sent ≤ ${table.sentTransitions} SENT transitions and ≥ ${rows} inbox rows, ` +
         `${count('RetriesScheduled')} retries ≤ ${count('SendFailures')} send failures`,
     );
   }

@@ -3,6 +3,8 @@ import type { MessageStatus } from '../message/message-status.ts';
 /** What a history entry records: a status change, an operator's action, or a delivery after a cancel. */
 export const HistoryEvent = {
   SENT: 'SENT',
+  /** SQS refused a message its sender had just marked SENT: back to PENDING for the next attempt. */
+  SEND_REFUSED: 'SEND_REFUSED',
   CONFIRMED: 'CONFIRMED',
   FAILED: 'FAILED',
   REQUEUED: 'REQUEUED',

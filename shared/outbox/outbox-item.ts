@@ -99,6 +99,12 @@ export interface OutboxItem extends Envelope {
   readonly lastError?: string;
   /** Delivery rounds started by reconciliation because no confirmation came. */
   readonly resends?: number;
+  /**
+   * Sends SQS refused since the message was written (or last replayed), over every delivery round: the policy's
+   * `maxAttempts` of them make it FAILED however many rounds reconciliation starts (a sender that stops between
+   * its SENT mark and its send leaves a round that must be reconciled, and that round must not refill the budget).
+   */
+  readonly refusals?: number;
   /** Operator replays of the message; never reset (a replay resets `resends`), see {@link deliveryRoundOf}. */
   readonly replays?: number;
   readonly updatedAt: string;

@@ -27,8 +27,24 @@ import {
   sendFailureUpdate,
 } from './transition-updates.ts';
 
-/** Result of marking a message SENT; losing to a faster writer is expected, not an error. */
+/**
+ * Result of marking a message SENT before its send: `SENT`, with the mark's `sentAt` (send it now); losing to a
+ * faster writer, a cancel or a sweeper's claim is expected, not an error (do not send it).
+ */
 export type MarkSentOutcome = 'SENT' | 'ALREADY_ADVANCED';
+
+/** A message about to be sent, to mark SENT first. */
+export interface SendMark {
+  readonly messageId: string;
+  readonly now: Date;
+  /**
+   * Delivery rounds started by reconciliation: each doubles the confirmation deadline, so a backlogged consumer is
+   * not flooded with copies. @default 0
+   */
+  readonly resends?: number;
+  /** The sweeper's lease owner when it claimed the message: the mark holds only under that claim. */
+  readonly claimedBy?: string;
+}
 
 /** Result of recording a failed send. */
 export type RecordFailureOutcome = 'RETRY_SCHEDULED' | 'FAILED' | 'ALREADY_ADVANCED';
@@ -47,11 +63,14 @@ export type ConfirmOutcome =
 /** The outbox's status changes, as the relay, sweeper and consumers use them. */
 export interface OutboxStore {
   /**
-   * PENDING → SENT. `resends` (delivery rounds started by reconciliation) stretches the confirmation
-   * deadline: each round doubles it, so a backlogged consumer is not flooded with copies.
+   * PENDING → SENT, made just before the send (the mark's `sentAt` is `mark.now`): only a message marked here may be
+   * sent, so a cancel or another sender that got there first stops the send.
    */
-  markSent(messageId: string, now: Date, resends?: number): Promise<MarkSentOutcome>;
-  /** Records a failed send: schedules the retry or moves the message to FAILED. */
+  markSent(mark: SendMark): Promise<MarkSentOutcome>;
+  /**
+   * Records a failed send: schedules the retry or moves the message to FAILED. For a send SQS refused after the
+   * mark, `markedAt` names the mark (its `sentAt`), and the record undoes it.
+   */
   recordSendFailure(failure: SendFailure): Promise<RecordFailureOutcome>;
   /** → CONFIRMED after the downstream applied the message, recording its outcome when given. */
   confirm(messageId: string, now: Date, outcome?: string): Promise<ConfirmOutcome>;
@@ -169,13 +188,19 @@ export class DynamoOutboxStore implements SweepStore {
   }
 
   /** @inheritdoc */
-  async markSent(messageId: string, now: Date, resends = 0): Promise<MarkSentOutcome> {
+  async markSent({ messageId, now, resends = 0, claimedBy }: SendMark): Promise<MarkSentOutcome> {
     const confirmDeadlineMs = confirmDeadlineAfter(
       this.#options.confirmDeadlineMs ?? DEFAULT_CONFIRM_DEADLINE_MS,
       resends,
     );
     const result = await this.#update(
-      markSentUpdate({ messageId, now, confirmDeadlineMs, ...this.#context() }),
+      markSentUpdate({
+        messageId,
+        now,
+        confirmDeadlineMs,
+        ...this.#context(),
+        ...(claimedBy === undefined ? {} : { claimedBy }),
+      }),
     );
     return result.applied ? 'SENT' : 'ALREADY_ADVANCED';
   }

@@ -7,7 +7,7 @@ import type { OutboxItem } from './outbox-item.ts';
 
 /**
  * An outbox item as stored, read tolerantly: items written by older versions or other writers may lack
- * bookkeeping fields (`attempts`, `resends`, `updatedAt`), which read as their defaults — the same defaults the
+ * bookkeeping fields (`attempts`, `resends`, `refusals`, `updatedAt`), which read as their defaults — the same defaults the
  * update expressions apply with `if_not_exists`. Fields the relay needs to send the message must be there.
  */
 const storedItemSchema = z
@@ -22,6 +22,7 @@ const storedItemSchema = z
     status: z.enum(Object.values(MessageStatus) as [MessageStatus, ...MessageStatus[]]),
     attempts: z._default(z.number().check(z.int(), z.minimum(0)), 0),
     resends: z._default(z.number().check(z.int(), z.minimum(0)), 0),
+    refusals: z._default(z.number().check(z.int(), z.minimum(0)), 0),
     updatedAt: z._default(z.string(), ''),
   })
   .check(z.refine((item) => item.payload !== undefined, { error: 'has no payload', path: ['payload'] }));

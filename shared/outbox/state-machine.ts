@@ -13,7 +13,10 @@ export interface Transition {
  * update on `from`, so a writer that lost a race gets a condition failure, never a wrong state.
  */
 export const TRANSITIONS = {
-  /** The relay or sweeper handed the message to SQS. */
+  /**
+   * The relay or sweeper hands the message to SQS: marked just before the send, so that a cancel either lands
+   * first (nothing is sent) or is refused (it is on its way).
+   */
   markSent: { from: [MessageStatus.PENDING], to: MessageStatus.SENT },
   /**
    * The consumer applied the message, or reconciliation found it downstream. PENDING is allowed because
@@ -29,10 +32,14 @@ export const TRANSITIONS = {
    * once, so a cancel cannot recall it. The outcome is recorded in the history; the status stays CANCELLED.
    */
   applyAfterCancel: { from: [MessageStatus.CANCELLED], to: MessageStatus.CANCELLED },
-  /** A send failed and attempts remain: bookkeeping only, the status stays PENDING. */
-  recordAttempt: { from: [MessageStatus.PENDING], to: MessageStatus.PENDING },
-  /** A send failed and no attempts remain. */
-  fail: { from: [MessageStatus.PENDING], to: MessageStatus.FAILED },
+  /**
+   * A send failed and attempts remain: PENDING again, due at the next attempt. From SENT when SQS refused a message
+   * its sender had marked SENT just before the send (only under that sender's own mark); from PENDING when it was
+   * never marked (no queue is routed).
+   */
+  recordAttempt: { from: [MessageStatus.PENDING, MessageStatus.SENT], to: MessageStatus.PENDING },
+  /** A send failed and no attempts remain: from the sender's own SENT mark, or from PENDING, as above. */
+  fail: { from: [MessageStatus.PENDING, MessageStatus.SENT], to: MessageStatus.FAILED },
   /** The sweeper claimed a message whose stored item cannot be read: no retry can send it. */
   failUnreadable: { from: [MessageStatus.PENDING, MessageStatus.SENT], to: MessageStatus.FAILED },
   /** Reconciliation found the downstream never received a SENT message. */

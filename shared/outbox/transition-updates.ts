@@ -36,22 +36,37 @@ export function expiresAfter(now: Date, retentionDays: number = DEFAULT_RETENTIO
   return Math.floor(now.getTime() / 1000) + retentionDays * DAY_SECONDS;
 }
 
-/** A message handed to SQS. */
+/** A message about to be handed to SQS. */
 export interface MarkSent extends ChangeContext {
   readonly messageId: string;
   readonly now: Date;
   /** How long the message may wait for its confirmation before the sweeper reconciles it. */
   readonly confirmDeadlineMs: number;
+  /**
+   * The lease owner of a sweeper that claimed the message: the mark holds only while its claim does. Absent (the
+   * stream relay): only while no sweeper holds a live claim on it.
+   */
+  readonly claimedBy?: string;
 }
 
 /**
- * PENDING → SENT after SQS accepted the message, with `confirmBy` = the confirmation deadline. The message stays
- * in the due index under the `nextAttemptAt` it had: moving it there would change the index key, a delete and a put
- * of the index entry on every message, while almost every message is confirmed long before the sweeper looks. A
- * sweeper that finds a SENT message due before its `confirmBy` gives it back until then; after it, it reconciles.
+ * PENDING → SENT just before the message is handed to SQS, with `confirmBy` = the confirmation deadline and
+ * `sentAt` = `now`, which the sender's record of a refused send names. The mark comes first so that it is the one
+ * point where a send and an operator's cancel meet: a cancel that lands before it makes it fail and nothing is
+ * sent; once it is made, the message is SENT and a cancel is refused. A sender that stops between its mark and its
+ * send leaves a SENT message that nobody sent; reconciliation resends it after its deadline.
+ * The message stays in the due index under the `nextAttemptAt` it had: moving it there would change the index key,
+ * a delete and a put of the index entry on every message, while almost every message is confirmed long before the
+ * sweeper looks. A sweeper that finds a SENT message due before its `confirmBy` gives it back until then; after it,
+ * it reconciles.
  */
-export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSent): OutboxUpdate {
+export function markSentUpdate({ messageId, now, confirmDeadlineMs, by, claimedBy }: MarkSent): OutboxUpdate {
   const from = statusIsOneOf(TRANSITIONS.markSent.from);
+  // A sweeper's mark holds only under its own claim (a cancel drops the claim); the relay's only under nobody's.
+  const claim =
+    claimedBy === undefined
+      ? { expression: '(attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)', values: {} }
+      : { expression: '#leaseOwner = :owner', values: { ':owner': claimedBy } };
   const history = appendHistory({
     at: now.toISOString(),
     event: HistoryEvent.SENT,
@@ -62,7 +77,7 @@ export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSe
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
     UpdateExpression: `SET #status = :to, #attempts = if_not_exists(#attempts, :zero) + :one, #sentAt = :now, #updatedAt = :now, #confirmBy = :deadline, ${history.set} REMOVE #leaseOwner, #leaseUntil`,
-    ConditionExpression: `${messageExists} AND ${from.expression}`,
+    ConditionExpression: `${messageExists} AND ${from.expression} AND ${claim.expression}`,
     ExpressionAttributeNames: {
       '#messageId': OUTBOX_KEYS.partitionKey,
       '#status': 'status',
@@ -76,6 +91,7 @@ export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSe
     },
     ExpressionAttributeValues: {
       ...from.values,
+      ...claim.values,
       ':to': TRANSITIONS.markSent.to,
       ':zero': 0,
       ':one': 1,
@@ -88,8 +104,14 @@ export function markSentUpdate({ messageId, now, confirmDeadlineMs, by }: MarkSe
 
 /** What a failed send does to a message: retry later, or give up. */
 export type SendFailureDecision =
-  | { readonly kind: 'retry'; readonly attempts: number; readonly nextAttemptAt: Date }
-  | { readonly kind: 'fail'; readonly attempts: number };
+  | {
+      readonly kind: 'retry';
+      readonly attempts: number;
+      /** The message's refused sends with this one, when this failure is a refusal. */
+      readonly refusals?: number;
+      readonly nextAttemptAt: Date;
+    }
+  | { readonly kind: 'fail'; readonly attempts: number; readonly refusals?: number };
 
 /** A failed send to record on its message. */
 export interface SendFailure {
@@ -100,19 +122,27 @@ export interface SendFailure {
   /** Why the send failed, for `lastError`. */
   readonly error: string;
   readonly now: Date;
+  /**
+   * The `sentAt` of the sender's own mark, when SQS refused a message the sender had marked SENT for the send: the
+   * record holds only while the message is still SENT under that mark. Absent: the message was never marked (no
+   * queue is routed, it cannot be sent as stored, its attempts are spent) and must still be PENDING.
+   */
+  readonly markedAt?: string;
 }
 
 /**
- * Records a failed send made when the message had `seenAttempts` attempts. Conditional on the status still
- * being PENDING and nobody else having recorded an attempt since, so two writers never double-count. A retry
- * keeps the status and writes no history; giving up moves the message to FAILED, into the attention index.
+ * Records a failed send made when the message had `seenAttempts` attempts: back to PENDING with the next attempt's
+ * time (attempts left), or FAILED, into the attention index (none left). Conditional on the message being where
+ * the sender left it — SENT under its own mark (`markedAt`), or still PENDING with nobody having counted an attempt
+ * since — so two writers never double-count and a stale record never undoes someone else's move. Giving up, and
+ * undoing a mark, write a history entry; a retry of a message never marked writes none.
  */
 export function sendFailureUpdate(
-  { messageId, seenAttempts, decision, error, now }: SendFailure,
+  { messageId, seenAttempts, decision, error, now, markedAt }: SendFailure,
   context: ChangeContext = {},
 ): OutboxUpdate {
   const transition = decision.kind === 'retry' ? TRANSITIONS.recordAttempt : TRANSITIONS.fail;
-  const from = statusIsOneOf(transition.from);
+  const from = statusIsOneOf(markedAt === undefined ? [MessageStatus.PENDING] : [MessageStatus.SENT]);
   const names = {
     '#messageId': OUTBOX_KEYS.partitionKey,
     '#status': 'status',
@@ -123,41 +153,93 @@ export function sendFailureUpdate(
     '#leaseOwner': 'leaseOwner',
     '#leaseUntil': 'leaseUntil',
   };
+  const refusals: {
+    readonly set: string;
+    readonly names: Record<string, string>;
+    readonly values: Record<string, number>;
+  } =
+    decision.refusals === undefined
+      ? { set: '', names: {}, values: {} }
+      : {
+          set: ', #refusals = :refusals',
+          names: { '#refusals': 'refusals' },
+          values: { ':refusals': decision.refusals },
+        };
   const values = {
     ...from.values,
+    ...refusals.values,
     ':to': transition.to,
     ':attempts': decision.attempts,
-    ':seen': seenAttempts,
     ':error': error.slice(0, 1_000),
     ':now': now.toISOString(),
   };
-  const condition = `${messageExists} AND ${from.expression} AND (#attempts = :seen OR attribute_not_exists(#attempts))`;
+  // Where the sender left it: SENT under its own mark (a refused send), or PENDING at the attempts it read.
+  const leftThere: {
+    readonly condition: string;
+    readonly values: Record<string, string | number>;
+    readonly names: Record<string, string>;
+    readonly undoMark: string;
+  } =
+    markedAt === undefined
+      ? {
+          condition: `${messageExists} AND ${from.expression} AND (#attempts = :seen OR attribute_not_exists(#attempts))`,
+          values: { ':seen': seenAttempts },
+          names: {},
+          undoMark: '',
+        }
+      : {
+          condition: `${messageExists} AND ${from.expression} AND #sentAt = :markedAt`,
+          values: { ':markedAt': markedAt },
+          names: { '#sentAt': 'sentAt', '#confirmBy': 'confirmBy' },
+          undoMark: ', #sentAt, #confirmBy',
+        };
+  const refused =
+    markedAt === undefined
+      ? undefined
+      : appendHistory({
+          at: now.toISOString(),
+          event: decision.kind === 'retry' ? HistoryEvent.SEND_REFUSED : HistoryEvent.FAILED,
+          from: MessageStatus.SENT,
+          to: transition.to,
+          reason: error,
+          ...(context.by === undefined ? {} : { by: context.by }),
+        });
   if (decision.kind === 'retry') {
     return {
       Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-      UpdateExpression:
-        'SET #status = :to, #attempts = :attempts, #lastError = :error, #updatedAt = :now, #nextAttemptAt = :next REMOVE #leaseOwner, #leaseUntil',
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: { ...values, ':next': decision.nextAttemptAt.toISOString() },
+      UpdateExpression: `SET #status = :to, #attempts = :attempts, #lastError = :error, #updatedAt = :now, #nextAttemptAt = :next${refusals.set}${
+        refused === undefined ? '' : `, ${refused.set}`
+      } REMOVE #leaseOwner, #leaseUntil${leftThere.undoMark}`,
+      ConditionExpression: leftThere.condition,
+      ExpressionAttributeNames: { ...names, ...refusals.names, ...leftThere.names, ...refused?.names },
+      ExpressionAttributeValues: {
+        ...values,
+        ...leftThere.values,
+        ...refused?.values,
+        ':next': decision.nextAttemptAt.toISOString(),
+      },
     };
   }
-  const history = appendHistory({
-    at: now.toISOString(),
-    event: HistoryEvent.FAILED,
-    from: MessageStatus.PENDING,
-    to: TRANSITIONS.fail.to,
-    reason: error,
-    ...(context.by === undefined ? {} : { by: context.by }),
-  });
+  const history =
+    refused ??
+    appendHistory({
+      at: now.toISOString(),
+      event: HistoryEvent.FAILED,
+      from: MessageStatus.PENDING,
+      to: TRANSITIONS.fail.to,
+      reason: error,
+      ...(context.by === undefined ? {} : { by: context.by }),
+    });
   // FAILED leaves the due index (nothing more to do) for the attention index, but keeps payload, attempts and
   // lastError; it is never archived by TTL, because an operator must see it and may replay it.
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression: `SET #status = :to, #attempts = :attempts, #lastError = :error, #updatedAt = :now, #failedAt = :now, #attentionKey = :attentionKey, ${history.set} REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
-    ConditionExpression: condition,
+    UpdateExpression: `SET #status = :to, #attempts = :attempts, #lastError = :error, #updatedAt = :now, #failedAt = :now, #attentionKey = :attentionKey, ${history.set}${refusals.set} REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil${leftThere.undoMark}`,
+    ConditionExpression: leftThere.condition,
     ExpressionAttributeNames: {
       ...names,
+      ...refusals.names,
+      ...leftThere.names,
       '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
       '#failedAt': 'failedAt',
       '#attentionKey': OUTBOX_KEYS.attentionIndex.partitionKey,
@@ -165,6 +247,7 @@ export function sendFailureUpdate(
     },
     ExpressionAttributeValues: {
       ...values,
+      ...leftThere.values,
       ':attentionKey': attentionKeyOf(MessageStatus.FAILED, messageId, context.dueShards),
       ...history.values,
     },

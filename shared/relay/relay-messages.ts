@@ -40,12 +40,20 @@ export interface RelayDeps {
   readonly retryPolicyFor: (topic: string) => RetryPolicy;
   readonly clock: () => Date;
   readonly random: () => number;
+  /**
+   * The lease owner of a sweeper that claimed these messages: each is marked SENT only under that claim. Absent
+   * for the stream relay, whose marks hold only while no sweeper holds a live claim.
+   */
+  readonly claimedBy?: string;
 }
 
 /** What happened to a relayed batch. */
 export interface RelayReport {
   readonly sent: number;
-  /** SENT by someone else first (a sweeper, or a confirmation that overtook us). */
+  /**
+   * Not sent because the mark before the send found it no longer PENDING, or claimed: sent by someone else first (a
+   * sweeper, or the relay on a retried stream record), confirmed, or cancelled by an operator.
+   */
   readonly alreadyAdvanced: number;
   readonly retryScheduled: number;
   readonly failed: number;
@@ -73,8 +81,9 @@ interface Prepared {
 }
 
 /**
- * Forwards outbox messages to their topic queues: parallel SendMessageBatch calls of up to 10 entries, then
- * a conditional PENDING → SENT per accepted entry. An order key's messages go out in seq order, in one batch, or
+ * Forwards outbox messages to their topic queues: a conditional PENDING → SENT per message first (a message that is
+ * no longer PENDING — cancelled, confirmed, sent by someone else — is not sent), then parallel SendMessageBatch
+ * calls of up to 10 entries; a refused entry's mark is undone. An order key's messages go out in seq order, in one batch, or
  * in consecutive batches sent one after another when they do not fit one; after a failed entry its later messages
  * are held (left PENDING for the sweeper). A rejected entry is recorded on its message (attempts,
  * nextAttemptAt, lastError) instead of failing the batch, and a message that can never be sent as stored (a
@@ -110,7 +119,9 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
     Promise.all(
       prepared
         .filter((p) => deps.queueFor(p.message.topic) === undefined)
-        .map((p) => recordRetry(p.message, `no queue is routed for topic "${p.message.topic}"`, deps)),
+        .map((p) =>
+          recordRetry(p.message, { error: `no queue is routed for topic "${p.message.topic}"` }, deps),
+        ),
     ),
     Promise.all(unsendable.map((message) => recordUnsendable(message, deps))),
   ]);
@@ -216,16 +227,26 @@ async function settle(
   }
 }
 
-/** A failed send that may succeed later: the next attempt is scheduled with backoff, or FAILED when none is left. */
-function recordRetry(message: OutboxItem, error: string, deps: RelayDeps): Promise<Settled> {
+/**
+ * A failed send that may succeed later: the next attempt is scheduled with backoff, or FAILED when none is left.
+ * `markedAt`: the send was refused after this sender marked the message SENT (its `sentAt`); the record undoes it.
+ */
+function recordRetry(
+  message: OutboxItem,
+  failure: { readonly error: string; readonly markedAt?: string },
+  deps: RelayDeps,
+): Promise<Settled> {
+  const { error, markedAt } = failure;
   return settle(
     message,
     () => {
       const now = deps.clock();
+      // The attempts before the mark: the mark counted this one, and the decision counts it the same way.
       const seenAttempts = message.attempts ?? 0;
       const decision = decideAfterSendFailure({
         policy: deps.retryPolicyFor(message.topic),
         seenAttempts,
+        seenRefusals: message.refusals ?? 0,
         now,
         random: deps.random,
       });
@@ -235,6 +256,7 @@ function recordRetry(message: OutboxItem, error: string, deps: RelayDeps): Promi
         decision,
         error,
         now,
+        ...(markedAt === undefined ? {} : { markedAt }),
       });
     },
     error,
@@ -316,18 +338,23 @@ function sendLanes(messages: readonly Prepared[], deps: RelayDeps): Lane[] {
 }
 
 /**
- * Sends a lane's batches in turn. Once an entry of a batch failed, the lane's later batches (the same order
- * key's later messages) are held: sending them would only make the consumer wait for the failed one.
+ * Sends a lane's batches in turn, each marked SENT just before its send. Once an entry of a batch failed, the lane's
+ * later batches (the same order key's later messages) are held, unmarked: sending them would only make the consumer
+ * wait for the failed one.
  */
 async function sendLane(lane: Lane, deps: RelayDeps, topics: SendCountsByTopic): Promise<LaneSend> {
   const settling: Promise<Settled>[] = [];
   const held: Held[] = [];
   for (const [index, batch] of lane.batches.entries()) {
-    const result = await publishSafely(deps.publisher, lane.queueUrl, batch);
-    settling.push(...settleBatch({ batch, result }, deps, topics));
+    const marks = await markBatch(batch, deps);
+    settling.push(...marks.settled.map((settled) => Promise.resolve(settled)));
+    if (marks.marked.length === 0) continue;
+    const marked = marks.marked.map((m) => m.prepared);
+    const result = await publishSafely(deps.publisher, lane.queueUrl, marked);
+    settling.push(...settleBatch({ marks: marks.marked, result }, deps, topics));
     if (result.failed.length === 0) continue;
     const failed = new Set(result.failed.map((failure) => failure.messageId));
-    const first = batch.find((p) => failed.has(p.message.messageId));
+    const first = marked.find((p) => failed.has(p.message.messageId));
     const behind = first === undefined ? undefined : sequenceOf(first.message);
     if (behind === undefined) continue;
     for (const later of lane.batches.slice(index + 1).flat()) held.push({ message: later.message, behind });
@@ -336,25 +363,70 @@ async function sendLane(lane: Lane, deps: RelayDeps, topics: SendCountsByTopic):
   return { settled: Promise.all(settling), held };
 }
 
-/** Records what SQS answered for each entry of a batch: SENT, or the failed attempt. */
+/** A message marked SENT for this send, with the mark's `sentAt`. */
+interface Marked {
+  readonly prepared: Prepared;
+  readonly markedAt: string;
+}
+
+/**
+ * Marks a batch's messages SENT, each conditionally: only those marked may be sent. One that is no longer PENDING
+ * (cancelled, sent by someone else, confirmed) or claimed by another sender is settled as ALREADY_ADVANCED; one whose
+ * mark could not be written is unrecorded (its source retries it), and neither is sent.
+ */
+async function markBatch(
+  batch: readonly Prepared[],
+  deps: RelayDeps,
+): Promise<{ readonly marked: Marked[]; readonly settled: Settled[] }> {
+  const marked: Marked[] = [];
+  const settled: Settled[] = [];
+  await Promise.all(
+    batch.map(async (prepared) => {
+      const { message } = prepared;
+      const now = deps.clock();
+      try {
+        const outcome = await deps.store.markSent({
+          messageId: message.messageId,
+          now,
+          resends: message.resends ?? 0,
+          ...(deps.claimedBy === undefined ? {} : { claimedBy: deps.claimedBy }),
+        });
+        if (outcome === 'SENT') marked.push({ prepared, markedAt: now.toISOString() });
+        else settled.push({ kind: 'recorded', subject: subjectOf(message), outcome });
+      } catch (error) {
+        settled.push({ kind: 'unrecorded', subject: subjectOf(message), error });
+      }
+    }),
+  );
+  // Marks settle in any order; the send keeps the batch's (seq) order.
+  const order = new Map(batch.map((p, position) => [p.message.messageId, position]));
+  marked.sort(
+    (a, b) => (order.get(a.prepared.message.messageId) ?? 0) - (order.get(b.prepared.message.messageId) ?? 0),
+  );
+  return { marked, settled };
+}
+
+/** Records what SQS answered for each marked entry: SENT as marked, or the refused attempt (the mark undone). */
 function settleBatch(
-  { batch, result }: { readonly batch: readonly Prepared[]; readonly result: PublishResult },
+  { marks, result }: { readonly marks: readonly Marked[]; readonly result: PublishResult },
   deps: RelayDeps,
   topics: SendCountsByTopic,
 ): Promise<Settled>[] {
-  const byId = new Map(batch.map((p) => [p.message.messageId, p.message]));
+  const byId = new Map(marks.map((m) => [m.prepared.message.messageId, m]));
   return [
     ...result.sent.flatMap((id) => {
-      const message = byId.get(id);
-      if (message === undefined) return [];
+      const mark = byId.get(id);
+      if (mark === undefined) return [];
+      const { message } = mark.prepared;
       topicCounts(topics, message.topic).accepted += 1;
-      return [settle(message, () => deps.store.markSent(id, deps.clock(), message.resends ?? 0))];
+      return [Promise.resolve<Settled>({ kind: 'recorded', subject: subjectOf(message), outcome: 'SENT' })];
     }),
     ...result.failed.flatMap(({ messageId, error }) => {
-      const message = byId.get(messageId);
-      if (message === undefined) return [];
+      const mark = byId.get(messageId);
+      if (mark === undefined) return [];
+      const { message } = mark.prepared;
       topicCounts(topics, message.topic).sendFailures += 1;
-      return [recordRetry(message, error, deps)];
+      return [recordRetry(message, { error, markedAt: mark.markedAt }, deps)];
     }),
   ];
 }

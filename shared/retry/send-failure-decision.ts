@@ -5,26 +5,33 @@ import { hasAttemptsLeft, nextRetryDelayMs, type RetryPolicy } from './retry-pol
 export interface FailedSend {
   readonly policy: RetryPolicy;
   readonly seenAttempts: number;
+  /** Sends of the message refused before this one, over every delivery round. @default 0 */
+  readonly seenRefusals?: number;
   readonly now: Date;
   /** Uniform in [0, 1): the jitter. */
   readonly random: () => number;
 }
 
 /**
- * What to do after a failed send: schedule the next one with backoff, or give up (FAILED) when the
- * policy's attempts are used.
+ * What to do after a failed send: schedule the next one with backoff, or give up (FAILED) when the policy's
+ * attempts are used — in this delivery round, or in refused sends over all of them.
  */
 export function decideAfterSendFailure({
   policy,
   seenAttempts,
+  seenRefusals = 0,
   now,
   random,
 }: FailedSend): SendFailureDecision {
   const attempts = seenAttempts + 1;
-  if (!hasAttemptsLeft(policy, attempts)) return { kind: 'fail', attempts };
+  const refusals = seenRefusals + 1;
+  if (!hasAttemptsLeft(policy, attempts) || !hasAttemptsLeft(policy, refusals)) {
+    return { kind: 'fail', attempts, refusals };
+  }
   return {
     kind: 'retry',
     attempts,
+    refusals,
     nextAttemptAt: new Date(now.getTime() + nextRetryDelayMs(policy, attempts, random)),
   };
 }

@@ -518,8 +518,12 @@ function countGap(report: SweepReport, topic: string): void {
 }
 
 async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: SweepReport): Promise<void> {
-  const exhausted = messages.filter((m) => !hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.attempts));
-  const sendable = messages.filter((m) => hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.attempts));
+  // Out of attempts in this round, or refused as often as the policy allows over all rounds.
+  const left = (m: OutboxItem) =>
+    hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.attempts) &&
+    hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.refusals ?? 0);
+  const exhausted = messages.filter((m) => !left(m));
+  const sendable = messages.filter(left);
   await Promise.all(
     exhausted.map(async (message) => {
       const error = message.lastError ?? `no confirmation after ${message.attempts} attempts`;
@@ -537,9 +541,10 @@ async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: 
   );
   const ready = await holdBehindPredecessors(sendable, deps, report);
   if (ready.length === 0) return;
+  // Each is marked SENT under this run's claim just before its send: a cancel that dropped the claim stops it.
   const relayed = await relayMessages(
     ready.map((message) => ({ recordId: message.messageId, message })),
-    { ...deps, store: deps.store },
+    { ...deps, store: deps.store, claimedBy: deps.owner },
   );
   report.sent += relayed.sent;
   // Held behind a failed send of this round: due again when the claim ends, by when the predecessor is retried.

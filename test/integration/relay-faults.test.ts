@@ -5,12 +5,29 @@ import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
 import { consumerParts } from '../../shared/lambda/consumer-handler.ts';
 import { relayDeps } from '../../shared/lambda/relay-handler.ts';
+import { sweeperDeps } from '../../shared/lambda/sweeper-handler.ts';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store.ts';
 import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
 import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
 import { requireEnv } from '../../shared/settings/setting.ts';
+import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../shared/sweeper/sweep.ts';
 import { placeOrder, scanAll, startRuntime, stockOf, waitFor, waitForMessageStatus } from './support.ts';
 
 const quiet = { info: () => {}, warn: () => {} };
+
+/** One sweeper round as the shipped sweeper runs it, with its clock at `at`. */
+function sweepAt(at: Date): Promise<SweepReport> {
+  const deps = sweeperDeps(runtime.env['Outbox/Sweeper'] ?? {});
+  let rounds = 1;
+  return sweep({
+    ...deps,
+    clock: () => at,
+    owner: `test-sweeper-${at.getTime()}`,
+    remainingMs: () => (rounds-- > 0 ? Number.MAX_SAFE_INTEGER : 0),
+    sleep: async () => {},
+    settings: { ...DEFAULT_SWEEPER_SETTINGS, stopBeforeMs: 0 },
+  });
+}
 
 /** Faults the tests switch on: which message's markSent crashes once, and which entry SQS rejects. */
 const faults = {
@@ -53,10 +70,12 @@ beforeAll(async () => {
           },
           store: {
             ...deps.store,
-            markSent: async (messageId, now, resends) => {
-              // The relay dies after SQS accepted the message and before it could mark it SENT.
-              if (faults.crashAfterSend.delete(messageId)) throw new Error('relay crashed after send');
-              return deps.store.markSent(messageId, now, resends);
+            markSent: async (mark) => {
+              const outcome = await deps.store.markSent(mark);
+              // The relay dies after marking the message SENT and before it could send it.
+              if (faults.crashAfterSend.delete(mark.messageId))
+                throw new Error('relay crashed before its send');
+              return outcome;
             },
             recordSendFailure: (...args) => deps.store.recordSendFailure(...args),
             confirm: (...args) => deps.store.confirm(...args),
@@ -88,7 +107,7 @@ beforeEach(() => {
 });
 
 describe('relay faults (moto)', () => {
-  it('redelivers after a crash between send and mark, and the consumer applies the order once', async () => {
+  it('sends nothing after a crash between the SENT mark and the send; reconciliation sends it once, applied once', async () => {
     const before = await stockOf(runtime, 'SKU-APPLE');
     await runtime.pausePollers();
     const { orderId, messageId } = await placeOrder(
@@ -99,12 +118,19 @@ describe('relay faults (moto)', () => {
     faults.crashAfterSend.add(messageId);
     runtime.resumePollers();
 
+    // Marked SENT, then the relay died: nobody sent it, and the retried stream record finds it marked already.
+    await waitForMessageStatus(runtime, orderId, 'SENT');
+    await runtime.drain();
+    expect(faults.sends.get(messageId)).toBeUndefined();
+    expect(await stockOf(runtime, 'SKU-APPLE')).toBe(before);
+
+    // Past its confirmation deadline the sweeper finds it missing downstream and sends it.
+    const report = await sweepAt(new Date(Date.now() + DEFAULT_CONFIRM_DEADLINE_MS + 1_000));
+    expect(report).toMatchObject({ requeued: 1, sent: 1 });
     await waitForMessageStatus(runtime, orderId, 'CONFIRMED');
     await runtime.drain();
 
-    // Sent twice: once before the crash, once when the stream retried the unrecorded record.
-    expect(faults.sends.get(messageId)).toBe(2);
-    expect(consumed.filter((kind) => kind === 'DUPLICATE')).toHaveLength(1);
+    expect(consumed.filter((kind) => kind === 'DUPLICATE')).toHaveLength(0);
     expect(await stockOf(runtime, 'SKU-APPLE')).toBe(before - 4);
     expect((await scanAll(runtime, 'inbox')).filter((row) => row.messageId === messageId)).toHaveLength(1);
   });

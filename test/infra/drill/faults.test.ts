@@ -151,15 +151,16 @@ describe('faultyDocumentClient and crashingAfterSend', () => {
     await memory.send(new PutCommand({ TableName: 'outbox', Item: { ...message } }));
     const store = new DynamoOutboxStore({ client: memory.asDocumentClient(), tableName: 'outbox' });
 
-    await expect(crashingAfterSend(store, always()).markSent(message.messageId, FIXED_NOW)).rejects.toThrow(
+    const mark = { messageId: message.messageId, now: FIXED_NOW };
+    // The crash comes after the mark was written: the message is left SENT, unsent.
+    await expect(crashingAfterSend(store, always()).markSent(mark)).rejects.toThrow(
       'injected relayCrashAfterSend',
     );
+    expect(memory.items('outbox')).toEqual([expect.objectContaining({ status: 'SENT' })]);
     await expect(crashingAfterSend(store, always()).confirm(message.messageId, FIXED_NOW)).resolves.toBe(
       'CONFIRMED',
     );
-    await expect(crashingAfterSend(store, never()).markSent(message.messageId, FIXED_NOW)).resolves.toBe(
-      'ALREADY_ADVANCED',
-    );
+    await expect(crashingAfterSend(store, never()).markSent(mark)).resolves.toBe('ALREADY_ADVANCED');
   });
 });
 

@@ -55,7 +55,7 @@ const snapshot: DrillSnapshot = {
 const observed: MetricObservations = {
   metrics: {
     [TOPIC]: topicMetrics(
-      { MessagesSent: 3, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 1, MessagesApplied: 1 },
+      { MessagesSent: 2, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 1, MessagesApplied: 1 },
       [40],
     ),
   },
@@ -73,7 +73,7 @@ describe('checkMetrics', () => {
       'order.created: 1 moved to FAILED, 0 dead-lettered, 1 confirmed by the consumer, 2 inbox rows (1 unreported)',
     );
     expect(results[bounds]?.detail).toBe(
-      'order.created: 3 sent ≥ 2 SENT transitions and ≥ 2 inbox rows, 5 retries ≤ 6 send failures',
+      'order.created: 2 sent ≤ 2 SENT transitions and ≥ 2 inbox rows, 5 retries ≤ 6 send failures',
     );
   });
 
@@ -188,10 +188,10 @@ describe('checkMetrics', () => {
     expect(detail).toContain("DeadLettered 0 ≠ 1 consumer's dead letters");
   });
 
-  it('catches fewer sends than SENT transitions, and more retries than failed sends', () => {
+  it('catches more sends than SENT marks, and more retries than failed sends', () => {
     const metrics = {
       [TOPIC]: topicMetrics(
-        { MessagesSent: 1, SendFailures: 1, RetriesScheduled: 2, MessagesFailed: 1, MessagesApplied: 1 },
+        { MessagesSent: 3, SendFailures: 1, RetriesScheduled: 2, MessagesFailed: 1, MessagesApplied: 1 },
         [40],
       ),
     };
@@ -199,7 +199,7 @@ describe('checkMetrics', () => {
     const result = checkMetrics(snapshot, { ...observed, metrics })[bounds];
 
     expect(result?.ok).toBe(false);
-    expect(result?.detail).toContain('MessagesSent 1 < 2 SENT transitions');
+    expect(result?.detail).toContain('MessagesSent 3 > 2 SENT transitions');
     expect(result?.detail).toContain('RetriesScheduled 2 > SendFailures 1');
   });
 });

@@ -108,7 +108,11 @@ describe('createRelayHandler, built from an environment', () => {
     );
 
     expect(response).toEqual({ batchItemFailures: [] });
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+    // The SENT mark before the send, then the refused send's record undoing it.
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues).toMatchObject({
+      ':to': 'SENT',
+    });
+    expect(ddb.commandCalls(UpdateCommand)[1]?.args[0].input).toMatchObject({
       TableName: 'outbox-table',
       ExpressionAttributeValues: expect.objectContaining({
         ':to': 'FAILED',

@@ -74,7 +74,7 @@ beforeEach(() => {
 
 describe('DynamoOutboxStore.markSent', () => {
   it('sends an UpdateCommand conditioned on the message existing and being PENDING', async () => {
-    await expect(store.markSent(messageId, FIXED_NOW)).resolves.toBe('SENT');
+    await expect(store.markSent({ messageId: messageId, now: FIXED_NOW })).resolves.toBe('SENT');
 
     const input = sentUpdate();
     expect(input.TableName).toBe('outbox');
@@ -85,7 +85,7 @@ describe('DynamoOutboxStore.markSent', () => {
   });
 
   it('moves the message to SENT, stamps sentAt and the confirmation deadline, and leaves its due-index key alone', async () => {
-    await store.markSent(messageId, FIXED_NOW);
+    await store.markSent({ messageId: messageId, now: FIXED_NOW });
 
     const input = sentUpdate();
     const { set, remove } = clausesOf(input);
@@ -104,7 +104,7 @@ describe('DynamoOutboxStore.markSent', () => {
   it('appends a SENT entry by its actor to the history', async () => {
     const sweeper = new DynamoOutboxStore({ client, tableName: 'outbox', actor: 'sweeper' });
 
-    await sweeper.markSent(messageId, FIXED_NOW);
+    await sweeper.markSent({ messageId: messageId, now: FIXED_NOW });
 
     const input = sentUpdate();
     expect(input.ExpressionAttributeValues?.[':historyEntry']).toEqual([
@@ -117,7 +117,7 @@ describe('DynamoOutboxStore.markSent', () => {
   it('uses the configured confirmation deadline', async () => {
     const custom = new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: 1_000 });
 
-    await custom.markSent(messageId, FIXED_NOW);
+    await custom.markSent({ messageId: messageId, now: FIXED_NOW });
 
     expect(sentUpdate().ExpressionAttributeValues?.[':deadline']).toBe('2024-05-01T12:00:01.000Z');
   });
@@ -125,13 +125,15 @@ describe('DynamoOutboxStore.markSent', () => {
   it('returns ALREADY_ADVANCED when the condition fails (a sweeper or a confirmation was first)', async () => {
     ddb.on(UpdateCommand).rejects(conditionFailed(outboxItem({ messageId, status: 'CONFIRMED' })));
 
-    await expect(store.markSent(messageId, FIXED_NOW)).resolves.toBe('ALREADY_ADVANCED');
+    await expect(store.markSent({ messageId: messageId, now: FIXED_NOW })).resolves.toBe('ALREADY_ADVANCED');
   });
 
   it('throws any other DynamoDB error', async () => {
     ddb.on(UpdateCommand).rejects(new Error('ProvisionedThroughputExceeded'));
 
-    await expect(store.markSent(messageId, FIXED_NOW)).rejects.toThrow('ProvisionedThroughputExceeded');
+    await expect(store.markSent({ messageId: messageId, now: FIXED_NOW })).rejects.toThrow(
+      'ProvisionedThroughputExceeded',
+    );
   });
 });
 

@@ -18,8 +18,8 @@ describe('state machine', () => {
   it.each([
     ['markSent', [PENDING], SENT],
     ['confirm', [PENDING, SENT, FAILED], CONFIRMED],
-    ['recordAttempt', [PENDING], PENDING],
-    ['fail', [PENDING], FAILED],
+    ['recordAttempt', [PENDING, SENT], PENDING],
+    ['fail', [PENDING, SENT], FAILED],
     ['requeue', [SENT], PENDING],
     ['replay', [FAILED, CANCELLED], PENDING],
     ['cancel', [PENDING, FAILED], CANCELLED],

@@ -84,7 +84,7 @@ function depsWith(overrides: Partial<RelayDeps> = {}) {
 }
 
 describe('relayMessages', () => {
-  it('sends 25 messages as SendMessageBatch chunks of 10, 10 and 5, and marks each SENT', async () => {
+  it('marks 25 messages SENT, then sends them as SendMessageBatch chunks of 10, 10 and 5', async () => {
     const { deps, publisher, store } = depsWith();
 
     const report = await relayMessages(inputs(25), deps);
@@ -92,7 +92,11 @@ describe('relayMessages', () => {
     expect(publisher.publishBatch.mock.calls.map(([, messages]) => messages.length)).toEqual([10, 10, 5]);
     expect(publisher.publishBatch.mock.calls.every(([queueUrl]) => queueUrl === QUEUE)).toBe(true);
     expect(store.markSent).toHaveBeenCalledTimes(25);
-    expect(store.markSent).toHaveBeenCalledWith(testMessageId(25), FIXED_NOW, 0);
+    expect(store.markSent).toHaveBeenCalledWith({ messageId: testMessageId(25), now: FIXED_NOW, resends: 0 });
+    // Every mark came before the send of its message.
+    const marked = store.markSent.mock.invocationCallOrder;
+    const sent = publisher.publishBatch.mock.invocationCallOrder;
+    expect(Math.max(...marked.slice(0, 10))).toBeLessThan(sent[0] ?? 0);
     expect(report).toEqual({
       sent: 25,
       alreadyAdvanced: 0,
@@ -116,7 +120,8 @@ describe('relayMessages', () => {
     const { deps } = depsWith({ publisher });
 
     const relayed = relayMessages(inputs(25), deps);
-    await Promise.resolve();
+    // Each batch is marked first (the store's calls settle on the next ticks), then sent.
+    await vi.waitFor(() => expect(pending).toHaveLength(3));
 
     // No batch has completed yet, and all three are already in flight.
     expect(pending).toHaveLength(3);
@@ -159,14 +164,25 @@ describe('relayMessages', () => {
     const report = await relayMessages(inputs(3), deps);
 
     expect(store.recordSendFailure).toHaveBeenCalledTimes(1);
+    // Its SENT mark (made just before the send) is undone: PENDING again, due at the next attempt.
     expect(store.recordSendFailure).toHaveBeenCalledWith({
       messageId: rejectedId,
       seenAttempts: 0,
-      decision: { kind: 'retry', attempts: 1, nextAttemptAt: new Date(FIXED_NOW.getTime() + 500) },
+      decision: {
+        kind: 'retry',
+        attempts: 1,
+        refusals: 1,
+        nextAttemptAt: new Date(FIXED_NOW.getTime() + 500),
+      },
       error: 'InvalidParameterValue: too big',
       now: FIXED_NOW,
+      markedAt: FIXED_NOW.toISOString(),
     });
-    expect(store.markSent.mock.calls.map(([id]) => id).sort()).toEqual([testMessageId(1), testMessageId(3)]);
+    expect(store.markSent.mock.calls.map(([mark]) => mark.messageId).sort()).toEqual([
+      testMessageId(1),
+      testMessageId(2),
+      testMessageId(3),
+    ]);
     expect(report).toMatchObject({ sent: 2, retryScheduled: 1, unrecorded: [] });
   });
 
@@ -178,17 +194,18 @@ describe('relayMessages', () => {
     expect(store.recordSendFailure).toHaveBeenCalledWith({
       messageId: testMessageId(1),
       seenAttempts: POLICY.maxAttempts - 1,
-      decision: { kind: 'fail', attempts: POLICY.maxAttempts },
+      decision: { kind: 'fail', attempts: POLICY.maxAttempts, refusals: 1 },
       error: expect.any(String),
       now: FIXED_NOW,
+      markedAt: FIXED_NOW.toISOString(),
     });
     expect(report).toMatchObject({ failed: 1, sent: 0 });
   });
 
-  it('reports the record whose SENT mark could not be written, so the stream retries it', async () => {
-    const { deps, store } = depsWith();
-    store.markSent.mockImplementation(async (id) => {
-      if (id === testMessageId(2)) throw new Error('DynamoDB unavailable');
+  it('reports the record whose SENT mark could not be written, so the stream retries it, and does not send it', async () => {
+    const { deps, store, publisher } = depsWith();
+    store.markSent.mockImplementation(async ({ messageId }) => {
+      if (messageId === testMessageId(2)) throw new Error('DynamoDB unavailable');
       return 'SENT';
     });
 
@@ -196,6 +213,9 @@ describe('relayMessages', () => {
 
     expect(report.unrecorded).toEqual(['seq-2']);
     expect(report.sent).toBe(2);
+    expect(
+      publisher.publishBatch.mock.calls.flatMap(([, messages]) => messages.map((m) => m.messageId)),
+    ).toEqual([testMessageId(1), testMessageId(3)]);
   });
 
   it('reports the record whose failure could not be written', async () => {
@@ -207,10 +227,9 @@ describe('relayMessages', () => {
     expect(report.unrecorded).toEqual(['seq-1']);
   });
 
-  it('sends a message that appears twice in a batch once, and reports both records if its mark fails', async () => {
+  it('marks and sends a message that appears twice in a batch once', async () => {
     const { deps, publisher, store } = depsWith();
     const message = outboxItem({ messageId: testMessageId(9) });
-    store.markSent.mockRejectedValue(new Error('DynamoDB unavailable'));
 
     const report = await relayMessages(
       [
@@ -223,7 +242,39 @@ describe('relayMessages', () => {
     expect(publisher.publishBatch).toHaveBeenCalledTimes(1);
     expect(publisher.publishBatch.mock.calls[0]?.[1]).toHaveLength(1);
     expect(store.markSent).toHaveBeenCalledTimes(1);
+    expect(report).toMatchObject({ sent: 1, unrecorded: [] });
+  });
+
+  it('reports both records of a message that appears twice when its mark fails, and sends it not at all', async () => {
+    const { deps, publisher, store } = depsWith();
+    const message = outboxItem({ messageId: testMessageId(9) });
+    store.markSent.mockRejectedValue(new Error('DynamoDB unavailable'));
+
+    const report = await relayMessages(
+      [
+        { recordId: 'seq-1', message },
+        { recordId: 'seq-2', message },
+      ],
+      deps,
+    );
+
+    expect(publisher.publishBatch).not.toHaveBeenCalled();
+    expect(store.markSent).toHaveBeenCalledTimes(1);
     expect(report.unrecorded).toEqual(['seq-1', 'seq-2']);
+  });
+
+  it('sends nothing whose mark finds it no longer PENDING (cancelled, confirmed, or sent by someone else)', async () => {
+    const { deps, publisher, store } = depsWith();
+    store.markSent.mockImplementation(async ({ messageId }) =>
+      messageId === testMessageId(2) ? 'ALREADY_ADVANCED' : 'SENT',
+    );
+
+    const report = await relayMessages(inputs(3), deps);
+
+    expect(
+      publisher.publishBatch.mock.calls.flatMap(([, messages]) => messages.map((m) => m.messageId)),
+    ).toEqual([testMessageId(1), testMessageId(3)]);
+    expect(report).toMatchObject({ sent: 2, alreadyAdvanced: 1, unrecorded: [] });
   });
 
   it('records a failure naming the topic when no queue is routed for it, and sends nothing', async () => {
@@ -256,7 +307,11 @@ describe('relayMessages', () => {
     expect(
       store.recordSendFailure.mock.calls.every(([failure]) => failure.error === 'Error: socket hang up'),
     ).toBe(true);
-    expect(store.markSent).not.toHaveBeenCalled();
+    // Each had been marked SENT for the send: each record undoes its mark.
+    expect(store.markSent).toHaveBeenCalledTimes(12);
+    expect(store.recordSendFailure.mock.calls.every(([failure]) => failure.markedAt !== undefined)).toBe(
+      true,
+    );
     expect(report).toMatchObject({ sent: 0, retryScheduled: 12, unrecorded: [] });
   });
 

@@ -138,18 +138,21 @@ describe('relayStreamBatch', () => {
     expect(maxInFlight).toBe(3);
   });
 
-  it('records an entry SQS rejected on its message and marks the others SENT, failing no record', async () => {
+  it('marks each message SENT before the send, and undoes the mark of an entry SQS rejected, failing no record', async () => {
     const rejected = testMessageId(2);
     sqsAccepts(new Set([rejected]));
 
     const response = await relayStreamBatch(insertBatch(3), deps, logger);
 
-    expect(updatesTo('SENT')).toEqual([testMessageId(1), testMessageId(3)]);
-    const failure = updates().find((input) => input.Key?.messageId === rejected);
+    expect(updatesTo('SENT')).toEqual([testMessageId(1), testMessageId(2), testMessageId(3)]);
+    const failure = updates().find(
+      (input) => input.Key?.messageId === rejected && input.ExpressionAttributeValues?.[':to'] === 'PENDING',
+    );
+    expect(failure?.ConditionExpression).toContain('#sentAt = :markedAt');
     expect(failure?.ExpressionAttributeValues).toMatchObject({
       ':to': 'PENDING',
       ':attempts': 1,
-      ':seen': 0,
+      ':markedAt': FIXED_NOW.toISOString(),
       ':error': 'InvalidParameterValue: rejected',
       // Full jitter with random 0.5 on the first 2 s ceiling.
       ':next': new Date(FIXED_NOW.getTime() + 1_000).toISOString(),
@@ -157,7 +160,7 @@ describe('relayStreamBatch', () => {
     expect(response).toEqual({ batchItemFailures: [] });
   });
 
-  it('returns the sequence number of a record whose SENT mark failed after the send', async () => {
+  it('returns the sequence number of a record whose SENT mark could not be written, and does not send it', async () => {
     sqsAccepts();
     ddb
       .on(UpdateCommand, { Key: { messageId: testMessageId(2) } })
@@ -167,6 +170,11 @@ describe('relayStreamBatch', () => {
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: sequenceNumber(2) }] });
     expect(updatesTo('SENT')).toEqual([testMessageId(1), testMessageId(2), testMessageId(3)]);
+    const sent = sqs
+      .commandCalls(SendMessageBatchCommand)
+      .flatMap((call) => call.args[0].input.Entries ?? [])
+      .map((entry) => entry.Id);
+    expect(sent).toHaveLength(2);
   });
 
   it('treats a message already advanced by someone else as settled, not as a failure', async () => {
@@ -299,10 +307,13 @@ describe('relayStreamBatch', () => {
 
     const response = await relayStreamBatch(insertBatch(3), deps, logger);
 
-    expect(updatesTo('SENT')).toEqual([]);
+    // Marked for the send, then each mark undone with the error.
+    expect(updatesTo('SENT')).toEqual([testMessageId(1), testMessageId(2), testMessageId(3)]);
     expect(updatesTo('PENDING')).toEqual([testMessageId(1), testMessageId(2), testMessageId(3)]);
     expect(
-      updates().every((input) => String(input.ExpressionAttributeValues?.[':error']).includes('ETIMEDOUT')),
+      updates()
+        .filter((input) => input.ExpressionAttributeValues?.[':to'] === 'PENDING')
+        .every((input) => String(input.ExpressionAttributeValues?.[':error']).includes('ETIMEDOUT')),
     ).toBe(true);
     expect(response).toEqual({ batchItemFailures: [] });
   });

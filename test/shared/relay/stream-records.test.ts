@@ -5,7 +5,12 @@ import { outboxItem, streamRecord, testMessageId } from '../../support/factories
 
 describe('readStreamRecord', () => {
   it('reads the outbox item of an INSERT of a PENDING message, bookkeeping included', () => {
-    const item = outboxItem({ messageId: testMessageId(3), headers: { traceparent: 't' }, resends: 0 });
+    const item = outboxItem({
+      messageId: testMessageId(3),
+      headers: { traceparent: 't' },
+      resends: 0,
+      refusals: 0,
+    });
 
     expect(readStreamRecord(streamRecord(item))).toEqual({ kind: 'message', message: item });
   });

@@ -14,6 +14,7 @@ describe('decideAfterSendFailure', () => {
     expect(decision).toEqual({
       kind: 'retry',
       attempts: 2,
+      refusals: 1,
       nextAttemptAt: new Date(FIXED_NOW.getTime() + 1_000),
     });
   });
@@ -28,13 +29,23 @@ describe('decideAfterSendFailure', () => {
     expect(decideAfterSendFailure({ policy, seenAttempts: 2, now: FIXED_NOW, random: () => 0.5 })).toEqual({
       kind: 'fail',
       attempts: 3,
+      refusals: 1,
     });
+  });
+
+  it('gives up when the message was refused as often as the policy allows over every delivery round', () => {
+    // A fresh round (attempts 0, as reconciliation starts one) of a message SQS refused twice before: the third
+    // refusal is its last, however many rounds there were.
+    expect(
+      decideAfterSendFailure({ policy, seenAttempts: 0, seenRefusals: 2, now: FIXED_NOW, random: () => 0.5 }),
+    ).toEqual({ kind: 'fail', attempts: 1, refusals: 3 });
   });
 
   it('gives up for a message already past the maximum', () => {
     expect(decideAfterSendFailure({ policy, seenAttempts: 7, now: FIXED_NOW, random: () => 0.5 })).toEqual({
       kind: 'fail',
       attempts: 8,
+      refusals: 1,
     });
   });
 

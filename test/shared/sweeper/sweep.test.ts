@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../../infra/drill/faults.ts';
@@ -6,6 +6,7 @@ import { MemoryDocumentClient } from '../../../shared/memory/memory-document-cli
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { cancelUpdate } from '../../../shared/outbox/operator-updates.ts';
 import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import { DynamoOutboxStore, type SweepStore } from '../../../shared/outbox/outbox-store.ts';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
@@ -91,7 +92,7 @@ class ObservedStore implements SweepStore {
     return this.#inner.release(...args);
   }
   async markSent(...args: Parameters<SweepStore['markSent']>) {
-    this.#inject('markSent', args[0]);
+    this.#inject('markSent', args[0].messageId);
     return this.#inner.markSent(...args);
   }
   async recordSendFailure(...args: Parameters<SweepStore['recordSendFailure']>) {
@@ -173,6 +174,25 @@ function sweeper(options: SweeperOptions = {}): { deps: SweeperDeps; store: Obse
   return { deps, store };
 }
 
+/** `deps` with its store running `before` just ahead of each SENT mark (another actor's move lands first). */
+function interceptingMarks(deps: SweeperDeps, before: () => Promise<void>): SweeperDeps {
+  const store = deps.store;
+  return {
+    ...deps,
+    store: new Proxy(store, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (property !== 'markSent') return value.bind(target);
+        return async (...args: Parameters<SweepStore['markSent']>) => {
+          await before();
+          return target.markSent(...args);
+        };
+      },
+    }),
+  };
+}
+
 async function putMessage(overrides: Partial<OutboxItem>): Promise<OutboxItem> {
   const item = outboxItem(overrides);
   await db.send(new PutCommand({ TableName: 'outbox', Item: { ...item } }));
@@ -240,6 +260,28 @@ describe('sweep', () => {
         expect(await dueAt(new Date(next))).toEqual([id(1)]);
       },
     );
+
+    it('moves a message SQS refused maxAttempts times over several delivery rounds to FAILED, however fresh its round', async () => {
+      // Two rounds started by reconciliation (a sender stopped between its SENT mark and its send): attempts began
+      // again at 0 each time, the refusals did not.
+      await putMessage({
+        messageId: id(1),
+        attempts: 0,
+        resends: 2,
+        refusals: POLICY.maxAttempts - 1,
+        nextAttemptAt: at(-1_000),
+      });
+      const { deps } = sweeper({ publisher: rejecting(queues, new Set([id(1)])) });
+
+      const report = await sweep(deps);
+
+      expect(report).toMatchObject({ claimed: 1, failed: 1, retryScheduled: 0 });
+      expect(await message(id(1))).toMatchObject({
+        status: MessageStatus.FAILED,
+        attempts: 1,
+        refusals: POLICY.maxAttempts,
+      });
+    });
 
     it('moves a message to FAILED when its last attempt fails, keeping payload and lastError, out of the due index', async () => {
       const original = await putMessage({
@@ -660,7 +702,7 @@ describe('sweep', () => {
       expect(await message(id(1))).toMatchObject({ status: MessageStatus.PENDING });
     });
 
-    it('leaves a message whose SENT mark failed after the send to its lease, and resends it when the lease ends', async () => {
+    it('sends nothing when its SENT mark cannot be written, and leaves the message to its lease', async () => {
       await putMessage({ messageId: id(1), nextAttemptAt: at(-1_000) });
       const first = sweeper();
       first.store.failOnce('markSent', id(1));
@@ -668,16 +710,41 @@ describe('sweep', () => {
       const report = await sweep(first.deps);
 
       expect(report).toMatchObject({ claimed: 1, sent: 0, unrecorded: 1 });
+      expect(sentIds()).toEqual([]);
       expect(await message(id(1))).toMatchObject({ status: MessageStatus.PENDING, leaseOwner: 'sweeper-a' });
 
       clock.advance(SETTINGS.leaseMs);
       const second = await sweep(sweeper({ owner: 'sweeper-b' }).deps);
 
       expect(second).toMatchObject({ claimed: 1, sent: 1 });
-      // Sent twice (a sweeper that crashed between its send and its SENT mark): the consumer's inbox makes
-      // the second a no-op.
-      expect(sentIds()).toEqual([id(1), id(1)]);
+      expect(sentIds()).toEqual([id(1)]);
       expect(await message(id(1))).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
+    });
+
+    it('sends nothing when an operator cancelled the message after its claim: the mark under the claim fails', async () => {
+      await putMessage({ messageId: id(1), nextAttemptAt: at(-1_000) });
+      const { deps } = sweeper();
+      // The cancel lands between the claim and the send (the mark is the sweeper's first write after its claim).
+      const cancelled = interceptingMarks(deps, async () => {
+        await db.send(
+          new UpdateCommand({
+            TableName: 'outbox',
+            ...cancelUpdate({
+              messageId: id(1),
+              from: MessageStatus.PENDING,
+              now: clock.now(),
+              by: 'local:ana',
+              reason: 'withdrawn',
+            }),
+          }),
+        );
+      });
+
+      const report = await sweep(cancelled);
+
+      expect(report).toMatchObject({ claimed: 1, sent: 0 });
+      expect(sentIds()).toEqual([]);
+      expect(await message(id(1))).toMatchObject({ status: MessageStatus.CANCELLED });
     });
   });
 

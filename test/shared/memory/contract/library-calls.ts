@@ -102,7 +102,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
 
     it('never overwrites a stored message whose id is written again', async () => {
       await write({ actions: [], messages: [envelope({ messageId: testMessageId(1) })] });
-      await store.markSent(testMessageId(1), FIXED_NOW);
+      await store.markSent({ messageId: testMessageId(1), now: FIXED_NOW });
 
       // The first message is new, so the transaction's token (its id) is new too: only the condition protects
       // the stored message.
@@ -121,7 +121,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
       'refuses another write with the same token for 10 minutes (a conflict), then only the condition holds',
       async () => {
         await write({ actions: [], messages: [envelope({ messageId: testMessageId(1) })] });
-        await store.markSent(testMessageId(1), FIXED_NOW);
+        await store.markSent({ messageId: testMessageId(1), now: FIXED_NOW });
         const reuse = () =>
           write({
             actions: [putOrder('order-1')],
@@ -146,7 +146,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
           messages: [envelope({ messageId: testMessageId(1) })],
         };
         await write(same);
-        await store.markSent(testMessageId(1), FIXED_NOW);
+        await store.markSent({ messageId: testMessageId(1), now: FIXED_NOW });
 
         await write(same);
 
@@ -159,7 +159,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
     it('walks PENDING → SENT → CONFIRMED with the outcome, then reports the repeats as already done', async () => {
       await putMessage({ messageId: testMessageId(1) });
 
-      expect(await store.markSent(testMessageId(1), FIXED_NOW)).toBe('SENT');
+      expect(await store.markSent({ messageId: testMessageId(1), now: FIXED_NOW })).toBe('SENT');
       const deadline = new Date(FIXED_NOW.getTime() + CONFIRM_DEADLINE_MS);
       expect(await message(1)).toMatchObject({
         status: MessageStatus.SENT,
@@ -184,7 +184,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
 
       // The repeat learns the stored status from the ALL_OLD item of the failed condition.
       expect(await store.confirm(testMessageId(1), LATER)).toBe('ALREADY_CONFIRMED');
-      expect(await store.markSent(testMessageId(1), LATER)).toBe('ALREADY_ADVANCED');
+      expect(await store.markSent({ messageId: testMessageId(1), now: LATER })).toBe('ALREADY_ADVANCED');
     });
 
     it('counts the first attempt of a message stored without `attempts` (an older writer)', async () => {
@@ -194,7 +194,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
       });
       await session.client.send(new PutCommand({ TableName: session.tables.outbox, Item: withoutAttempts }));
 
-      expect(await store.markSent(testMessageId(1), FIXED_NOW)).toBe('SENT');
+      expect(await store.markSent({ messageId: testMessageId(1), now: FIXED_NOW })).toBe('SENT');
       expect(await message(1)).toMatchObject({ status: MessageStatus.SENT, attempts: 1 });
     });
 
@@ -217,7 +217,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
     });
 
     it('never creates a message by marking an unknown one SENT', async () => {
-      expect(await store.markSent(testMessageId(9), FIXED_NOW)).toBe('ALREADY_ADVANCED');
+      expect(await store.markSent({ messageId: testMessageId(9), now: FIXED_NOW })).toBe('ALREADY_ADVANCED');
       expect(await message(9)).toBeUndefined();
     });
 
@@ -425,7 +425,7 @@ export function describeLibraryCalls(backend: ContractBackend): void {
 
     it('applies a message once: the second delivery is a DUPLICATE and the stock moves only once', async () => {
       await write({ actions: [], messages: [envelope({ messageId: testMessageId(1) })] });
-      await store.markSent(testMessageId(1), FIXED_NOW);
+      await store.markSent({ messageId: testMessageId(1), now: FIXED_NOW });
       const delivered = envelope({ messageId: testMessageId(1) });
 
       const first = await consumeMessage(delivered, reserve(2), deps());
