@@ -18,6 +18,8 @@ export const OutboxErrorCode = {
   EARLIER_GAP: 'EARLIER_GAP',
   AGGREGATE_IN_FLIGHT: 'AGGREGATE_IN_FLIGHT',
   MOVE_TASK_UNAVAILABLE: 'MOVE_TASK_UNAVAILABLE',
+  MESSAGE_SKIPPED: 'MESSAGE_SKIPPED',
+  GAP_NOT_SETTLED: 'GAP_NOT_SETTLED',
 } as const;
 
 /** One of the {@link OutboxErrorCode} values. */

@@ -11,6 +11,8 @@ export const AdminErrorCode = {
   EARLIER_GAP: OutboxErrorCode.EARLIER_GAP,
   AGGREGATE_IN_FLIGHT: OutboxErrorCode.AGGREGATE_IN_FLIGHT,
   MOVE_TASK_UNAVAILABLE: OutboxErrorCode.MOVE_TASK_UNAVAILABLE,
+  MESSAGE_SKIPPED: OutboxErrorCode.MESSAGE_SKIPPED,
+  GAP_NOT_SETTLED: OutboxErrorCode.GAP_NOT_SETTLED,
 } as const;
 
 /** One of the {@link AdminErrorCode} values. */
@@ -107,6 +109,62 @@ export class WrongStatusError extends AdminError {
     this.messageId = refusal.messageId;
     this.status = refusal.status;
     this.allowed = refusal.allowed;
+  }
+}
+
+/**
+ * A replay refused because the message was skipped: the consumers' cursors of its order key moved past it and
+ * they applied its successors, so a copy of it would be taken for a duplicate and never applied. It stays
+ * CANCELLED; what it should have done must be done another way (a new message).
+ */
+export class MessageSkippedError extends AdminError {
+  readonly messageId: string;
+  /** When the skip was made. */
+  readonly skippedAt: string;
+
+  constructor(skipped: {
+    readonly messageId: string;
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly skippedAt: string;
+  }) {
+    super({
+      code: AdminErrorCode.MESSAGE_SKIPPED,
+      httpStatus: 409,
+      message:
+        `message ${skipped.messageId} (seq ${skipped.seq} of ${skipped.orderKey}) was skipped at ${skipped.skippedAt}: ` +
+        'its consumers moved past it and applied what followed, so a replay would never be applied; it stays CANCELLED',
+    });
+    this.messageId = skipped.messageId;
+    this.skippedAt = skipped.skippedAt;
+  }
+}
+
+/**
+ * A skip of a seq the outbox does not hold, refused because the message after it was written moments ago: the
+ * byOrderKey index lags writes, so the seq may exist and not show yet. Try again after `retryAfterMs`.
+ */
+export class GapNotSettledError extends AdminError {
+  readonly orderKey: string;
+  readonly seq: number;
+  readonly retryAfterMs: number;
+
+  constructor(gap: {
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly laterMessageId: string;
+    readonly retryAfterMs: number;
+  }) {
+    super({
+      code: AdminErrorCode.GAP_NOT_SETTLED,
+      httpStatus: 409,
+      message:
+        `${gap.orderKey} seq ${gap.seq} is not in the outbox, but the message after it (${gap.laterMessageId}) was ` +
+        `written moments ago and the index may not show seq ${gap.seq} yet; try again in ${Math.ceil(gap.retryAfterMs / 1000)} s`,
+    });
+    this.orderKey = gap.orderKey;
+    this.seq = gap.seq;
+    this.retryAfterMs = gap.retryAfterMs;
   }
 }
 

@@ -23,6 +23,8 @@ export const auditSubject = {
   message: (messageId: string) => `message:${messageId}`,
   deadLetterQueue: (queueName: string) => `dlq:${queueName}`,
   aggregate: (aggregateId: string) => `aggregate:${aggregateId}`,
+  /** One ordered sequence (an order key): a skip of a seq whose message the outbox no longer holds. */
+  sequence: (orderKey: string) => `sequence:${orderKey}`,
   /** The redrive journal of one dead-letter queue: a row per DLQ message, keyed by its SQS message id. */
   redriveJournal: (queueName: string) => `redrive:${queueName}`,
 } as const;

@@ -1,14 +1,14 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionConditionError } from '../errors.ts';
 import type { MessageStatus } from '../message/message-status.ts';
-import { cancelUpdate, replayUpdate } from '../outbox/operator-updates.ts';
+import { cancelUpdate, replayUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
 import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
 import type { OutboxUpdate } from '../outbox/transition-updates.ts';
 import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AdminDeps } from './admin-deps.ts';
-import { MessageNotFoundError, WrongStatusError } from './admin-errors.ts';
+import { MessageNotFoundError, MessageSkippedError, WrongStatusError } from './admin-errors.ts';
 import { requireActor, requireReason, requireText } from './admin-input.ts';
 import { AuditAction, auditPut, auditSubject } from './audit-trail.ts';
 
@@ -48,7 +48,8 @@ type Deps = Pick<
 /**
  * FAILED or CANCELLED → PENDING, attempts and delivery rounds reset, due at once: the next sweeper run sends it.
  * One TransactWriteItems writes the conditional update with its history entry and the audit row.
- * Throws ReasonRequiredError (400), MessageNotFoundError (404), WrongStatusError (409, naming the status).
+ * Throws ReasonRequiredError (400), MessageNotFoundError (404), WrongStatusError (409, naming the status),
+ * MessageSkippedError (409: a skip moved the consumers past it, so it would never be applied).
  * @example
  * await replayMessage(deps, { messageId, reason: 'inventory fixed (INC-42)', actor: 'arn:aws:iam::…:user/ana' });
  */
@@ -97,6 +98,15 @@ async function moveMessage(
     seen = String(stored.Item.status);
     if (!allowed.includes(seen as MessageStatus)) {
       throw new WrongStatusError({ action: transition, messageId, status: seen, allowed });
+    }
+    const skippedAt = stored.Item[SKIPPED_AT_ATTRIBUTE];
+    if (transition === 'replay' && typeof skippedAt === 'string') {
+      throw new MessageSkippedError({
+        messageId,
+        orderKey: String(stored.Item.orderKey ?? ''),
+        seq: Number(stored.Item.seq ?? 0),
+        skippedAt,
+      });
     }
     const from = seen as MessageStatus;
     const now = deps.clock();

@@ -5,7 +5,7 @@ import { TransactionConditionError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { MAX_ORDER_KEY_LENGTH, ORDER_KEY_SEPARATOR, orderedTopic } from '../ordering/ordering.ts';
 import { appendHistory, HistoryEvent } from '../outbox/history.ts';
-import { cancelUpdate } from '../outbox/operator-updates.ts';
+import { cancelUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
 import { dueShardOf, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
 import type { OutboxUpdate } from '../outbox/transition-updates.ts';
@@ -14,6 +14,7 @@ import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import {
   EarlierGapError,
+  GapNotSettledError,
   InvalidAdminRequestError,
   MessageNotFoundError,
   WrongStatusError,
@@ -69,16 +70,22 @@ export interface SkipOrderGapResult {
   readonly action: typeof AuditAction.SKIP;
   readonly orderKey: string;
   readonly seq: number;
-  /** The skipped message. */
-  readonly messageId: string;
+  /**
+   * The skipped message; absent when the outbox no longer holds it (`gone`: it expired after its cancel, or was
+   * erased), which a skip by order key and seq closes all the same.
+   */
+  readonly messageId?: string;
+  /** Its topic (when it is gone, the topic of the message after it, which shares its scope). */
   readonly topic: string;
   readonly aggregateId: string;
-  /** Its status before the skip. */
-  readonly from: MessageStatus;
-  /** Its status after: always CANCELLED. */
-  readonly to: MessageStatus;
-  /** Whether the skip cancelled it (false when it already was CANCELLED). */
+  /** Its status before the skip, or `GONE`. */
+  readonly from: MessageStatus | 'GONE';
+  /** Its status after: CANCELLED, or `GONE`. */
+  readonly to: MessageStatus | 'GONE';
+  /** Whether the skip cancelled it (false when it already was CANCELLED, or is gone). */
   readonly cancelled: boolean;
+  /** The outbox no longer holds the message at `seq`. */
+  readonly gone: boolean;
   /** Each consumer inbox of the order key's topics. */
   readonly cursors: readonly CursorSkip[];
   /** The message after it, when there is one. */
@@ -114,17 +121,25 @@ const SKIPPABLE: readonly MessageStatus[] = [
 const MAX_ROUNDS = 3;
 
 /**
+ * How old the message after a gone seq must be before the seq is skipped as gone: the byOrderKey index lags writes
+ * by a moment, so a seq written just now could look missing beside its successor.
+ */
+export const GONE_SKIP_MIN_AGE_MS = 60_000;
+
+/**
  * Closes a gap in an ordered sequence for good: the consumers of `orderKey` hold every later message parked
- * until message `seq` is applied, and it never will be (it FAILED, or was cancelled, or is stuck PENDING). In ONE
- * TransactWriteItems, audited:
- * - the message is CANCELLED with the reason (unless it already is), so the sweeper never sends it;
+ * until message `seq` is applied, and it never will be (it FAILED, or was cancelled, or is stuck PENDING, or is gone
+ * from the outbox: expired after its cancel, or erased). In ONE TransactWriteItems, audited:
+ * - the message is CANCELLED with the reason (unless it already is) and marked skipped, so the sweeper never sends
+ *   it and a replay is refused (MessageSkippedError); a gone message has nothing to mark;
  * - each consumer's cursor of the order key moves from `seq - 1` to `seq` (a cursor already at or past `seq` is
  *   left alone), as if the consumer had applied it;
  * - the successor `seq + 1`, if SENT (parked by the consumer), is requeued in a new delivery round, due now: the
  *   sweeper sends it again, the consumer applies it and drains what it parked behind it. If PENDING and held
  *   back by the sweeper behind the gap, it is made due now.
- * Throws ReasonRequiredError (400), MessageNotFoundError (404), WrongStatusError (409: the message is SENT or
- * CONFIRMED, so not a gap), EarlierGapError (409: a cursor is behind `seq - 1`; skip or replay those first).
+ * Throws ReasonRequiredError (400), MessageNotFoundError (404: no message at `seq`, and none after it waits for
+ * it), WrongStatusError (409: the message is SENT or CONFIRMED, so not a gap; or it is gone and the message after it
+ * is too recent to be sure: GapNotSettledError), EarlierGapError (409: a cursor is behind `seq - 1`; skip or replay those first).
  * @example
  * await skipOrderGap(deps, { orderKey: 'order#o-42', seq: 3, reason: 'payload unfixable (INC-7)', actor });
  */
@@ -167,6 +182,7 @@ interface SequenceMessage {
   readonly aggregateId: string;
   /** When it is due in the due index (PENDING and SENT only). */
   readonly nextAttemptAt?: string;
+  readonly createdAt?: string;
   /** Whether a sweeper holds a claim on it. */
   readonly leased: boolean;
 }
@@ -184,14 +200,37 @@ interface Plan {
   }): TransactWriteAction[];
 }
 
+/**
+ * The message to skip: as stored, or — when the outbox no longer holds it — the first later message of the order key,
+ * which waits for it. Refuses a seq with nothing after it, and a gone seq whose successor is too recent to be sure.
+ */
+async function skippedOrGone(
+  deps: Deps,
+  at: { orderKey: string; seq: number },
+): Promise<{ readonly message: SequenceMessage; readonly gone: boolean }> {
+  const message = await messageAt(deps, at);
+  if (message !== undefined) return { message, gone: false };
+  const later = await firstAfter(deps, at);
+  if (later === undefined) {
+    throw new MessageNotFoundError(`${at.orderKey} seq ${at.seq} (nor any later message of it)`);
+  }
+  const ageMs = deps.clock().getTime() - Date.parse(later.createdAt ?? '');
+  if (!(ageMs >= GONE_SKIP_MIN_AGE_MS)) {
+    throw new GapNotSettledError({
+      orderKey: at.orderKey,
+      seq: at.seq,
+      laterMessageId: later.messageId,
+      retryAfterMs: GONE_SKIP_MIN_AGE_MS - (Number.isFinite(ageMs) ? Math.max(0, ageMs) : 0),
+    });
+  }
+  return { message: later, gone: true };
+}
+
 /** Reads the message, the cursors and the successor, refuses what cannot be skipped, and plans the writes. */
 async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Promise<Plan> {
   const { orderKey, seq } = at;
-  const message = await messageAt(deps, at);
-  if (message === undefined) {
-    throw new MessageNotFoundError(`${orderKey} seq ${seq}`);
-  }
-  if (!SKIPPABLE.includes(message.status as MessageStatus)) {
+  const { message, gone } = await skippedOrGone(deps, at);
+  if (!gone && !SKIPPABLE.includes(message.status as MessageStatus)) {
     // A SENT message may still reach the consumer (reconciliation resends it); a CONFIRMED one did.
     throw new WrongStatusError({
       action: 'skip',
@@ -200,7 +239,7 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
       allowed: SKIPPABLE,
     });
   }
-  const from = message.status as MessageStatus;
+  const from = gone ? 'GONE' : (message.status as MessageStatus);
   const inboxes = inboxesOf(deps, { orderKey, topic: message.topic });
   const cursors: CursorSkip[] = [];
   for (const inboxTable of inboxes) {
@@ -222,20 +261,22 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
     next === undefined
       ? undefined
       : { messageId: next.messageId, seq: seq + 1, status: next.status, action: successorAction };
-  const cancelling = from !== MessageStatus.CANCELLED;
+  const cancelling = from !== MessageStatus.CANCELLED && from !== 'GONE';
   const moving = cursors.filter((cursor) => cursor.outcome === 'MOVED');
+  const to = gone ? 'GONE' : MessageStatus.CANCELLED;
   return {
     changes: cancelling || moving.length > 0 || successorAction !== SuccessorAction.LEFT,
     result: (written) => ({
       action: AuditAction.SKIP,
       orderKey,
       seq,
-      messageId: message.messageId,
+      ...(gone ? {} : { messageId: message.messageId }),
       topic: message.topic,
       aggregateId: message.aggregateId,
       from,
-      to: MessageStatus.CANCELLED,
+      to,
       cancelled: cancelling,
+      gone,
       cursors,
       ...(successor === undefined ? {} : { successor }),
       changed: written.changed,
@@ -243,15 +284,29 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
       ...(written.actionId === undefined ? {} : { actionId: written.actionId }),
     }),
     actions: ({ now, actor, reason, actionId, result }) => {
-      const change = { messageId: message.messageId, from, now, by: actor, dueShards: deps.dueShards };
       const skipReason = `skipped ${orderKey} seq ${seq}: ${reason}`;
+      const marking: TransactWriteAction[] =
+        from === 'GONE'
+          ? []
+          : from === MessageStatus.CANCELLED
+            ? [stillCancelled(deps.outboxTable, { messageId: message.messageId, now })]
+            : [
+                transactUpdate(
+                  deps.outboxTable,
+                  cancelUpdate({
+                    messageId: message.messageId,
+                    from,
+                    now,
+                    by: actor,
+                    dueShards: deps.dueShards,
+                    reason: skipReason,
+                    retentionDays: deps.retentionDays,
+                    skip: true,
+                  }),
+                ),
+              ];
       return [
-        cancelling
-          ? transactUpdate(
-              deps.outboxTable,
-              cancelUpdate({ ...change, reason: skipReason, retentionDays: deps.retentionDays }),
-            )
-          : stillCancelled(deps.outboxTable, { messageId: message.messageId, now }),
+        ...marking,
         ...moving.map((cursor) => cursorSkip({ ...cursor, orderKey, seq, now })),
         ...(next === undefined || successorAction === SuccessorAction.LEFT
           ? []
@@ -270,7 +325,7 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
                 : dueNow(deps.outboxTable, { messageId: next.messageId, now }),
             ]),
         auditPut(deps.auditTable, {
-          subject: auditSubject.message(message.messageId),
+          subject: gone ? auditSubject.sequence(orderKey) : auditSubject.message(message.messageId),
           actionId,
           at: now.toISOString(),
           action: AuditAction.SKIP,
@@ -280,7 +335,7 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
             orderKey,
             seq,
             from,
-            to: MessageStatus.CANCELLED,
+            to,
             topic: message.topic,
             aggregateId: message.aggregateId,
             cursorsMoved: moving.map((cursor) => cursor.inboxTable),
@@ -295,18 +350,28 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
 }
 
 /** The message at `seq` of `orderKey`: its id from the byOrderKey index, then the item by key, consistently. */
-async function messageAt(
+function messageAt(deps: Deps, at: { orderKey: string; seq: number }): Promise<SequenceMessage | undefined> {
+  return readInSequence(deps, { orderKey: at.orderKey, condition: '#seq = :seq', seq: at.seq });
+}
+
+/** The first message of `orderKey` after `seq`, read as {@link messageAt} reads one. */
+function firstAfter(deps: Deps, at: { orderKey: string; seq: number }): Promise<SequenceMessage | undefined> {
+  return readInSequence(deps, { orderKey: at.orderKey, condition: '#seq > :seq', seq: at.seq });
+}
+
+async function readInSequence(
   deps: Deps,
-  at: { orderKey: string; seq: number },
+  at: { orderKey: string; condition: string; seq: number },
 ): Promise<SequenceMessage | undefined> {
   const index = OUTBOX_KEYS.orderIndex;
   const found = await deps.client.send(
     new QueryCommand({
       TableName: deps.outboxTable,
       IndexName: index.name,
-      KeyConditionExpression: '#orderKey = :orderKey AND #seq = :seq',
+      KeyConditionExpression: `#orderKey = :orderKey AND ${at.condition}`,
       ExpressionAttributeNames: { '#orderKey': index.partitionKey, '#seq': index.sortKey },
       ExpressionAttributeValues: { ':orderKey': at.orderKey, ':seq': at.seq },
+      Limit: 1,
     }),
   );
   // A seq is given once per order key; the index is eventually consistent, so the item is read by key.
@@ -321,12 +386,14 @@ async function messageAt(
   );
   if (stored.Item === undefined) return undefined;
   const nextAttemptAt = stored.Item[OUTBOX_KEYS.dueIndex.sortKey];
+  const createdAt = stored.Item.createdAt;
   return {
     messageId: id,
     status: String(stored.Item.status),
     topic: String(stored.Item.topic ?? ''),
     aggregateId: String(stored.Item.aggregateId ?? ''),
     ...(typeof nextAttemptAt === 'string' ? { nextAttemptAt } : {}),
+    ...(typeof createdAt === 'string' ? { createdAt } : {}),
     leased: stored.Item.leaseOwner !== undefined,
   };
 }
@@ -401,17 +468,21 @@ function cursorSkip(move: {
 }
 
 /**
- * The already CANCELLED message kept so, conditionally: a replay meanwhile would put it back in the sequence. An
- * update rather than a ConditionCheck, so the admin needs no grant beyond UpdateItem on the outbox.
+ * The already CANCELLED message marked skipped (never to be replayed), conditionally on it still being CANCELLED:
+ * a replay meanwhile would put it back in the sequence, and the skip reads again.
  */
 function stillCancelled(outboxTable: string, at: { messageId: string; now: Date }): TransactWriteAction {
   return {
     Update: {
       TableName: outboxTable,
       Key: { [OUTBOX_KEYS.partitionKey]: at.messageId },
-      UpdateExpression: 'SET #updatedAt = :now',
+      UpdateExpression: 'SET #updatedAt = :now, #skippedAt = if_not_exists(#skippedAt, :now)',
       ConditionExpression: '#status = :cancelled',
-      ExpressionAttributeNames: { '#status': 'status', '#updatedAt': 'updatedAt' },
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#updatedAt': 'updatedAt',
+        '#skippedAt': SKIPPED_AT_ATTRIBUTE,
+      },
       ExpressionAttributeValues: { ':cancelled': MessageStatus.CANCELLED, ':now': at.now.toISOString() },
     },
   };

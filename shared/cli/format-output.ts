@@ -218,7 +218,7 @@ export function formatMoveTasks(tasks: readonly StartedMoveTask[]): string {
 /** What an erase removed. */
 export function formatErase(result: EraseResult): string {
   return [
-    `erased aggregate ${result.aggregateId}: ${result.messagesDeleted} message(s), ${result.inboxRowsDeleted} inbox row(s), ${result.claimCheckObjectsDeleted} stored payload(s); audit ${result.actionId}`,
+    `erased aggregate ${result.aggregateId}: ${result.messagesDeleted} message(s), ${result.parkedRowsDeleted} parked row(s), ${result.claimCheckObjectsDeleted} stored payload(s); audit ${result.actionId} (consumers keep their dedupe rows until they expire)`,
     ...(result.claimCheckObjectsNotDeleted.length === 0
       ? []
       : [
@@ -234,12 +234,18 @@ export function formatErase(result: EraseResult): string {
 
 /** What a skip did: the message cancelled, each consumer's cursor, the successor resent. */
 export function formatSkipOrderGap(result: SkipOrderGapResult): string {
-  const head = `${result.orderKey} seq ${result.seq} (message ${result.messageId}, ${result.topic})`;
+  const head = result.gone
+    ? `${result.orderKey} seq ${result.seq} (no longer in the outbox, ${result.topic})`
+    : `${result.orderKey} seq ${result.seq} (message ${result.messageId ?? ''}, ${result.topic})`;
   const lines = [
     result.changed
       ? `skipped ${head}; audit ${result.actionId ?? ''}`
       : `nothing to do for ${head}: already skipped`,
-    result.cancelled ? `  message   ${result.from} → CANCELLED` : '  message   already CANCELLED',
+    result.gone
+      ? '  message   gone (expired after its cancel, or erased): nothing to cancel'
+      : result.cancelled
+        ? `  message   ${result.from} → CANCELLED`
+        : '  message   already CANCELLED',
     ...result.cursors.map((cursor) =>
       cursor.outcome === 'MOVED'
         ? `  consumer  ${cursor.inboxTable}: cursor ${cursor.lastSeq ?? 'none'} → ${result.seq}`

@@ -20,6 +20,8 @@ export interface OperatorMove extends ChangeContext {
 export interface CancelMove extends OperatorMove {
   /** Days until TTL removes the cancelled message. @default 30 */
   readonly retentionDays?: number;
+  /** The cancel is a skip's: the message is marked skipped (`skippedAt`), never to be replayed. @default false */
+  readonly skip?: boolean;
 }
 
 function assertMoveFrom(name: 'replay' | 'cancel', from: MessageStatus): void {
@@ -29,11 +31,18 @@ function assertMoveFrom(name: 'replay' | 'cancel', from: MessageStatus): void {
 }
 
 /**
- * FAILED or CANCELLED → PENDING: a fresh start (attempts and resends 0), due at once in the due index,
+ * The attribute a skip sets on the message it skipped: the consumers' cursors moved past it, so it must never be
+ * replayed (a copy would be taken for a duplicate and never applied).
+ */
+export const SKIPPED_AT_ATTRIBUTE = 'skippedAt';
+
+/**
+ * FAILED or CANCELLED → PENDING: a fresh start (attempts, resends and refusals 0), due at once in the due index,
  * out of the attention index, no longer expiring; `replays` goes up by one and is never reset, so that the
  * replay's delivery round (`deliveryRoundOf`), which a FIFO deduplication id carries, does not start again from 0.
  * The outcome of a delivery recorded after a cancel is dropped:
- * the history keeps it, and the replay's own confirmation brings the current one. Conditional on `from`.
+ * the history keeps it, and the replay's own confirmation brings the current one. Conditional on `from`, and on
+ * the message never having been skipped.
  */
 export function replayUpdate({ messageId, from, now, by, reason, dueShards }: OperatorMove): OutboxUpdate {
   assertMoveFrom('replay', from);
@@ -47,12 +56,15 @@ export function replayUpdate({ messageId, from, now, by, reason, dueShards }: Op
   });
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression: `SET #status = :to, #attempts = :zero, #resends = :zero, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now, ${history.set} REMOVE #attentionKey, #expiresAt, #leaseOwner, #leaseUntil, #lastError, #confirmedAt, #outcome ADD #replays :one`,
-    ConditionExpression: '#status = :from',
+    UpdateExpression: `SET #status = :to, #attempts = :zero, #resends = :zero, #refusals = :zero, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now, ${history.set} REMOVE #attentionKey, #expiresAt, #leaseOwner, #leaseUntil, #lastError, #confirmedAt, #outcome ADD #replays :one`,
+    // Never a skipped message: a skip landing between the operator's read and this write makes it fail.
+    ConditionExpression: '#status = :from AND attribute_not_exists(#skippedAt)',
     ExpressionAttributeNames: {
       '#status': 'status',
+      '#skippedAt': SKIPPED_AT_ATTRIBUTE,
       '#attempts': 'attempts',
       '#resends': 'resends',
+      '#refusals': 'refusals',
       '#replays': 'replays',
       '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
       '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
@@ -80,9 +92,10 @@ export function replayUpdate({ messageId, from, now, by, reason, dueShards }: Op
 }
 
 /**
- * PENDING or FAILED → CANCELLED: out of the due index (the sweeper never sends it again), its lease dropped,
- * into the attention index, and expiring after the retention like a CONFIRMED message. A copy already handed
- * to SQS may still be applied; its confirmation is then recorded as APPLIED_AFTER_CANCEL. Conditional on `from`.
+ * PENDING or FAILED → CANCELLED: out of the due index (the sweeper never sends it again), its lease dropped (so a
+ * sweeper that claimed it cannot mark it SENT, and sends nothing), into the attention index, and expiring after the
+ * retention like a CONFIRMED message. A copy handed to SQS before it (an earlier delivery round's) may still be
+ * applied; its confirmation is then recorded as APPLIED_AFTER_CANCEL. Conditional on `from`.
  */
 export function cancelUpdate({
   messageId,
@@ -92,6 +105,7 @@ export function cancelUpdate({
   reason,
   dueShards,
   retentionDays,
+  skip,
 }: CancelMove): OutboxUpdate {
   assertMoveFrom('cancel', from);
   const history = appendHistory({
@@ -104,12 +118,15 @@ export function cancelUpdate({
   });
   return {
     Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-    UpdateExpression: `SET #status = :to, #updatedAt = :now, #cancelledAt = :now, #attentionKey = :attentionKey, #expiresAt = :expiresAt, ${history.set} REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
+    UpdateExpression: `SET #status = :to, #updatedAt = :now, #cancelledAt = :now, #attentionKey = :attentionKey, #expiresAt = :expiresAt, ${history.set}${
+      skip === true ? ', #skippedAt = :now' : ''
+    } REMOVE #dueShard, #nextAttemptAt, #leaseOwner, #leaseUntil`,
     ConditionExpression: '#status = :from',
     ExpressionAttributeNames: {
       '#status': 'status',
       '#updatedAt': 'updatedAt',
       '#cancelledAt': 'cancelledAt',
+      ...(skip === true ? { '#skippedAt': SKIPPED_AT_ATTRIBUTE } : {}),
       '#attentionKey': OUTBOX_KEYS.attentionIndex.partitionKey,
       '#expiresAt': OUTBOX_KEYS.ttlAttribute,
       '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,

@@ -1,14 +1,18 @@
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   EarlierGapError,
+  GapNotSettledError,
   MessageNotFoundError,
+  MessageSkippedError,
   ReasonRequiredError,
   WrongStatusError,
 } from '../../../shared/admin/admin-errors.ts';
-import { skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
+import { replayMessage } from '../../../shared/admin/message-actions.ts';
+import { GONE_SKIP_MIN_AGE_MS, skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { claimUpdate } from '../../../shared/outbox/claim-updates.ts';
 import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
 import { testMessageId } from '../../support/factories.ts';
 import {
@@ -87,6 +91,7 @@ describe('skipOrderGap', () => {
       from: FAILED,
       to: CANCELLED,
       cancelled: true,
+      gone: false,
       cursors: [{ inboxTable: 'inbox', lastSeq: 1, outcome: 'MOVED' }],
       successor: { messageId: parked, seq: 3, status: SENT, action: 'RESENT' },
       changed: true,
@@ -104,7 +109,8 @@ describe('skipOrderGap', () => {
 
     expect(await cursor()).toBe(2);
     const cancelled = await storedMessage(fixture, skipped);
-    expect(cancelled).toMatchObject({ status: CANCELLED, cancelledAt: at });
+    // Marked skipped: a replay of it is refused from now on.
+    expect(cancelled).toMatchObject({ status: CANCELLED, cancelledAt: at, skippedAt: at });
     expect(cancelled).not.toHaveProperty('dueShard');
     expect((cancelled?.history as unknown[] | undefined)?.at(-1)).toEqual({
       at,
@@ -311,13 +317,13 @@ describe('skipOrderGap', () => {
     expect(fixture.commands).toEqual([]);
   });
 
-  it('answers 404 for a seq the order key does not have', async () => {
+  it('answers 404 for a seq the order key does not have, with nothing after it', async () => {
     await storeSeq(1, CONFIRMED);
 
     await expect(skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor })).rejects.toMatchObject({
       constructor: MessageNotFoundError,
       httpStatus: 404,
-      message: `no message ${orderKey} seq 2 in the outbox`,
+      message: `no message ${orderKey} seq 2 (nor any later message of it) in the outbox`,
     });
   });
 
@@ -348,6 +354,155 @@ describe('skipOrderGap', () => {
     expect(result.cursors).toEqual([{ inboxTable: 'inbox', lastSeq: 2, outcome: 'ALREADY_PAST' }]);
     expect(await cursor()).toBe(2);
     expect(await storedMessage(fixture, skipped)).toMatchObject({ status: CANCELLED });
+  });
+});
+
+describe('skipOrderGap racing other actors', () => {
+  it('reads again when an operator replays the CANCELLED message during the skip, and skips it as PENDING', async () => {
+    const skipped = await storeSeq(2, CANCELLED);
+    await putCursor(1);
+    let raced = false;
+    const client = interceptedClient(fixture, async (command) => {
+      if (command instanceof TransactWriteCommand && !raced) {
+        raced = true;
+        await replayMessage(fixture.deps, {
+          messageId: skipped,
+          reason: 'fixed after all',
+          actor: 'local:bo',
+        });
+      }
+    });
+
+    const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
+
+    // The skip's first write failed on "still CANCELLED": the message it planned to skip was back in the sequence.
+    expect(transactions().filter((t) => t.input.TransactItems?.length !== 2)).toHaveLength(2);
+    expect(result).toMatchObject({ from: PENDING, cancelled: true });
+    const stored = await storedMessage(fixture, skipped);
+    expect(stored).toMatchObject({ status: CANCELLED, skippedAt: expect.any(String) });
+    expect(stored).not.toHaveProperty('dueShard');
+    expect(await cursor()).toBe(2);
+  });
+
+  it('leaves a successor a sweeper claimed during the skip to that sweeper: its lease is not undone', async () => {
+    await storeSeq(2, FAILED);
+    const next = testMessageId(3);
+    const later = new Date(fixture.clock.now().getTime() + 300_000).toISOString();
+    await storeMessage(fixture, { messageId: next, status: PENDING, orderKey, seq: 3, nextAttemptAt: later });
+    await putCursor(1);
+    const leaseUntil = new Date(fixture.clock.now().getTime() + 60_000).toISOString();
+    let raced = false;
+    const client = interceptedClient(fixture, async (command) => {
+      if (command instanceof TransactWriteCommand && !raced) {
+        raced = true;
+        // A sweeper claims the successor between the skip's reads and its write.
+        await fixture.db.send(
+          new UpdateCommand({
+            TableName: 'outbox',
+            ...claimUpdate({
+              messageId: next,
+              status: PENDING,
+              owner: 'sweeper-run-7',
+              now: fixture.clock.now(),
+              leaseMs: 60_000,
+              early: true,
+            }),
+          }),
+        );
+      }
+    });
+
+    const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
+
+    expect(result.successor).toMatchObject({ messageId: next, action: 'LEFT' });
+    // Still the sweeper's: due at its lease's end, so no other sweeper takes it meanwhile.
+    expect(await storedMessage(fixture, next)).toMatchObject({
+      leaseOwner: 'sweeper-run-7',
+      nextAttemptAt: leaseUntil,
+    });
+    expect(await cursor()).toBe(2);
+  });
+});
+
+describe('skipOrderGap of a message the outbox no longer holds', () => {
+  it('closes the gap by order key and seq when the message expired after its cancel', async () => {
+    await storeSeq(1, CONFIRMED);
+    // Seq 2 was cancelled and its TTL removed it; seq 3 arrived at the consumer first and waits, parked.
+    const parked = await storeSeq(3, SENT);
+    await putCursor(1);
+    fixture.clock.advance(GONE_SKIP_MIN_AGE_MS);
+
+    const result = await skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor });
+
+    expect(result).toMatchObject({
+      orderKey,
+      seq: 2,
+      gone: true,
+      from: 'GONE',
+      to: 'GONE',
+      cancelled: false,
+      topic: 'order.created',
+      cursors: [{ inboxTable: 'inbox', lastSeq: 1, outcome: 'MOVED' }],
+      successor: { messageId: parked, seq: 3, action: 'RESENT' },
+      changed: true,
+    });
+    expect(result).not.toHaveProperty('messageId');
+    expect(await cursor()).toBe(2);
+    expect(await storedMessage(fixture, parked)).toMatchObject({ status: PENDING, resends: 1 });
+    expect(await auditRows(fixture, `sequence:${orderKey}`)).toEqual([
+      expect.objectContaining({ action: 'SKIP', details: expect.objectContaining({ seq: 2, from: 'GONE' }) }),
+    ]);
+  });
+
+  it('refuses while the message after the gone seq is too recent for the index to be trusted, and writes nothing', async () => {
+    await storeSeq(3, SENT);
+    await putCursor(1);
+    fixture.clock.advance(GONE_SKIP_MIN_AGE_MS - 1_000);
+
+    await expect(skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor })).rejects.toMatchObject({
+      constructor: GapNotSettledError,
+      httpStatus: 409,
+    });
+    expect(transactions()).toEqual([]);
+    expect(await cursor()).toBe(1);
+  });
+});
+
+describe('replay of a skipped message', () => {
+  it('is refused with a 409 naming the skip, and changes nothing', async () => {
+    const skipped = await storeSeq(2, FAILED);
+    await putCursor(1);
+    await skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor });
+    const before = await storedMessage(fixture, skipped);
+
+    const error = await replayMessage(fixture.deps, {
+      messageId: skipped,
+      reason: 'fixed',
+      actor: 'local:bo',
+    }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(MessageSkippedError);
+    expect(error).toMatchObject({ httpStatus: 409, code: 'MESSAGE_SKIPPED', messageId: skipped });
+    expect(await storedMessage(fixture, skipped)).toEqual(before);
+    expect((await auditRows(fixture, `message:${skipped}`)).map((row) => row.action)).toEqual(['SKIP']);
+  });
+
+  it('is refused when the skip lands between the replay’s read and its write', async () => {
+    const skipped = await storeSeq(2, CANCELLED);
+    await putCursor(1);
+    let raced = false;
+    const client = interceptedClient(fixture, async (command) => {
+      if (command instanceof TransactWriteCommand && !raced) {
+        raced = true;
+        await skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor });
+      }
+    });
+
+    await expect(
+      replayMessage({ ...fixture.deps, client }, { messageId: skipped, reason: 'fixed', actor: 'local:bo' }),
+    ).rejects.toBeInstanceOf(MessageSkippedError);
+    expect(await storedMessage(fixture, skipped)).toMatchObject({ status: CANCELLED });
+    expect(await cursor()).toBe(2);
   });
 });
 

@@ -157,6 +157,7 @@ describe('outbox skip', () => {
         from: MessageStatus.CANCELLED,
         to: MessageStatus.CANCELLED,
         cancelled: false,
+        gone: false,
         cursors: [{ inboxTable: 'inbox', lastSeq: 5, outcome: 'ALREADY_PAST' }],
         successor: { messageId: 'm-3', seq: 3, status: MessageStatus.CONFIRMED, action: 'LEFT' },
         changed: false,
