@@ -2,7 +2,13 @@ import { MessageStatus } from '../message/message-status.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
 import { DEFAULT_GAP_TIMEOUT_MS, type OrderedTopic } from '../ordering/ordering.ts';
 import { DEFAULT_DUE_SHARDS, dueShardKeys, type OutboxItem } from '../outbox/outbox-item.ts';
-import type { DueEntry, DueMessage, SequencedMessage, SweepStore } from '../outbox/outbox-store.ts';
+import {
+  type DueEntry,
+  type DueMessage,
+  MAX_SEQUENCE_LOOKUP,
+  type SequencedMessage,
+  type SweepStore,
+} from '../outbox/outbox-store.ts';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
 import {
   addSendCounts,
@@ -441,11 +447,45 @@ async function resolveParked(
           fromSeq: parked.lastSeq + 1,
           toSeq: order.seq - 1,
         });
+  if (order !== undefined) reportGone({ message, order, lastSeq: parked.lastSeq, found: missing }, report);
   const resent = await Promise.all(
     missing.map((predecessor) => guarded(report, () => resolveMissing(predecessor, deps, report))),
   );
   await release(now.getTime() + timeoutMs);
   return resent.filter((item): item is OutboxItem => item !== undefined);
+}
+
+/**
+ * Names each seq a parked message waits for that the outbox no longer holds (its cancelled message expired, or it
+ * was erased): nothing can send it, so only an operator's skip by order key and seq closes the gap.
+ */
+function reportGone(
+  gap: {
+    readonly message: OutboxItem;
+    readonly order: { readonly orderKey: string; readonly seq: number };
+    readonly lastSeq: number;
+    readonly found: readonly SequencedMessage[];
+  },
+  report: SweepReport,
+): void {
+  const { message, order } = gap;
+  const present = new Set(gap.found.map((predecessor) => predecessor.seq));
+  // At most the lookup's bound: a longer gap is named from its start, the rest once that is closed.
+  const last = Math.min(order.seq - 1, gap.lastSeq + MAX_SEQUENCE_LOOKUP);
+  for (let seq = gap.lastSeq + 1; seq <= last; seq += 1) {
+    if (present.has(seq)) continue;
+    report.problems.push({
+      messageId: message.messageId,
+      topic: message.topic,
+      aggregateId: message.aggregateId,
+      orderKey: order.orderKey,
+      seq,
+      outcome: 'GAP',
+      error:
+        `seq ${seq} of ${order.orderKey} is no longer in the outbox (expired after its cancel, or erased) and seq ` +
+        `${order.seq} (${message.messageId}) waits for it: skip it (outbox skip --order-key ${order.orderKey} --seq ${seq})`,
+    });
+  }
 }
 
 /**

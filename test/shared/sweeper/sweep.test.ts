@@ -1114,6 +1114,31 @@ describe('sweep of ordered messages', () => {
       nextAttemptAt: at(GAP_TIMEOUT_MS),
     });
   });
+
+  it('past the gap timeout names a predecessor the outbox no longer holds (expired, erased), for a skip by seq', async () => {
+    // Seq 1 was cancelled and its TTL removed it; seq 2 waits, parked, for it.
+    await inSequence(2, 2, overdueSent);
+    const check = verdicts({
+      [id(2)]: { verdict: 'PARKED', parkedAt: at(-GAP_TIMEOUT_MS - 1_000), lastSeq: 0 },
+    });
+
+    const report = await sweep(sweeper({ ...ordering, deliveryCheckFor: () => check }).deps);
+
+    expect(report).toMatchObject({ orderingGaps: { 'order.created': 1 }, requeued: 0, sent: 0 });
+    expect(report.problems).toEqual([
+      {
+        messageId: id(2),
+        topic: 'order.created',
+        aggregateId: 'order-1',
+        orderKey: ORDER_KEY,
+        seq: 1,
+        outcome: 'GAP',
+        error: expect.stringContaining(
+          `seq 1 of ${ORDER_KEY} is no longer in the outbox (expired after its cancel, or erased) and seq 2 (${id(2)}) waits for it: skip it (outbox skip --order-key ${ORDER_KEY} --seq 1)`,
+        ),
+      },
+    ]);
+  });
 });
 
 describe('inboxDeliveryCheck', () => {
