@@ -5,10 +5,11 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { PARKED_KEY_PREFIX } from '../../shared/consumer/order-cursor.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import { grantKeyUse } from './key-grants.ts';
 import { OutboxFunction } from './outbox-function.ts';
-import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+import { grantOnItemsStartingWith, grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 
 /** Settings of the admin function. */
@@ -40,11 +41,10 @@ export interface OutboxAdminApiOptions extends OutboxAdminApiProps {
   readonly auditTable: dynamodb.ITable;
   /** Each topic queue with its dead-letter queue. */
   readonly queues: readonly { readonly queue: sqs.IQueue; readonly deadLetterQueue: sqs.IQueue }[];
-  /** The inbox tables an erase deletes rows from. */
-  readonly inboxTables: readonly dynamodb.ITable[];
   /**
-   * The inbox tables of the consumers of ordered topics, whose cursors an operator's skip of an ordering gap moves.
-   * Any table here also gives the admin a Query on the outbox's byOrderKey index, where the skip finds the message.
+   * The inbox tables of the consumers of ordered topics, whose cursors an operator's skip of an ordering gap moves
+   * and whose parked rows of an erased message an erase deletes. Any table here also gives the admin a Query on the
+   * outbox's byOrderKey index, where the skip finds the message.
    * @default - none: no topic is ordered
    */
   readonly orderedInboxTables?: readonly dynamodb.ITable[];
@@ -124,13 +124,16 @@ export function addOutboxAdminApi(scope: Construct, options: OutboxAdminApiOptio
     grantKeyUse(deadLetterQueue.encryptionMasterKey, fn, 'read');
     grantKeyUse(queue.encryptionMasterKey, fn, 'write');
   }
-  // An erase deletes the aggregate's inbox rows: DeleteItem only.
-  for (const inbox of options.inboxTables) grantOnTable(inbox, fn, ['dynamodb:DeleteItem']);
   // A skip of an ordering gap finds the message by its place in the sequence, reads each consumer's cursor of the
-  // order key and moves it with a conditional update (in the transaction that cancels the message).
+  // order key and moves it with a conditional update (in the transaction that cancels the message). An erase
+  // deletes an erased message's parked row (which holds its payload), and only parked rows: never an inbox row
+  // or a cursor, which keep a copy still in a queue from being applied twice.
   const ordered = options.orderedInboxTables ?? [];
   if (ordered.length > 0) grantQueryOnIndexes(options.outboxTable, fn, [OUTBOX_KEYS.orderIndex.name]);
-  for (const inbox of ordered) grantOnTable(inbox, fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+  for (const inbox of ordered) {
+    grantOnTable(inbox, fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    grantOnItemsStartingWith(inbox, fn, { actions: ['dynamodb:DeleteItem'], keyPrefix: PARKED_KEY_PREFIX });
+  }
 
   const admin =
     options.api.root.getResource(ADMIN_DEFAULTS.pathPart) ??

@@ -53,6 +53,23 @@ export function queueFailureDestination(queue: sqs.IQueue): lambda.IEventSourceD
   };
 }
 
+/**
+ * Allows `actions` on the table's items whose partition key starts with `keyPrefix` only (`dynamodb:LeadingKeys`),
+ * e.g. an erase's delete of a consumer's parked rows, never of its dedupe rows.
+ */
+export function grantOnItemsStartingWith(
+  table: dynamodb.ITable,
+  grantee: iam.IGrantable,
+  options: { readonly actions: readonly string[]; readonly keyPrefix: string },
+): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: [...options.actions],
+    resourceArns: [table.tableArn],
+    conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${options.keyPrefix}*`] } },
+  });
+}
+
 /** What an update granted with {@link grantLimitedUpdate} may name and ask back. */
 export interface UpdateLimits {
   /** Every top-level attribute the update may name, its key attributes included (IAM requires them). */

@@ -6,6 +6,7 @@ import {
   claimCheckOf,
 } from '../claim-check/claim-check-reference.ts';
 import { INBOX_KEYS } from '../consumer/inbox.ts';
+import { parkedKeyOf } from '../consumer/order-cursor.ts';
 import { ConfigError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
@@ -27,7 +28,11 @@ export interface EraseInput {
 export interface EraseResult {
   readonly aggregateId: string;
   readonly messagesDeleted: number;
-  readonly inboxRowsDeleted: number;
+  /**
+   * Messages a consumer still held parked (the message as received, payload included) deleted from its inbox:
+   * a message of an ordered topic that arrived before its predecessor and was never applied.
+   */
+  readonly parkedRowsDeleted: number;
   /** Claim-checked payloads deleted from S3 with their messages. */
   readonly claimCheckObjectsDeleted: number;
   /**
@@ -51,18 +56,19 @@ type Deps = Pick<
 
 /**
  * Erases one aggregate's messages for a data-protection request: refused with {@link AggregateInFlightError}
- * (409) while any of them is PENDING or SENT; otherwise deletes each message's inbox row from every delivery
- * inbox, then the message itself (so an interrupted erase, run again, still finds what is left), and files an
- * ERASE audit row with counts only. A message whose payload was claim-checked has its S3 object deleted once
- * the message itself is gone (never before: a message replayed meanwhile keeps its payload); an aggregate with
- * such payloads is refused up front when the admin has no claim-check bucket. The delete is conditional on the message not being PENDING or SENT, so a
- * message replayed meanwhile is kept and reported.
+ * (409) while any of them is PENDING or SENT; otherwise deletes each message (conditional on it not being PENDING
+ * or SENT, so a message replayed meanwhile is kept and reported in `skippedInFlight`), then what still holds its
+ * payload: a consumer's parked row of it (only the row that holds this message), and its claim-checked S3 object
+ * (once the message itself is gone: a message replayed meanwhile keeps its payload; an aggregate with such payloads
+ * is refused up front when the admin has no claim-check bucket). An ERASE audit row holds counts only.
  *
- * Erasing inbox rows erases the consumers' record that they applied the messages: a copy still waiting in a
- * queue or a dead-letter queue would be applied again. Purge those first (or erase once they are gone). The
- * aggregate's messages are found through the byAggregate index, which lags writes by a moment: a message written
- * for the aggregate while it is being erased may be missed; erase after the aggregate stops changing. Only the
- * inboxes of DELIVERY_INBOXES are cleared.
+ * Erase never deletes a consumer's dedupe state: the inbox rows (message id, topic, outcome, times — no payload)
+ * and the ordered topics' cursors (order key, last seq) stay until they expire with the inbox retention. A copy of
+ * an erased message may still wait in a queue or a dead-letter queue (delivery is at least once, and a cancelled or
+ * confirmed message may have copies from earlier rounds); with its inbox row gone it would be applied a second
+ * time. Such a copy carries the payload until it is consumed or expires with its queue's retention. The aggregate's
+ * messages are found through the byAggregate index, which lags writes by a moment: a message written for the
+ * aggregate while it is being erased may be missed; erase after the aggregate stops changing.
  * @example
  * await eraseAggregate(deps, { aggregateId: 'order-17', reason: 'GDPR request #881', actor });
  */
@@ -82,45 +88,33 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
 
   const inboxes = [...new Set(Object.values(deps.deliveryInboxes))];
   let messagesDeleted = 0;
-  let inboxRowsDeleted = 0;
+  let parkedRowsDeleted = 0;
   let claimCheckObjectsDeleted = 0;
   const claimCheckObjectsNotDeleted: string[] = [];
   const skippedInFlight: string[] = [];
   for (const { messageId } of messages) {
-    for (const inboxTable of inboxes) {
-      const deleted = await deps.client.send(
-        new DeleteCommand({
-          TableName: inboxTable,
-          Key: { [INBOX_KEYS.partitionKey]: messageId },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      if (deleted.Attributes !== undefined) inboxRowsDeleted += 1;
-    }
-    try {
-      const deleted = await deps.client.send(
-        new DeleteCommand({
-          TableName: deps.outboxTable,
-          Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-          ConditionExpression: 'NOT (#status IN (:pending, :sent))',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':pending': MessageStatus.PENDING, ':sent': MessageStatus.SENT },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      if (deleted.Attributes !== undefined) messagesDeleted += 1;
-      const reference = deleted.Attributes === undefined ? undefined : storedReference(deleted.Attributes);
-      if (reference !== undefined && deps.claimCheck !== undefined) {
-        try {
-          await deps.claimCheck.store.remove(reference);
-          claimCheckObjectsDeleted += 1;
-        } catch {
-          claimCheckObjectsNotDeleted.push(reference.key);
-        }
-      }
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    // The message first, and only if it has no delivery ahead of it: one replayed since the read stays whole.
+    const deleted = await deleteFinished(deps, messageId);
+    if (deleted === 'IN_FLIGHT') {
       skippedInFlight.push(messageId);
+      continue;
+    }
+    if (deleted === undefined) continue;
+    messagesDeleted += 1;
+    const place = placeOf(deleted);
+    if (place !== undefined) {
+      for (const inboxTable of inboxes) {
+        if (await deleteParked(deps, { inboxTable, messageId, ...place })) parkedRowsDeleted += 1;
+      }
+    }
+    const reference = storedReference(deleted);
+    if (reference !== undefined && deps.claimCheck !== undefined) {
+      try {
+        await deps.claimCheck.store.remove(reference);
+        claimCheckObjectsDeleted += 1;
+      } catch {
+        claimCheckObjectsNotDeleted.push(reference.key);
+      }
     }
   }
   const actionId = deps.newId();
@@ -133,7 +127,7 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
     reason,
     details: {
       messagesDeleted,
-      inboxRowsDeleted,
+      parkedRowsDeleted,
       claimCheckObjectsDeleted,
       claimCheckObjectsNotDeleted: claimCheckObjectsNotDeleted.length,
       skippedInFlight: skippedInFlight.length,
@@ -142,12 +136,70 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
   return {
     aggregateId,
     messagesDeleted,
-    inboxRowsDeleted,
+    parkedRowsDeleted,
     claimCheckObjectsDeleted,
     claimCheckObjectsNotDeleted,
     skippedInFlight,
     actionId,
   };
+}
+
+/**
+ * Deletes the message unless it is PENDING or SENT: its stored item, `IN_FLIGHT` when a replay made it PENDING
+ * since it was read, or `undefined` when it is gone already.
+ */
+async function deleteFinished(
+  deps: Pick<AdminDeps, 'client' | 'outboxTable'>,
+  messageId: string,
+): Promise<Record<string, unknown> | 'IN_FLIGHT' | undefined> {
+  try {
+    const deleted = await deps.client.send(
+      new DeleteCommand({
+        TableName: deps.outboxTable,
+        Key: { [OUTBOX_KEYS.partitionKey]: messageId },
+        ConditionExpression: 'NOT (#status IN (:pending, :sent))',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': MessageStatus.PENDING, ':sent': MessageStatus.SENT },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return deleted.Attributes;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return 'IN_FLIGHT';
+    throw error;
+  }
+}
+
+/** An ordered message's order key and seq, from its stored item. */
+function placeOf(item: Record<string, unknown>): { orderKey: string; seq: number } | undefined {
+  const { orderKey, seq } = item;
+  return typeof orderKey === 'string' && typeof seq === 'number' ? { orderKey, seq } : undefined;
+}
+
+/**
+ * Deletes a consumer's parked row at the message's place if it holds this message (never another's): true when
+ * one was there.
+ */
+async function deleteParked(
+  deps: Pick<AdminDeps, 'client'>,
+  parked: { inboxTable: string; messageId: string; orderKey: string; seq: number },
+): Promise<boolean> {
+  try {
+    const deleted = await deps.client.send(
+      new DeleteCommand({
+        TableName: parked.inboxTable,
+        Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(parked.orderKey, parked.seq) },
+        ConditionExpression: '#parkedMessageId = :messageId',
+        ExpressionAttributeNames: { '#parkedMessageId': 'parkedMessageId' },
+        ExpressionAttributeValues: { ':messageId': parked.messageId },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return deleted.Attributes !== undefined;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }
 
 /** The claim-check reference of a stored message, or `undefined` when its payload is inline or unreadable. */

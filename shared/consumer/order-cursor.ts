@@ -20,9 +20,12 @@ export function cursorKeyOf(orderKey: string): string {
   return `cursor#${orderKey}`;
 }
 
+/** What every parked row's key starts with (an IAM grant may be limited to these rows). */
+export const PARKED_KEY_PREFIX = 'parked#';
+
 /** The inbox table key of the parked row of message `seq` of `orderKey`. */
 export function parkedKeyOf(orderKey: string, seq: number): string {
-  return `parked#${orderKey}#${seq}`;
+  return `${PARKED_KEY_PREFIX}${orderKey}#${seq}`;
 }
 
 /** An order key's cursor: the last seq this consumer applied (or recorded a rejection of). */

@@ -2,8 +2,10 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AggregateInFlightError, ReasonRequiredError } from '../../../shared/admin/admin-errors.ts';
 import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
+import { replayMessage } from '../../../shared/admin/message-actions.ts';
 import { CLAIM_CHECK_HEADER } from '../../../shared/claim-check/claim-check-reference.ts';
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
+import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { testMessageId } from '../../support/factories.ts';
 import {
@@ -11,6 +13,7 @@ import {
   adminFixture,
   auditRows,
   interceptedClient,
+  pipeline,
   storedMessage,
   storeMessage,
 } from './admin-fixture.ts';
@@ -53,7 +56,7 @@ describe('eraseAggregate', () => {
     },
   );
 
-  it("deletes every finished message of the aggregate and its inbox rows in every delivery inbox, and nobody else's", async () => {
+  it("deletes every finished message of the aggregate and nobody else's, and keeps every consumer's dedupe rows", async () => {
     await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CONFIRMED });
     await storeMessage(fixture, { messageId: id(2), aggregateId: 'order-7', status: FAILED });
     await storeMessage(fixture, {
@@ -72,17 +75,91 @@ describe('eraseAggregate', () => {
     expect(result).toEqual({
       aggregateId: 'order-7',
       messagesDeleted: 3,
-      inboxRowsDeleted: 2,
+      parkedRowsDeleted: 0,
       claimCheckObjectsDeleted: 0,
       claimCheckObjectsNotDeleted: [],
       skippedInFlight: [],
       actionId: expect.any(String),
     });
     for (const n of [1, 2, 3]) expect(await storedMessage(fixture, id(n))).toBeUndefined();
-    expect(await inboxRow('inbox', id(1))).toBeUndefined();
-    expect(await inboxRow('paymentsInbox', id(3))).toBeUndefined();
     expect(await storedMessage(fixture, id(4))).toBeDefined();
-    expect(await inboxRow('inbox', id(4))).toBeDefined();
+    // No payload in them, and a copy still in a queue must find them: they expire with the inbox retention.
+    expect(await inboxRow('inbox', id(1))).toBeDefined();
+    expect(await inboxRow('paymentsInbox', id(3))).toBeDefined();
+  });
+
+  it('deletes the parked row that holds an erased message (its payload), and no other parked row or cursor', async () => {
+    const orderKey = 'order#order-7';
+    await storeMessage(fixture, {
+      messageId: id(2),
+      aggregateId: 'order-7',
+      status: FAILED,
+      orderKey,
+      seq: 2,
+    });
+    const parkedRow = (seq: number, messageId: string) => ({
+      messageId: `parked#${orderKey}#${seq}`,
+      orderKey,
+      seq,
+      parkedMessageId: messageId,
+      body: '{"payload":"personal"}',
+    });
+    await fixture.db.send(new PutCommand({ TableName: 'inbox', Item: parkedRow(2, id(2)) }));
+    // A row at seq 3 holds another message, which this erase does not touch.
+    await fixture.db.send(new PutCommand({ TableName: 'inbox', Item: parkedRow(3, id(9)) }));
+    await fixture.db.send(
+      new PutCommand({ TableName: 'inbox', Item: { messageId: `cursor#${orderKey}`, lastSeq: 1 } }),
+    );
+
+    const result = await eraseAggregate(fixture.deps, input);
+
+    expect(result).toMatchObject({ messagesDeleted: 1, parkedRowsDeleted: 1 });
+    expect(await inboxRow('inbox', `parked#${orderKey}#2`)).toBeUndefined();
+    expect(await inboxRow('inbox', `parked#${orderKey}#3`)).toBeDefined();
+    expect(await inboxRow('inbox', `cursor#${orderKey}`)).toMatchObject({ lastSeq: 1 });
+  });
+
+  it('never lets a copy still in a queue be applied twice: the erased message’s inbox row still dedupes it', async () => {
+    await fixture.db.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 10 } }));
+    const flow = pipeline(fixture);
+    await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CONFIRMED });
+    const copy = (await storedMessage(fixture, id(1))) as unknown as Envelope;
+    expect((await flow.consume(copy)).kind).toBe('APPLIED');
+
+    await eraseAggregate(fixture.deps, input);
+    // A second copy (at-least-once delivery) arrives after the erase.
+    const late = await flow.consume(copy);
+
+    expect(late.kind).toBe('DUPLICATE');
+    const { Item } = await fixture.db.send(new GetCommand({ TableName: 'inventory', Key: { sku: 'SKU-1' } }));
+    expect((Item as { available?: number } | undefined)?.available).toBe(8);
+  });
+
+  it('erasing while an operator replays an applied, cancelled message applies its effect once only', async () => {
+    await fixture.db.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 10 } }));
+    const flow = pipeline(fixture);
+    // A copy of order-7's message was applied after the message was cancelled (APPLIED_AFTER_CANCEL).
+    await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CANCELLED });
+    const copy = (await storedMessage(fixture, id(1))) as unknown as Envelope;
+    expect(await flow.consume(copy)).toMatchObject({ kind: 'APPLIED', confirmation: 'APPLIED_AFTER_CANCEL' });
+    let replayed = false;
+    const racing = interceptedClient(fixture, async (command) => {
+      // The erase read the aggregate (nothing in flight); an operator replays the message before its delete.
+      if (!replayed && command instanceof DeleteCommand) {
+        replayed = true;
+        await replayMessage(fixture.deps, { messageId: id(1), reason: 'retry it', actor: 'local:bo' });
+      }
+    });
+
+    const result = await eraseAggregate({ ...fixture.deps, client: racing }, input);
+    fixture.clock.advance(1_000);
+    await flow.sweepOnce();
+    const delivered = await flow.deliverAll();
+
+    expect(result).toMatchObject({ messagesDeleted: 0, skippedInFlight: [id(1)] });
+    expect(delivered.map((d) => d.kind)).toEqual(['DUPLICATE']);
+    const { Item } = await fixture.db.send(new GetCommand({ TableName: 'inventory', Key: { sku: 'SKU-1' } }));
+    expect((Item as { available?: number } | undefined)?.available).toBe(8);
   });
 
   it('files an ERASE audit row with counts only, no payload and no message data', async () => {
@@ -101,7 +178,7 @@ describe('eraseAggregate', () => {
         reason: 'GDPR request #881',
         details: {
           messagesDeleted: 1,
-          inboxRowsDeleted: 0,
+          parkedRowsDeleted: 0,
           claimCheckObjectsDeleted: 0,
           claimCheckObjectsNotDeleted: 0,
           skippedInFlight: 0,
@@ -117,7 +194,7 @@ describe('eraseAggregate', () => {
     let replayed = false;
     const racing = interceptedClient(fixture, async (command) => {
       // An operator replays message 1 just after the erase checked the aggregate.
-      if (!replayed && command instanceof DeleteCommand && command.input.TableName === 'inbox') {
+      if (!replayed && command instanceof DeleteCommand && command.input.TableName === 'outbox') {
         replayed = true;
         const stored = await storedMessage(fixture, id(1));
         await fixture.db.send(new PutCommand({ TableName: 'outbox', Item: { ...stored, status: PENDING } }));
@@ -163,7 +240,7 @@ describe('eraseAggregate', () => {
   it('erases nothing, and says so, for an aggregate without messages', async () => {
     await expect(eraseAggregate(fixture.deps, input)).resolves.toMatchObject({
       messagesDeleted: 0,
-      inboxRowsDeleted: 0,
+      parkedRowsDeleted: 0,
     });
   });
 
