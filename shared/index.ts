@@ -203,6 +203,7 @@ export {
   orderedTopic,
   orderKeyOf,
   SEQUENCE_KEYS,
+  SequenceSource,
   scopeSchema,
   type TopicOrdering,
 } from './ordering/ordering.ts';

@@ -74,6 +74,14 @@ export async function countOrderCapacity(orders: number, ordering?: OrderingByTo
   };
 }
 
+/** The example's ordered topics with their scope numbered by the sequence table's counter. */
+const COUNTED_ORDERING: OrderingByTopic = Object.fromEntries(
+  Object.entries(EXAMPLE_ORDERING).map(([topic, ordering]) => [
+    topic,
+    ordering === 'none' ? ordering : { ...ordering, sequence: 'counter' as const },
+  ]),
+);
+
 /** What ordering a topic adds per message, in capacity units. */
 export interface OrderingCapacity {
   /** The example's way: the seq comes from the order's own version (the byOrderKey entry, the consumer's cursor). */
@@ -97,8 +105,10 @@ export async function countOrderingCapacity(orders: number): Promise<OrderingCap
     const client = meter.client(memory.asDocumentClient(), 'writer');
     for (let n = 0; n < orders; n += 1) {
       const aggregateId = `order-${n}`;
+      // The same topics, their scope numbered by the counter instead of the version.
+      const ordering = counter ? COUNTED_ORDERING : EXAMPLE_ORDERING;
       await writeWithOutbox(
-        { client, outboxTable: 'outbox', sequenceTable: 'sequences', ordering: EXAMPLE_ORDERING },
+        { client, outboxTable: 'outbox', sequenceTable: 'sequences', ordering },
         {
           actions: [],
           messages: [createMessage({ topic: ORDER_CREATED, aggregateId, payload: { orderId: aggregateId } })],

@@ -53,8 +53,8 @@ export const EXAMPLE_TABLES: Readonly<Record<string, MemoryTableSchema>> = {
 
 /** The example's ordering: both order topics in one sequence per order, as the example stack configures them. */
 export const EXAMPLE_ORDERING: OrderingByTopic = {
-  [ORDER_CREATED]: { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
-  [ORDER_CANCELLED]: { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+  [ORDER_CREATED]: { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS, sequence: 'aggregate-version' },
+  [ORDER_CANCELLED]: { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS, sequence: 'aggregate-version' },
 };
 
 /** How the bench's example wraps its clients: a capacity meter, simulated latency, or both. */

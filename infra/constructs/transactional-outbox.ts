@@ -26,10 +26,16 @@ import {
   type RetryPolicy,
   redeliveryHorizonMs,
   SEQUENCE_KEYS,
+  SequenceSource,
   type Setting,
   scopeSchema,
   topicSchema,
 } from '../../shared/index.ts';
+import {
+  describeMixedSources,
+  mixedSequenceSources,
+  sequenceSourceOf,
+} from '../../shared/ordering/ordering.ts';
 import type { OutboxIndexProjection } from '../../shared/outbox/outbox-item.ts';
 import {
   CONFIRMATION_ATTRIBUTES,
@@ -100,6 +106,15 @@ export interface OutboxOrderedTopicProps {
    * @default Duration.minutes(5)
    */
   readonly gapTimeout?: Duration;
+  /**
+   * Where the writer takes each message's seq from: `'counter'`, a row per aggregate in the sequence table, read
+   * and advanced in the write's transaction (any writer, no coordination); or `'aggregate-version'`, the version the
+   * write gives for its aggregate (`aggregateVersions`), which the business item must keep under its own condition —
+   * cheaper, and every write of the scope must give it. The topics of one scope must name the same source (synth
+   * fails otherwise: two sources would give two messages of one aggregate one seq).
+   * @default 'counter'
+   */
+  readonly sequence?: SequenceSource;
 }
 
 /** Settings of the outbox stream → relay event source mapping. */
@@ -280,9 +295,9 @@ export interface TransactionalOutboxProps {
 export interface OutboxWriterBindingOptions {
   /**
    * Whether the writer numbers ordered messages with the sequence table's counter (SEQUENCE_TABLE, GetItem and
-   * UpdateItem on it). A writer that gives every ordered message its aggregate's version (`aggregateVersions`)
-   * never touches the counter and needs neither; without it, a message with no version is refused at write.
-   * @default true
+   * UpdateItem on it). Only scopes with `sequence: 'counter'` use it; a writer that writes none of their topics
+   * may say `false` and gets neither.
+   * @default - true when a topic of the outbox is numbered by the counter; false otherwise
    */
   readonly sequenceCounter?: boolean;
 }
@@ -696,7 +711,6 @@ export class TransactionalOutbox extends Construct {
       outboxTable: this.table,
       auditTable: this.auditTable,
       queues: Object.values(this.queues),
-      inboxTables: consumers.map((consumer) => consumer.inboxTable),
       // A skip of an ordering gap moves the order key's cursor in the inboxes of the ordered topics' consumers.
       orderedInboxTables: consumers
         .filter((consumer) =>
@@ -769,7 +783,10 @@ export class TransactionalOutbox extends Construct {
     );
     grantOnTable(this.table, fn, ['dynamodb:PutItem']);
     for (const [name, value] of Object.entries(this.#orderingSettings())) fn.addEnvironment(name, value);
-    if (Object.keys(this.orderedTopics).length > 0 && options.sequenceCounter !== false) {
+    const counted = Object.values(this.orderedTopics).some(
+      (topic) => sequenceSourceOf(topic) === SequenceSource.COUNTER,
+    );
+    if (counted && options.sequenceCounter !== false) {
       this.#sequenceTable ??= this.#newSequenceTable();
       fn.addEnvironment(OutboxSettings.sequenceTable.name, this.#sequenceTable.tableName);
       grantOnTable(this.#sequenceTable, fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
@@ -987,9 +1004,17 @@ export class TransactionalOutbox extends Construct {
       }
       const gapTimeoutMs = this.#gapTimeoutMs(topic, ordering.gapTimeout);
       if (gapTimeoutMs === undefined) continue;
-      ordered[topic] = { scope: ordering.scope, gapTimeoutMs };
+      const sequence = ordering.sequence ?? SequenceSource.COUNTER;
+      if (!(Object.values(SequenceSource) as string[]).includes(sequence)) {
+        this.#problem(
+          `ordering['${topic}'].sequence must be '${SequenceSource.COUNTER}' or '${SequenceSource.AGGREGATE_VERSION}', got '${sequence}'`,
+        );
+        continue;
+      }
+      ordered[topic] = { scope: ordering.scope, gapTimeoutMs, sequence };
       topicsOfScope.set(ordering.scope, [...(topicsOfScope.get(ordering.scope) ?? []), topic]);
     }
+    for (const mixed of mixedSequenceSources(ordered)) this.#problem(describeMixedSources(mixed));
     for (const [scope, topics] of topicsOfScope) {
       const queues = new Set(topics.map((topic) => queueOfTopic.get(topic)));
       if (queues.size > 1) {

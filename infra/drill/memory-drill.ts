@@ -83,8 +83,16 @@ const TERMINAL: ReadonlySet<string> = new Set([
 ]);
 /** The example's ordering, as the stack configures it: both order topics in scope `order`, default gap timeout. */
 const ORDERING: OrderingByTopic = {
-  [ORDER_CREATED]: { scope: ORDER_SCOPE, gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
-  [ORDER_CANCELLED]: { scope: ORDER_SCOPE, gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+  [ORDER_CREATED]: {
+    scope: ORDER_SCOPE,
+    gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
+    sequence: 'aggregate-version',
+  },
+  [ORDER_CANCELLED]: {
+    scope: ORDER_SCOPE,
+    gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
+    sequence: 'aggregate-version',
+  },
 };
 /** A later cancel comes 1 to this many simulated seconds after its order was acknowledged. */
 const LATE_CANCEL_MAX_TICKS = 60;

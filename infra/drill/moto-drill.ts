@@ -78,8 +78,16 @@ const DRILL_GAP_TIMEOUT_MS = 20_000;
 const DRILL_ENV = {
   RETRY_POLICIES: JSON.stringify({ [ORDER_CREATED]: DRILL_RETRY, [ORDER_CANCELLED]: DRILL_RETRY }),
   ORDERED_TOPICS: JSON.stringify({
-    [ORDER_CREATED]: { scope: ORDER_SCOPE, gapTimeoutMs: DRILL_GAP_TIMEOUT_MS },
-    [ORDER_CANCELLED]: { scope: ORDER_SCOPE, gapTimeoutMs: DRILL_GAP_TIMEOUT_MS },
+    [ORDER_CREATED]: {
+      scope: ORDER_SCOPE,
+      gapTimeoutMs: DRILL_GAP_TIMEOUT_MS,
+      sequence: 'aggregate-version',
+    },
+    [ORDER_CANCELLED]: {
+      scope: ORDER_SCOPE,
+      gapTimeoutMs: DRILL_GAP_TIMEOUT_MS,
+      sequence: 'aggregate-version',
+    },
   }),
   CONFIRM_DEADLINE_MS: '30000',
   STREAM_GRACE_MS: '10000',

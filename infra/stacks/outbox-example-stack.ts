@@ -17,12 +17,6 @@ import { requestModelSchema } from './request-model-schema.ts';
 /** A handler module of the example, by its path in the repository. */
 const entry = (path: string): string => fileURLToPath(new URL(`../../functions/${path}`, import.meta.url));
 
-/**
- * How the order functions are bound as writers: each numbers its message from the order's own version (1 at
- * create, 2 at cancel, under a condition), so neither needs the sequence table's counter rows.
- */
-const VERSIONED_WRITER = { sequenceCounter: false } as const;
-
 /** Props of the {@link OutboxExampleStack}. */
 export interface OutboxExampleStackProps extends StackProps {
   /**
@@ -78,8 +72,12 @@ export class OutboxExampleStack extends Stack {
     this.outbox = new TransactionalOutbox(this, 'Outbox', {
       // A standard queue by default: the consumer applies an order's messages in sequence, however they arrive.
       queues: { orderEvents: { topics: [ORDER_CREATED, ORDER_CANCELLED], fifo: props.fifo === true } },
-      // An order's cancellation applies after its creation, never before: one sequence, scope `order`.
-      ordering: { [ORDER_CREATED]: { scope: 'order' }, [ORDER_CANCELLED]: { scope: 'order' } },
+      // An order's cancellation applies after its creation, never before: one sequence, scope `order`, numbered by
+      // the order's own version (1 at create, 2 at cancel, under a condition), so no sequence table is needed.
+      ordering: {
+        [ORDER_CREATED]: { scope: 'order', sequence: 'aggregate-version' },
+        [ORDER_CANCELLED]: { scope: 'order', sequence: 'aggregate-version' },
+      },
       removalPolicy,
     });
 
@@ -116,13 +114,13 @@ export class OutboxExampleStack extends Stack {
       ORDERS_TABLE: orders.tableName,
     });
     grantOnTable(orders, createOrder, ['dynamodb:PutItem']);
-    this.outbox.bindWriter(createOrder, VERSIONED_WRITER);
+    this.outbox.bindWriter(createOrder);
     const cancelOrder = fn('CancelOrder', 'orders/cancel-order/handler.ts', {
       ORDERS_TABLE: orders.tableName,
     });
     // Reads the order's lines, then updates its status with the message in one transaction.
     grantOnTable(orders, cancelOrder, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    this.outbox.bindWriter(cancelOrder, VERSIONED_WRITER);
+    this.outbox.bindWriter(cancelOrder);
     const getOrder = fn('GetOrder', 'orders/get-order/handler.ts', { ORDERS_TABLE: orders.tableName });
     grantOnTable(orders, getOrder, ['dynamodb:GetItem']);
     this.outbox.bindReader(getOrder);

@@ -1,6 +1,15 @@
-import { InvalidMessageError } from '../errors.ts';
+import { ConfigError, InvalidMessageError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
-import { MAX_ORDER_KEY_LENGTH, type OrderingByTopic, orderedTopic, orderKeyOf } from './ordering.ts';
+import {
+  describeMixedSources,
+  MAX_ORDER_KEY_LENGTH,
+  mixedSequenceSources,
+  type OrderingByTopic,
+  orderedTopic,
+  orderKeyOf,
+  SequenceSource,
+  sequenceSourceOf,
+} from './ordering.ts';
 
 /** An aggregate's version after a write, by aggregate id: the seq its last ordered message in the write takes. */
 export type AggregateVersions = Readonly<Record<string, number>>;
@@ -9,7 +18,10 @@ export type AggregateVersions = Readonly<Record<string, number>>;
 export interface SequenceSources {
   /** Which topics are ordered, and in which scope. @default - none */
   readonly ordering?: OrderingByTopic | undefined;
-  /** Versions the write's business actions set, by aggregate id; such an aggregate's seqs end at its version. */
+  /**
+   * Versions the write's business actions set, by aggregate id: required for the aggregates of messages in scopes
+   * numbered by aggregate version (their seqs end at the version), not used for scopes numbered by the counter.
+   */
   readonly aggregateVersions?: AggregateVersions | undefined;
   /**
    * Each counted order key's last seq as read from the sequence table; an order key not listed has no counter
@@ -39,17 +51,27 @@ export interface SequencedMessages {
 interface OrderedRun {
   readonly orderKey: string;
   readonly aggregateId: string;
+  /** Where the scope's seqs come from. */
+  readonly source: SequenceSource;
+  /** The topic of its first message, for the errors that name one. */
+  readonly topic: string;
   readonly indexes: number[];
 }
 
 /**
  * Numbers the ordered messages of a write. Per order key, several messages take consecutive seqs in the order
- * given: those of an aggregate with a version V end at V (`V - k + 1 … V`, no counter); the others follow the
- * counter's last seq. Messages of unordered topics are returned as they are. Pure. Throws InvalidMessageError for
- * a message that carries `orderKey` or `seq` already (the writer assigns them), an order key longer than SQS FIFO's
- * 128-character group id, or a version too small for the aggregate's messages in the write.
+ * given, from the one source their scope names: `aggregate-version` — the aggregate's version V in the write ends
+ * them (`V - k + 1 … V`, no counter); `counter` — they follow the counter's last seq. Messages of unordered topics
+ * are returned as they are. Pure. Throws InvalidMessageError for a message that carries `orderKey` or `seq` already
+ * (the writer assigns them), an order key longer than SQS FIFO's 128-character group id, or a version missing for
+ * a scope numbered by version or too small for the aggregate's messages in the write; ConfigError for a scope whose
+ * topics name two sources. A version given for a scope numbered by the counter is not used: the source is the
+ * scope's, never the write's, so two writes of one scope can never take their seqs from two sources.
  * @example
- * assignSeqs([created], { ordering: { 'order.created': { scope: 'order', gapTimeoutMs: 300_000 } }, aggregateVersions: { 'o-1': 1 } });
+ * assignSeqs([created], {
+ *   ordering: { 'order.created': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' } },
+ *   aggregateVersions: { 'o-1': 1 },
+ * });
  * // → messages: [{ ...created, orderKey: 'order#o-1', seq: 1 }], counters: []
  */
 export function assignSeqs(messages: readonly Envelope[], sources: SequenceSources): SequencedMessages {
@@ -100,7 +122,21 @@ function orderedRuns(messages: readonly Envelope[], ordering: OrderingByTopic | 
         `makes the order key "${orderKey.slice(0, 40)}…" ${orderKey.length} characters long; at most ${MAX_ORDER_KEY_LENGTH} (an SQS FIFO message group id), scope and "#" included`,
       );
     }
-    const run = runs.get(orderKey) ?? { orderKey, aggregateId: message.aggregateId, indexes: [] };
+    const source = sequenceSourceOf(topic);
+    const run = runs.get(orderKey) ?? {
+      orderKey,
+      aggregateId: message.aggregateId,
+      source,
+      topic: message.topic,
+      indexes: [],
+    };
+    if (run.source !== source) {
+      // The settings refuse such a scope; an ordering built by hand may still carry one.
+      const [mixed] = mixedSequenceSources(ordering);
+      throw new ConfigError(
+        mixed === undefined ? `scope of ${orderKey} mixes seq sources` : describeMixedSources(mixed),
+      );
+    }
     run.indexes.push(index);
     runs.set(orderKey, run);
   }
@@ -116,9 +152,18 @@ function assertNoOrderFields(message: Envelope): void {
   }
 }
 
-/** The version given for the run's aggregate, checked: the run's first seq must be at least 1. */
+/**
+ * The version given for the run's aggregate when its scope is numbered by version (required then, and checked: the
+ * run's first seq must be at least 1); `undefined` for a scope numbered by the counter.
+ */
 function versionOf(run: OrderedRun, versions: AggregateVersions | undefined): number | undefined {
-  if (versions === undefined || !Object.hasOwn(versions, run.aggregateId)) return undefined;
+  if (run.source === SequenceSource.COUNTER) return undefined;
+  if (versions === undefined || !Object.hasOwn(versions, run.aggregateId)) {
+    throw new InvalidMessageError(
+      `aggregateVersions.${run.aggregateId}`,
+      `is required: ${run.topic} is ordered in a scope numbered by aggregate version (${run.orderKey}), so the write must give the version it sets`,
+    );
+  }
   const version = versions[run.aggregateId];
   const count = run.indexes.length;
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < count) {

@@ -8,11 +8,26 @@ export interface OrderedTopic {
   /** Lowercase letters, digits and `-`, 1–32 characters. */
   readonly scope: string;
   /**
+   * Where the writer takes each message's seq from; every topic of a scope must name the same source, since two
+   * sources would give two messages of one aggregate the same seq. @default 'counter'
+   */
+  readonly sequence?: SequenceSource;
+  /**
    * How long a consumer may hold a message whose predecessor has not arrived before the gap alarm goes off and
    * the sweeper resends the predecessor, in ms.
    */
   readonly gapTimeoutMs: number;
 }
+
+/**
+ * Where an ordered scope's seqs come from: `counter`, the sequence table's row per order key (read and advanced in
+ * the write's transaction), or `aggregate-version`, the version each write gives for its aggregate
+ * (`aggregateVersions`), which the business item keeps under its own condition.
+ */
+export const SequenceSource = { COUNTER: 'counter', AGGREGATE_VERSION: 'aggregate-version' } as const;
+
+/** One of the {@link SequenceSource} values. */
+export type SequenceSource = (typeof SequenceSource)[keyof typeof SequenceSource];
 
 /** `'none'` (the default: messages may be applied in any order) or the topic's {@link OrderedTopic}. */
 export type TopicOrdering = 'none' | OrderedTopic;
@@ -48,6 +63,39 @@ export function orderKeyOf(scope: string, aggregateId: string): string {
 export function orderedTopic(ordering: OrderingByTopic | undefined, topic: string): OrderedTopic | undefined {
   const setting = ordering?.[topic];
   return setting === undefined || setting === 'none' ? undefined : setting;
+}
+
+/** Where an ordered topic's seqs come from (`counter` unless it says otherwise). */
+export function sequenceSourceOf(topic: OrderedTopic): SequenceSource {
+  return topic.sequence ?? SequenceSource.COUNTER;
+}
+
+/**
+ * Each scope whose topics name more than one seq source, with the topics by source: one scope must have one source,
+ * or two messages of one aggregate could be given the same seq (one by its version, one by the counter). Pure.
+ */
+export function mixedSequenceSources(
+  ordering: OrderingByTopic | undefined,
+): { readonly scope: string; readonly topics: Readonly<Record<SequenceSource, readonly string[]>> }[] {
+  const byScope = new Map<string, Record<SequenceSource, string[]>>();
+  for (const [topic, setting] of Object.entries(ordering ?? {})) {
+    if (setting === 'none') continue;
+    const sources = byScope.get(setting.scope) ?? { counter: [], 'aggregate-version': [] };
+    sources[sequenceSourceOf(setting)].push(topic);
+    byScope.set(setting.scope, sources);
+  }
+  return [...byScope]
+    .filter(([, sources]) => sources.counter.length > 0 && sources['aggregate-version'].length > 0)
+    .map(([scope, topics]) => ({ scope, topics }));
+}
+
+/** The sentence a mixed scope is refused with, wherever it is found (settings, construct, writer). */
+export function describeMixedSources(mixed: ReturnType<typeof mixedSequenceSources>[number]): string {
+  return (
+    `ordering scope '${mixed.scope}' takes its seqs from two sources (counter: ${mixed.topics.counter.join(', ')}; ` +
+    `aggregate-version: ${mixed.topics['aggregate-version'].join(', ')}); the topics of one scope share each ` +
+    "aggregate's sequence, so they must name one `sequence`"
+  );
 }
 
 /** Key of the sequence table, where a writer without an aggregate version keeps each order key's last seq. */

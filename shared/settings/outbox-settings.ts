@@ -12,7 +12,14 @@ import {
 import { DEFAULT_VISIBILITY_BACKOFF, MAX_VISIBILITY_SECONDS } from '../consumer/failure-handling.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox.ts';
 import { topicSchema } from '../message/envelope.ts';
-import { MAX_GAP_TIMEOUT_MS, type OrderedTopic, scopeSchema } from '../ordering/ordering.ts';
+import {
+  describeMixedSources,
+  MAX_GAP_TIMEOUT_MS,
+  mixedSequenceSources,
+  type OrderedTopic,
+  SequenceSource,
+  scopeSchema,
+} from '../ordering/ordering.ts';
 import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS, MAX_DUE_SHARDS } from '../outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS, MAX_CONFIRM_DEADLINE_MS } from '../outbox/outbox-store.ts';
 import { DEFAULT_RETENTION_DAYS } from '../outbox/transition-updates.ts';
@@ -37,9 +44,14 @@ const queueUrl = z.url('must be a queue URL');
 /** The shortest gap timeout: a consumer holds an early message at least this long before its gap is alarmed. */
 const MIN_GAP_TIMEOUT_MS = 1_000;
 
-/** One ordered topic's scope and gap timeout, as ORDERED_TOPICS spells it. */
+/** One ordered topic's scope, gap timeout and seq source, as ORDERED_TOPICS spells it. */
 const orderedTopicSchema = z.strictObject({
   scope: scopeSchema,
+  sequence: z.optional(
+    z.enum([SequenceSource.COUNTER, SequenceSource.AGGREGATE_VERSION], {
+      error: `must be '${SequenceSource.COUNTER}' or '${SequenceSource.AGGREGATE_VERSION}'`,
+    }),
+  ),
   gapTimeoutMs: z
     .number({ error: `must be an integer from ${MIN_GAP_TIMEOUT_MS} to ${MAX_GAP_TIMEOUT_MS}` })
     .check(
@@ -182,10 +194,17 @@ export const OutboxSettings = {
     {
       name: 'ORDERED_TOPICS',
       description:
-        'JSON object: ordered topic → {scope, gapTimeoutMs}; a topic not listed is unordered (the default: none)',
+        'JSON object: ordered topic → {scope, gapTimeoutMs, sequence?}; a topic not listed is unordered (the default: none)',
       defaultValue: {},
     },
-    z.record(topicSchema, orderedTopicSchema),
+    z.record(topicSchema, orderedTopicSchema).check(
+      z.refine((ordering) => mixedSequenceSources(ordering).length === 0, {
+        error: (issue) => {
+          const [mixed] = mixedSequenceSources(issue.input as Record<string, OrderedTopic>);
+          return mixed === undefined ? 'mixes seq sources in one scope' : describeMixedSources(mixed);
+        },
+      }),
+    ),
   ),
   sequenceTable: textSetting(
     {

@@ -41,8 +41,8 @@ const env = {
   POWERTOOLS_LOG_LEVEL: 'SILENT',
   // As the example stack deploys them: an order's messages are one ordered sequence, seq from its version.
   ORDERED_TOPICS: JSON.stringify({
-    'order.created': { scope: 'order', gapTimeoutMs: 300_000 },
-    'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
+    'order.created': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' },
+    'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' },
   }),
 };
 

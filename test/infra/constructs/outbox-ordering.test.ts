@@ -140,8 +140,8 @@ describe('TransactionalOutbox ordering', () => {
     it.each(FUNCTIONS)('gives %s the ordered topics with their scope and gap timeout in ms', (name) => {
       const env = deployedEnvironment(ordered.json, functionId(ordered.json, name));
       expect(readSetting(env, OutboxSettings.orderedTopics)).toEqual({
-        'order.created': { scope: 'order', gapTimeoutMs: 600_000 },
-        'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
+        'order.created': { scope: 'order', gapTimeoutMs: 600_000, sequence: 'counter' },
+        'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'counter' },
       });
       expect(ordered.outbox.orderedTopics).toEqual(readSetting(env, OutboxSettings.orderedTopics));
     });
@@ -164,6 +164,28 @@ describe('TransactionalOutbox ordering', () => {
       expect(environment).not.toHaveProperty(OutboxSettings.sequenceTable.name);
       expect(environment).toHaveProperty(OutboxSettings.orderedTopics.name);
       expect(grantsOn(statementsOf(json, 'VersionedWriter'), sequences)).toEqual([]);
+    });
+
+    it('adds no sequence table, for any writer, when every ordered scope is numbered by aggregate version', () => {
+      const service = outboxService({
+        queues: QUEUES,
+        ordering: {
+          'order.created': { scope: 'order', sequence: 'aggregate-version' },
+          'order.cancelled': { scope: 'order', sequence: 'aggregate-version' },
+        },
+      });
+      const writer = serviceFunction(service.stack, 'Writer');
+      service.outbox.bindWriter(writer);
+
+      expect(service.outbox.sequenceTable).toBeUndefined();
+      const env = deployedEnvironment(
+        templateOf(service.stack),
+        functionId(templateOf(service.stack), 'Writer'),
+      );
+      expect(env).not.toHaveProperty(OutboxSettings.sequenceTable.name);
+      expect(readSetting(env, OutboxSettings.orderedTopics)).toMatchObject({
+        'order.created': { sequence: 'aggregate-version' },
+      });
     });
 
     it('adds no sequence table while every writer numbers by aggregate version', () => {
@@ -303,6 +325,27 @@ describe('TransactionalOutbox ordering', () => {
         }),
       ).toMatch(
         /ordering scope 'order': its topics go to different queues \(order\.created → orders, payment\.captured → payments\)/,
+      );
+    });
+
+    it('refuses a scope whose topics take their seqs from two sources, naming the topics of each', () => {
+      expect(
+        refusal({
+          ordering: {
+            'order.created': { scope: 'order', sequence: 'aggregate-version' },
+            'order.cancelled': { scope: 'order' },
+          },
+        }),
+      ).toMatch(
+        /ordering scope 'order' takes its seqs from two sources \(counter: order\.cancelled; aggregate-version: order\.created\)/,
+      );
+    });
+
+    it('refuses a seq source it does not know', () => {
+      expect(
+        refusal({ ordering: { 'order.created': { scope: 'order', sequence: 'timestamp' as never } } }),
+      ).toMatch(
+        /ordering\['order\.created'\]\.sequence must be 'counter' or 'aggregate-version', got 'timestamp'/,
       );
     });
 

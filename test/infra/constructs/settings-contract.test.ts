@@ -141,8 +141,8 @@ describe('the settings TransactionalOutbox writes', () => {
   it('give every function but the reader the ordered topics, each with its scope and gap timeout in ms', () => {
     for (const name of functionNames.filter((candidate) => candidate !== 'Reader')) {
       expect(readSetting(deployed(name), OutboxSettings.orderedTopics), name).toEqual({
-        'order.created': { scope: 'order', gapTimeoutMs: 120_000 },
-        'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
+        'order.created': { scope: 'order', gapTimeoutMs: 120_000, sequence: 'counter' },
+        'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'counter' },
       });
     }
     expect(environmentOf(json, functionId(json, 'Reader'))).not.toHaveProperty(

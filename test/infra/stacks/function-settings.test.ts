@@ -148,7 +148,11 @@ describe('the settings the stack writes', () => {
   );
 
   it('give every function that handles order messages both order topics in one sequence, scope order', () => {
-    const ordered = bothOrderTopics({ scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS });
+    const ordered = bothOrderTopics({
+      scope: 'order',
+      gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
+      sequence: 'aggregate-version',
+    });
     for (const name of [
       'Outbox/Relay',
       'Outbox/Sweeper',

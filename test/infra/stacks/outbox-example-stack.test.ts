@@ -570,8 +570,16 @@ describe('function environments', () => {
   it('gives the writers, the relay, the sweeper, the consumer and the admin API the same ordered topics', () => {
     const ordered = env('Outbox/Relay').ORDERED_TOPICS;
     expect(JSON.parse(renderString(ordered))).toEqual({
-      'order.created': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
-      'order.cancelled': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+      'order.created': {
+        scope: 'order',
+        gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
+        sequence: 'aggregate-version',
+      },
+      'order.cancelled': {
+        scope: 'order',
+        gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
+        sequence: 'aggregate-version',
+      },
     });
     for (const name of [
       'Outbox/Sweeper',

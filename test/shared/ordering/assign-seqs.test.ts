@@ -10,6 +10,12 @@ const ordering: OrderingByTopic = {
   'order.cancelled': { scope: 'order', gapTimeoutMs: 60_000 },
   'payment.captured': { scope: 'payment', gapTimeoutMs: 60_000 },
 };
+/** The same topics with scope `order` numbered by the order's version. */
+const versioned: OrderingByTopic = {
+  ...ordering,
+  'order.created': { scope: 'order', gapTimeoutMs: 60_000, sequence: 'aggregate-version' },
+  'order.cancelled': { scope: 'order', gapTimeoutMs: 60_000, sequence: 'aggregate-version' },
+};
 const message = (n: number, topic: string, aggregateId = 'a-1') =>
   envelope({ messageId: testMessageId(n), topic, aggregateId });
 
@@ -37,15 +43,53 @@ describe('assignSeqs', () => {
     ]);
   });
 
-  it('numbers an aggregate with a version up to it in every scope, with no counter', () => {
+  it('numbers the messages of a scope numbered by version up to the aggregate’s version, with no counter', () => {
     const sequenced = assignSeqs([message(1, 'order.created'), message(2, 'order.cancelled')], {
-      ordering,
+      ordering: versioned,
       aggregateVersions: { 'a-1': 7 },
       lastSeqs: new Map([['order#a-1', 2]]),
     });
 
     expect(sequenced.messages.map((m) => m.seq)).toEqual([6, 7]);
     expect(sequenced.counters).toEqual([]);
+  });
+
+  it('numbers a scope from its counter even when the write gives the aggregate’s version: one scope, one source', () => {
+    // Two writes of one aggregate, one with its version and one without, in a scope numbered by the counter.
+    const first = assignSeqs([message(1, 'order.created')], { ordering, aggregateVersions: { 'a-1': 1 } });
+    const second = assignSeqs([message(2, 'order.cancelled')], {
+      ordering,
+      lastSeqs: new Map([['order#a-1', 1]]),
+    });
+
+    expect([first.messages[0]?.seq, second.messages[0]?.seq]).toEqual([1, 2]);
+    expect(first.counters).toEqual([{ orderKey: 'order#a-1', from: undefined, to: 1 }]);
+  });
+
+  it('refuses a message of a scope numbered by version when the write gives no version for its aggregate', () => {
+    expect(() => assignSeqs([message(1, 'order.created')], { ordering: versioned })).toThrow(
+      expect.objectContaining({
+        name: 'InvalidMessageError',
+        path: 'aggregateVersions.a-1',
+        message: expect.stringContaining('is required'),
+      }),
+    );
+  });
+
+  it('refuses an ordering whose scope names two seq sources, naming the topics of each', () => {
+    const mixed: OrderingByTopic = {
+      'order.created': { scope: 'order', gapTimeoutMs: 60_000, sequence: 'aggregate-version' },
+      'order.note-added': { scope: 'order', gapTimeoutMs: 60_000 },
+    };
+
+    expect(() =>
+      assignSeqs([message(1, 'order.created'), message(2, 'order.note-added')], {
+        ordering: mixed,
+        aggregateVersions: { 'a-1': 1 },
+      }),
+    ).toThrow(
+      /scope 'order' takes its seqs from two sources \(counter: order\.note-added; aggregate-version: order\.created\)/,
+    );
   });
 
   it('returns unordered messages as they are, and leaves the given messages untouched', () => {
@@ -59,13 +103,12 @@ describe('assignSeqs', () => {
   });
 
   it("takes a version only from the aggregate's own entry, never from the object's prototype", () => {
-    const sequenced = assignSeqs([message(1, 'order.created', 'constructor')], {
-      ordering,
-      aggregateVersions: { 'a-1': 3 },
-    });
-
-    expect(sequenced.messages[0]?.seq).toBe(1);
-    expect(sequenced.counters).toEqual([{ orderKey: 'order#constructor', from: undefined, to: 1 }]);
+    expect(() =>
+      assignSeqs([message(1, 'order.created', 'constructor')], {
+        ordering: versioned,
+        aggregateVersions: { 'a-1': 3 },
+      }),
+    ).toThrow(expect.objectContaining({ path: 'aggregateVersions.constructor' }));
   });
 
   it('treats a topic set to "none" as unordered', () => {
@@ -85,7 +128,14 @@ describe('countedOrderKeys', () => {
       message(4, 'payment.captured', 'a-1'),
     ];
 
-    expect(countedOrderKeys(messages, { ordering, aggregateVersions: { 'a-1': 1 } })).toEqual(['order#a-2']);
+    expect(countedOrderKeys(messages, { ordering, aggregateVersions: { 'a-1': 1 } })).toEqual([
+      'order#a-2',
+      'order#a-1',
+      'payment#a-1',
+    ]);
+    expect(
+      countedOrderKeys(messages, { ordering: versioned, aggregateVersions: { 'a-1': 1, 'a-2': 2 } }),
+    ).toEqual(['payment#a-1']);
   });
 
   it('refuses what assignSeqs refuses, before any counter is read', () => {

@@ -25,6 +25,12 @@ const ORDERING: OrderingByTopic = {
   'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
   'payment.captured': 'none',
 };
+/** Scope `order` numbered by the order's version instead of the counter. */
+const VERSIONED: OrderingByTopic = {
+  ...ORDERING,
+  'order.created': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' },
+  'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' },
+};
 
 /** What the write sent to the in-memory DynamoDB: every request, in order. */
 interface Recorded {
@@ -262,6 +268,9 @@ describe('writeWithOutbox numbers ordered messages from the sequence counter', (
 });
 
 describe('writeWithOutbox numbers ordered messages from aggregateVersions', () => {
+  const versionedWriter = (overrides: Partial<OutboxWriterOptions> = {}) =>
+    writer({ ordering: VERSIONED, ...overrides });
+
   it('gives the message the version as its seq and reads or writes no counter', async () => {
     const versionUpdate: TransactWriteAction = {
       Update: {
@@ -273,7 +282,7 @@ describe('writeWithOutbox numbers ordered messages from aggregateVersions', () =
       },
     };
 
-    await writeWithOutbox(writer(), {
+    await writeWithOutbox(versionedWriter(), {
       actions: [versionUpdate],
       messages: [cancelled(1)],
       aggregateVersions: { 'order-1': 3 },
@@ -287,7 +296,7 @@ describe('writeWithOutbox numbers ordered messages from aggregateVersions', () =
   });
 
   it('gives two messages of the aggregate the seqs V-1 and V, in the order given', async () => {
-    await writeWithOutbox(writer(), {
+    await writeWithOutbox(versionedWriter(), {
       actions: [],
       messages: [created(1), cancelled(2)],
       aggregateVersions: { 'order-1': 2 },
@@ -297,7 +306,7 @@ describe('writeWithOutbox numbers ordered messages from aggregateVersions', () =
   });
 
   it('needs no sequence table', async () => {
-    await writeWithOutbox(writer({ sequenceTable: undefined }), {
+    await writeWithOutbox(versionedWriter({ sequenceTable: undefined }), {
       actions: [],
       messages: [created(1)],
       aggregateVersions: { 'order-1': 1 },
@@ -306,15 +315,39 @@ describe('writeWithOutbox numbers ordered messages from aggregateVersions', () =
     expect(stored(1)?.seq).toBe(1);
   });
 
-  it('counts the other aggregates of the same write from the counter', async () => {
-    await writeWithOutbox(writer(), {
+  it('refuses a message of the scope whose aggregate has no version in the write, and writes nothing', async () => {
+    const write = writeWithOutbox(versionedWriter(), {
       actions: [],
       messages: [created(1), created(2, 'order-2')],
       aggregateVersions: { 'order-1': 1 },
     });
 
-    expect([stored(1)?.seq, stored(2)?.seq]).toEqual([1, 1]);
-    expect(memory.items('sequences')).toEqual([{ orderKey: 'order#order-2', lastSeq: 1 }]);
+    await expect(write).rejects.toMatchObject({
+      name: 'InvalidMessageError',
+      path: 'aggregateVersions.order-2',
+    });
+    expect(recorded.commands).toHaveLength(0);
+  });
+
+  it('never gives one seq twice: a write of the scope without the version is refused, not numbered from a counter', async () => {
+    // order.created took seq 1 from the order's version; a later message of the scope written without one must not
+    // start a counter at 1 beside it (the consumer would take it for a duplicate and it would never apply).
+    await writeWithOutbox(versionedWriter(), {
+      actions: [],
+      messages: [created(1)],
+      aggregateVersions: { 'order-1': 1 },
+    });
+    const noteAdded = envelope({
+      messageId: testMessageId(2),
+      topic: 'order.cancelled',
+      aggregateId: 'order-1',
+    });
+
+    await expect(
+      writeWithOutbox(versionedWriter(), { actions: [], messages: [noteAdded] }),
+    ).rejects.toBeInstanceOf(InvalidMessageError);
+    expect(memory.itemCount('sequences')).toBe(0);
+    expect(stored(2)).toBeUndefined();
   });
 
   it.each([
@@ -325,7 +358,7 @@ describe('writeWithOutbox numbers ordered messages from aggregateVersions', () =
   ])(
     'refuses a version of %s with InvalidMessageError and writes nothing',
     async (_case, version, messages) => {
-      const write = writeWithOutbox(writer(), {
+      const write = writeWithOutbox(versionedWriter(), {
         actions: [],
         messages,
         aggregateVersions: { 'order-1': version },

@@ -255,6 +255,32 @@ describe('ORDERED_TOPICS', () => {
       /^ORDERED_TOPICS is invalid: /,
     );
   });
+
+  it('reads each topic’s seq source, and refuses one it does not know', () => {
+    const versioned = { scope: 'order', gapTimeoutMs: 1_000, sequence: 'aggregate-version' };
+    expect(read(JSON.stringify({ 'order.created': versioned }))).toEqual({ 'order.created': versioned });
+    const error = configErrorFor(
+      OutboxSettings.orderedTopics,
+      JSON.stringify({ 'order.created': { ...versioned, sequence: 'clock' } }),
+    );
+    expect(error.message).toMatch(/sequence/);
+    expect(error.message).toMatch(/'counter' or 'aggregate-version'/);
+  });
+
+  it('refuses a scope whose topics name two seq sources: it would give two messages one seq', () => {
+    const error = configErrorFor(
+      OutboxSettings.orderedTopics,
+      JSON.stringify({
+        'order.created': { scope: 'order', gapTimeoutMs: 1_000, sequence: 'aggregate-version' },
+        'order.note-added': { scope: 'order', gapTimeoutMs: 1_000 },
+      }),
+    );
+
+    expect(error.message).toMatch(/^ORDERED_TOPICS is invalid: /);
+    expect(error.message).toContain(
+      "ordering scope 'order' takes its seqs from two sources (counter: order.note-added; aggregate-version: order.created)",
+    );
+  });
 });
 
 describe('RETRY_POLICIES', () => {

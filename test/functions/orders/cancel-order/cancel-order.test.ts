@@ -10,8 +10,8 @@ import { jsonEvent } from '../../http/json-event.ts';
 
 /** The example's ordering: an order's two messages are numbered in one sequence. */
 const ORDERING = {
-  'order.created': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
-  'order.cancelled': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS },
+  'order.created': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS, sequence: 'aggregate-version' },
+  'order.cancelled': { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS, sequence: 'aggregate-version' },
 } as const;
 const LINES = [
   { sku: 'SKU-1', quantity: 2 },

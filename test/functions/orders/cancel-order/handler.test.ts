@@ -7,8 +7,8 @@ import { apiEvent, FIXED_NOW, lambdaContext } from '../../../support/factories.t
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const ORDERED_TOPICS = {
-  'order.created': { scope: 'order', gapTimeoutMs: 300_000 },
-  'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000 },
+  'order.created': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' },
+  'order.cancelled': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' },
 };
 const env = {
   ORDERS_TABLE: 'orders-table',

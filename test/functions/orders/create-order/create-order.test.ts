@@ -112,7 +112,9 @@ describe('createOrder', () => {
   });
 
   it("numbers order.created 1 in the order's sequence when the topic is ordered, with no counter read or update", async () => {
-    const ordering = { 'order.created': { scope: 'order', gapTimeoutMs: 300_000 } } as const;
+    const ordering = {
+      'order.created': { scope: 'order', gapTimeoutMs: 300_000, sequence: 'aggregate-version' },
+    } as const;
     const writer = { ...deps.writer, ordering, sequenceTable: 'sequences' };
 
     await createOrder(jsonEvent({ body: validOrder }), { ...deps, writer });
