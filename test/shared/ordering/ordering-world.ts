@@ -1,15 +1,25 @@
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { seededRandom } from '../../../infra/drill/faults.ts';
+import type { AdminDeps } from '../../../shared/admin/admin-deps.ts';
+import { AdminError } from '../../../shared/admin/admin-errors.ts';
+import type { AdminQueues } from '../../../shared/admin/admin-queues.ts';
+import { AUDIT_KEYS } from '../../../shared/admin/audit-trail.ts';
+import { bulkReplay } from '../../../shared/admin/bulk-replay.ts';
+import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
+import { cancelMessage, replayMessage } from '../../../shared/admin/message-actions.ts';
+import { skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
 import {
   type ConsumeDeps,
   consumeMessage,
   type PlanEffect,
 } from '../../../shared/consumer/consume-message.ts';
+import { cursorKeyOf } from '../../../shared/consumer/order-cursor.ts';
 import { consumeSqsEvent } from '../../../shared/consumer/sqs-consumer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { createMessage, type Envelope, parseEnvelope } from '../../../shared/message/envelope.ts';
 import { type OrderingByTopic, orderKeyOf } from '../../../shared/ordering/ordering.ts';
+import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import { DynamoOutboxStore, type SweepStore } from '../../../shared/outbox/outbox-store.ts';
 import { type OutboxWrite, writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
@@ -32,10 +42,14 @@ import {
 
 /** The queue every topic of the world goes to. */
 export const QUEUE = 'memory://orders';
-/** Ordered topics, sharing the scope `order`. */
+/** Ordered topics of aggregates numbered by their version, sharing the scope `order`. */
 export const ORDERED_TOPICS = ['order.created', 'order.cancelled'] as const;
+/** Ordered topics of aggregates numbered from the sequence table's counter, sharing the scope `cart`. */
+export const COUNTED_TOPICS = ['cart.updated', 'cart.closed'] as const;
 /** A topic without ordering. */
 export const UNORDERED_TOPIC = 'note.added';
+/** Every topic of the world. */
+export const WORLD_TOPICS: readonly string[] = [...ORDERED_TOPICS, ...COUNTED_TOPICS, UNORDERED_TOPIC];
 /** How long a consumer may hold a message before the sweeper treats it as a gap, unless a run says otherwise. */
 export const GAP_TIMEOUT_MS = 30_000;
 /** How long a SENT message may go unconfirmed before the sweeper asks the consumer's inbox. */
@@ -53,11 +67,18 @@ export const POLICY: RetryPolicy = {
   maxAttempts: 1_000,
 };
 
-/** Both ordered topics in scope `order`, the third unordered. */
+/**
+ * Two scopes, one per way of numbering (one scope has one seq source): `order` from the aggregate's version,
+ * `cart` from the counter row; the fifth topic is unordered.
+ */
 function orderingWith(gapTimeoutMs: number): OrderingByTopic {
+  const versioned = { scope: 'order', gapTimeoutMs, sequence: 'aggregate-version' } as const;
+  const counted = { scope: 'cart', gapTimeoutMs, sequence: 'counter' } as const;
   return {
-    'order.created': { scope: 'order', gapTimeoutMs },
-    'order.cancelled': { scope: 'order', gapTimeoutMs },
+    'order.created': versioned,
+    'order.cancelled': versioned,
+    'cart.updated': counted,
+    'cart.closed': counted,
     [UNORDERED_TOPIC]: 'none',
   };
 }
@@ -85,6 +106,11 @@ export type Step =
   | { readonly kind: 'storeOutage'; readonly healthy: number; readonly failing: number }
   /** SQS rejects the next `entries` entries offered to it. */
   | { readonly kind: 'outage'; readonly entries: number }
+  /**
+   * The next `entries` entries reach the queue but their answer is lost (a timed-out call): the sender takes them
+   * for failed and sends them again later, so a copy is on its way while the message is PENDING.
+   */
+  | { readonly kind: 'lostAnswer'; readonly entries: number }
   /** Time passes, then a sweeper run of one or two rounds. */
   | { readonly kind: 'sweep'; readonly advanceMs: number; readonly rounds: number }
   /** Time passes. */
@@ -118,7 +144,40 @@ export type Step =
       readonly picks: readonly [number, number];
       readonly sweeps: number;
       readonly stream: boolean;
+    }
+  /** An operator acts (through the admin core, as the CLI and the admin API do). */
+  | { readonly kind: 'operator'; readonly action: OperatorAction }
+  /**
+   * An operator acts in the middle of something else: just before DynamoDB call `at` of a sweeper run, a
+   * consumer's delivery of the copy at `pick`, a relay batch of the whole stream buffer, or another operator
+   * action (`first`).
+   */
+  | {
+      readonly kind: 'interleave';
+      readonly during: 'sweep' | 'deliver' | 'stream' | 'operator';
+      readonly at: number;
+      readonly pick: number;
+      readonly first: OperatorAction;
+      readonly action: OperatorAction;
     };
+
+/**
+ * What an operator does; `pick` chooses among the messages (or aggregates) the action applies to at that moment,
+ * in id order.
+ */
+export type OperatorAction =
+  /** Replays a FAILED or CANCELLED message. */
+  | { readonly op: 'replay'; readonly pick: number }
+  /** Replays every FAILED (and, with `includeCancelled`, CANCELLED) message of one topic. */
+  | { readonly op: 'bulkReplay'; readonly topic: number; readonly includeCancelled: boolean }
+  /** Cancels a PENDING or FAILED message. */
+  | { readonly op: 'cancel'; readonly pick: number }
+  /** Erases one aggregate (refused while one of its messages is PENDING or SENT). */
+  | { readonly op: 'erase'; readonly pick: number }
+  /** Skips an ordered message (by its order key and seq) that is PENDING, FAILED or CANCELLED. */
+  | { readonly op: 'skip'; readonly pick: number }
+  /** `outbox recover` for every topic: the FAILED messages replayed, the dead letters redriven. */
+  | { readonly op: 'recover' };
 
 /** A copy of a message in the SQS model. */
 interface Copy {
@@ -143,6 +202,10 @@ export interface WorldOutcome {
   readonly sweepProblems: readonly string[];
   /** How often each path of interest ran (parked, drained, gaps, holds, crashes, resends…). */
   readonly paths: Readonly<Record<string, number>>;
+  /** Ids of the messages an operator's erase deleted. */
+  readonly erased: ReadonlySet<string>;
+  /** Promises broken on the way, as they happened (a message handed to SQS while CANCELLED, say). */
+  readonly violations: readonly string[];
 }
 
 /** Every fifth message (the third, the eighth…) is one the consumer declines: its effect's condition fails. */
@@ -191,7 +254,22 @@ const planEffect: PlanEffect = (message) => {
 export class OrderingWorld {
   readonly clock: ManualClock = manualClock();
   readonly db = new MemoryDocumentClient(
-    { ...MEMORY_TABLE_SCHEMAS, effects: { partitionKey: 'aggregateId' } },
+    {
+      ...MEMORY_TABLE_SCHEMAS,
+      outbox: {
+        ...MEMORY_TABLE_SCHEMAS.outbox,
+        globalIndexes: [
+          ...MEMORY_TABLE_SCHEMAS.outbox.globalIndexes,
+          {
+            name: OUTBOX_KEYS.attentionIndex.name,
+            partitionKey: OUTBOX_KEYS.attentionIndex.partitionKey,
+            sortKey: OUTBOX_KEYS.attentionIndex.sortKey,
+          },
+        ],
+      },
+      audit: { partitionKey: AUDIT_KEYS.partitionKey, sortKey: AUDIT_KEYS.sortKey },
+      effects: { partitionKey: 'aggregateId' },
+    },
     { clock: this.clock.now },
   );
   readonly #plans: readonly AggregatePlan[];
@@ -203,6 +281,7 @@ export class OrderingWorld {
   #queue: Copy[] = [];
   #deadLetters: Copy[] = [];
   #rejectEntries = 0;
+  #loseAnswers = 0;
   /** Relay and sweeper store calls: after `healthy` more succeed, the next `failing` fail. */
   readonly #storeOutage = { healthy: 0, failing: 0 };
   #messageCount = 0;
@@ -213,6 +292,10 @@ export class OrderingWorld {
   #crashAfter: number | undefined;
   readonly #problems: string[] = [];
   readonly #paths: Record<string, number> = {};
+  readonly #erased = new Set<string>();
+  readonly #violations: string[] = [];
+  /** Audit row ids, time-ordered. */
+  #actions = 0;
 
   readonly #ordering: OrderingByTopic;
   readonly #gapTimeoutMs: number;
@@ -260,6 +343,9 @@ export class OrderingWorld {
       case 'outage':
         this.#rejectEntries += step.entries;
         return;
+      case 'lostAnswer':
+        this.#loseAnswers += step.entries;
+        return;
       case 'sweep':
         this.clock.advance(step.advanceMs);
         await this.#sweep(step.rounds);
@@ -282,6 +368,10 @@ export class OrderingWorld {
         this.#queue.push(...this.#deadLetters);
         this.#deadLetters = [];
         return;
+      case 'operator':
+        return this.#operate(step.action, this.db.asDocumentClient());
+      case 'interleave':
+        return this.#interleave(step);
     }
   }
 
@@ -294,6 +384,7 @@ export class OrderingWorld {
       while (this.#remaining(index) > 0) await this.#write(index, 1);
     }
     this.#rejectEntries = 0;
+    this.#loseAnswers = 0;
     this.#storeOutage.failing = 0;
     let quiescent = false;
     for (let round = 0; round < 30 && !quiescent; round += 1) {
@@ -307,8 +398,11 @@ export class OrderingWorld {
       quiescent =
         this.#queue.length === 0 &&
         this.#stream.length === 0 &&
-        outbox.every((row) => row.status === 'CONFIRMED');
+        outbox.every((row) => row.status === 'CONFIRMED' || row.status === 'CANCELLED') &&
+        !(await this.#gapLeft());
       if (quiescent) break;
+      // What an operator does at the end of an incident: skip a gap that only they can close.
+      await this.#closeGaps();
       this.clock.advance(Math.max(this.#gapTimeoutMs, CONFIRM_DEADLINE_MS, POLICY.maxDelayMs) + 1_000);
       await this.#sweep(3);
     }
@@ -332,6 +426,8 @@ export class OrderingWorld {
       quiescent,
       sweepProblems: this.#problems,
       paths: this.#paths,
+      erased: this.#erased,
+      violations: this.#violations,
     };
   }
 
@@ -350,8 +446,8 @@ export class OrderingWorld {
     const mode = this.#plans[index]?.mode;
     return Array.from({ length: count }, () => {
       this.#messageCount += 1;
-      const topic =
-        mode === 'unordered' ? UNORDERED_TOPIC : ORDERED_TOPICS[this.#messageCount % ORDERED_TOPICS.length];
+      const topics = mode === 'counter' ? COUNTED_TOPICS : ORDERED_TOPICS;
+      const topic = mode === 'unordered' ? UNORDERED_TOPIC : topics[this.#messageCount % topics.length];
       return createMessage(
         {
           topic: topic ?? UNORDERED_TOPIC,
@@ -443,8 +539,25 @@ export class OrderingWorld {
             failed.push({ messageId: message.messageId, error: 'InternalError: injected' });
             continue;
           }
+          // A cancelled message must never be handed to SQS: its cancel was meant to stop exactly that.
+          const stored = await this.db.send(
+            new GetCommand({ TableName: 'outbox', Key: { messageId: message.messageId } }),
+          );
+          if ((stored.Item as { readonly status?: string } | undefined)?.status === 'CANCELLED') {
+            this.#violations.push(`${message.messageId} was handed to SQS while CANCELLED`);
+          }
+          this.#count('published');
           // What the consumer reads back: the body as the relay writes it to SQS.
           this.#queue.push({ message: parseEnvelope(JSON.parse(messageBody(message))) });
+          if (this.#loseAnswers > 0) {
+            this.#loseAnswers -= 1;
+            this.#count('answer lost');
+            failed.push({
+              messageId: message.messageId,
+              error: 'TimeoutError: injected (the entry was queued)',
+            });
+            continue;
+          }
           sent.push(message.messageId);
         }
         return { sent, failed };
@@ -456,25 +569,21 @@ export class OrderingWorld {
     return {
       publisher: this.#publisher(),
       store,
-      queueFor: (topic) =>
-        topic === UNORDERED_TOPIC || (ORDERED_TOPICS as readonly string[]).includes(topic)
-          ? QUEUE
-          : undefined,
+      queueFor: (topic) => (WORLD_TOPICS.includes(topic) ? QUEUE : undefined),
       retryPolicyFor: () => POLICY,
       clock: this.clock.now,
       random: this.#random,
     };
   }
 
-  #store(): DynamoOutboxStore {
-    return new DynamoOutboxStore({
-      client: this.db.asDocumentClient(),
-      tableName: 'outbox',
-      confirmDeadlineMs: CONFIRM_DEADLINE_MS,
-    });
+  #store(client: DynamoDBDocumentClient = this.db.asDocumentClient()): DynamoOutboxStore {
+    return new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: CONFIRM_DEADLINE_MS });
   }
 
-  async #relay(picks: readonly number[]): Promise<void> {
+  async #relay(
+    picks: readonly number[],
+    client: DynamoDBDocumentClient = this.db.asDocumentClient(),
+  ): Promise<void> {
     if (this.#stream.length === 0 || picks.length === 0) return;
     const buffered = this.#stream;
     const records = picks.map((pick) => buffered[pick % buffered.length] as DynamoDBRecord);
@@ -483,7 +592,7 @@ export class OrderingWorld {
     const silent = { info: () => undefined, warn: () => undefined };
     const { response, report } = await relayStreamEvent(
       { Records: records },
-      this.#relayDeps(this.#faultyStore()),
+      this.#relayDeps(this.#faultyStore(() => undefined, client)),
       silent,
     );
     this.#count('relay held', report.held);
@@ -497,8 +606,11 @@ export class OrderingWorld {
    * The outbox store of a relay or sweeper run, failing the calls an armed store outage names (throttling, an
    * unreachable DynamoDB); `onFindDue` sees each due-index read.
    */
-  #faultyStore(onFindDue: (shard: string, limit: number) => void = () => undefined): DynamoOutboxStore {
-    return new Proxy(this.#store(), {
+  #faultyStore(
+    onFindDue: (shard: string, limit: number) => void = () => undefined,
+    client: DynamoDBDocumentClient = this.db.asDocumentClient(),
+  ): DynamoOutboxStore {
+    return new Proxy(this.#store(client), {
       get: (target, property, receiver) => {
         const value: unknown = Reflect.get(target, property, receiver);
         if (typeof value !== 'function') return value;
@@ -519,12 +631,15 @@ export class OrderingWorld {
     });
   }
 
-  async #sweep(rounds: number): Promise<SweepReport> {
+  async #sweep(
+    rounds: number,
+    client: DynamoDBDocumentClient = this.db.asDocumentClient(),
+  ): Promise<SweepReport> {
     let started = 0;
     // Counts rounds (each reads a page of shard 0; the look-ahead reads one entry), to bound the run.
     const store = this.#faultyStore((shard, limit) => {
       if (shard === '0' && limit !== 1) started += 1;
-    });
+    }, client);
     this.#sweeps += 1;
     const report = await sweep({
       ...this.#relayDeps(store),
@@ -552,20 +667,22 @@ export class OrderingWorld {
   }
 
   /** The consumer's DynamoDB: the in-memory one, failing at the call an armed crash names. */
-  #consumerClient(): ConsumeDeps['client'] {
-    const db = this.db;
+  #consumerClient(inner: DynamoDBDocumentClient = this.db.asDocumentClient()): ConsumeDeps['client'] {
     return {
       send: (command: Parameters<MemoryDocumentClient['send']>[0]) => {
         if (this.#crashAfter !== undefined) {
           if (this.#crashAfter <= 0) return Promise.reject(new Crash('consumer crashed'));
           this.#crashAfter -= 1;
         }
-        return db.send(command);
+        return inner.send(command as never);
       },
     } as unknown as ConsumeDeps['client'];
   }
 
-  async #deliver(step: Extract<Step, { kind: 'deliver' }>): Promise<void> {
+  async #deliver(
+    step: Extract<Step, { kind: 'deliver' }>,
+    inner: DynamoDBDocumentClient = this.db.asDocumentClient(),
+  ): Promise<void> {
     if (this.#queue.length === 0) return;
     const position = step.pick % this.#queue.length;
     const [copy] = this.#queue.splice(position, 1);
@@ -575,7 +692,7 @@ export class OrderingWorld {
       this.#deadLetters.push(copy);
       return;
     }
-    const client = this.#consumerClient();
+    const client = this.#consumerClient(inner);
     const deps: ConsumeDeps = {
       client,
       inboxTable: 'inbox',
@@ -592,6 +709,7 @@ export class OrderingWorld {
     try {
       const result = await consumeMessage(copy.message, planEffect, deps);
       this.#count(`consumed ${result.kind}`);
+      if (result.confirmation === 'APPLIED_AFTER_CANCEL') this.#count('applied after cancel');
       this.#count('drained', result.drained?.length ?? 0);
       // A crash (at a call whose failure the drain caught, or after the last call): the function stopped there,
       // the copy is never deleted, and SQS delivers it again.
@@ -661,13 +779,230 @@ export class OrderingWorld {
     }
   }
 
+  /** The admin core's dependencies over the world's tables, on `client`. */
+  #adminDeps(client: DynamoDBDocumentClient): AdminDeps {
+    const unused = (): never => {
+      throw new Error('the world models its queues itself');
+    };
+    const queues: AdminQueues = {
+      receive: unused,
+      send: unused,
+      delete: unused,
+      changeVisibility: unused,
+      depth: unused,
+    };
+    const everyTopic = (value: string) => Object.fromEntries(WORLD_TOPICS.map((topic) => [topic, value]));
+    return {
+      client,
+      queues,
+      outboxTable: 'outbox',
+      auditTable: 'audit',
+      topicQueues: everyTopic(QUEUE),
+      deadLetterQueues: everyTopic(`${QUEUE}-dlq`),
+      deliveryInboxes: everyTopic('inbox'),
+      orderedTopics: this.#ordering,
+      dueShards: DEFAULT_SWEEPER_SETTINGS.dueShards,
+      retentionDays: 30,
+      clock: this.clock.now,
+      newId: () => {
+        this.#actions += 1;
+        return `${this.clock.now().getTime()}-${String(this.#actions).padStart(6, '0')}`;
+      },
+      sleep: async () => undefined,
+    };
+  }
+
+  /** The first of `rows` after sorting by id, counting `pick` round. */
+  static #chosen<T extends Record<string, unknown>>(rows: readonly T[], pick: number): T | undefined {
+    const sorted = [...rows].sort((a, b) => String(a.messageId).localeCompare(String(b.messageId)));
+    return sorted.length === 0 ? undefined : sorted[pick % sorted.length];
+  }
+
+  /** Runs one operator action on `client`; a refusal the admin core names (409, 404…) is an expected outcome. */
+  async #operate(action: OperatorAction, client: DynamoDBDocumentClient): Promise<void> {
+    const deps = this.#adminDeps(client);
+    const actor = 'local:operator';
+    try {
+      const rows = await this.#rows('outbox');
+      const withStatus = (...statuses: string[]) =>
+        rows.filter((row) => statuses.includes(String(row.status)));
+      switch (action.op) {
+        case 'replay': {
+          const target = OrderingWorld.#chosen(withStatus('FAILED', 'CANCELLED'), action.pick);
+          if (target === undefined) return;
+          await replayMessage(deps, { messageId: String(target.messageId), reason: 'replayed', actor });
+          this.#count('operator replayed');
+          return;
+        }
+        case 'bulkReplay': {
+          const topic = WORLD_TOPICS[action.topic % WORLD_TOPICS.length] ?? UNORDERED_TOPIC;
+          const report = await bulkReplay(deps, {
+            topic,
+            includeCancelled: action.includeCancelled,
+            reason: 'bulk replay',
+            actor,
+            ratePerSecond: 1_000,
+            dryRun: false,
+          });
+          this.#count('operator bulk-replayed');
+          this.#count('operator bulk-replayed messages', report.replayed);
+          return;
+        }
+        case 'cancel': {
+          const target = OrderingWorld.#chosen(withStatus('PENDING', 'FAILED'), action.pick);
+          if (target === undefined) return;
+          await cancelMessage(deps, { messageId: String(target.messageId), reason: 'cancelled', actor });
+          this.#count('operator cancelled');
+          return;
+        }
+        case 'erase': {
+          const aggregates = [...this.#written.keys()].sort();
+          const aggregateId = aggregates[action.pick % Math.max(1, aggregates.length)];
+          if (aggregateId === undefined) return;
+          await eraseAggregate(deps, { aggregateId, reason: 'erased', actor });
+          const left = new Set(
+            rows.filter((row) => row.aggregateId === aggregateId).map((row) => row.messageId),
+          );
+          const after = new Set((await this.#rows('outbox')).map((row) => row.messageId));
+          for (const messageId of left) if (!after.has(messageId)) this.#erased.add(String(messageId));
+          this.#count('operator erased');
+          return;
+        }
+        case 'skip': {
+          const ordered = withStatus('PENDING', 'FAILED', 'CANCELLED').filter(
+            (row) => row.orderKey !== undefined,
+          );
+          const target = OrderingWorld.#chosen(ordered, action.pick);
+          if (target === undefined) return;
+          await skipOrderGap(deps, {
+            orderKey: String(target.orderKey),
+            seq: Number(target.seq),
+            reason: 'skipped',
+            actor,
+          });
+          this.#count('operator skipped');
+          return;
+        }
+        case 'recover': {
+          for (const topic of WORLD_TOPICS) {
+            await bulkReplay(deps, { topic, reason: 'recover', actor, ratePerSecond: 1_000, dryRun: false });
+          }
+          this.#queue.push(...this.#deadLetters);
+          this.#deadLetters = [];
+          this.#count('operator recovered');
+          return;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof AdminError)) throw error;
+      this.#count(`operator refused ${error.code}`);
+    }
+  }
+
+  /** A client that runs `interject` (once, to its end) just before its call number `at` (0-based). */
+  #hooked(at: number, interject: () => Promise<void>): DynamoDBDocumentClient {
+    const inner = this.db.asDocumentClient();
+    let calls = 0;
+    return {
+      send: async (command: unknown) => {
+        if (calls === at) {
+          calls += 1;
+          await interject();
+        } else calls += 1;
+        return inner.send(command as never);
+      },
+    } as unknown as DynamoDBDocumentClient;
+  }
+
+  async #interleave(step: Extract<Step, { kind: 'interleave' }>): Promise<void> {
+    const client = this.#hooked(step.at, async () => {
+      this.#count(`interleaved during ${step.during}`);
+      await this.#operate(step.action, this.db.asDocumentClient());
+    });
+    switch (step.during) {
+      case 'sweep':
+        await this.#sweep(1, client);
+        return;
+      case 'deliver':
+        await this.#deliver({ kind: 'deliver', pick: step.pick, fate: 'ack', crashAt: 0 }, client);
+        return;
+      case 'stream':
+        await this.#relay(
+          this.#stream.map((_, position) => position),
+          client,
+        );
+        return;
+      case 'operator':
+        await this.#operate(step.first, client);
+        return;
+    }
+  }
+
+  /** The order key of aggregate `index`'s messages, or undefined when they are not ordered. */
+  #orderKeyOf(index: number): string | undefined {
+    const mode = this.#plans[index]?.mode;
+    return mode === undefined || mode === 'unordered' ? undefined : orderKeyOfAggregate(index, mode);
+  }
+
+  /**
+   * Per ordered aggregate: the seq its consumer's cursor stands at, and the seqs of its messages in the outbox
+   * (erased ones are gone), by seq.
+   */
+  async #sequences(): Promise<{ orderKey: string; lastSeq: number; rows: Record<string, unknown>[] }[]> {
+    const outbox = await this.#rows('outbox');
+    const inbox = await this.#rows('inbox');
+    return [...this.#plans.keys()].flatMap((index) => {
+      const orderKey = this.#orderKeyOf(index);
+      if (orderKey === undefined) return [];
+      const cursor = inbox.find((row) => row.messageId === cursorKeyOf(orderKey));
+      const lastSeq = typeof cursor?.lastSeq === 'number' ? cursor.lastSeq : 0;
+      const rows = outbox
+        .filter((row) => row.orderKey === orderKey)
+        .sort((a, b) => Number(a.seq) - Number(b.seq));
+      return [{ orderKey, lastSeq, rows }];
+    });
+  }
+
+  /** Whether some order key's consumer still waits for a seq a later message of it is behind. */
+  async #gapLeft(): Promise<boolean> {
+    return (await this.#sequences()).some(({ lastSeq, rows }) =>
+      rows.some((row) => Number(row.seq) > lastSeq && row.status !== 'CANCELLED'),
+    );
+  }
+
+  /**
+   * Skips every gap only an operator can close: the consumer waits for a seq whose message is CANCELLED or gone
+   * (erased) while a later message of the order key is still to be applied.
+   */
+  async #closeGaps(): Promise<void> {
+    const deps = this.#adminDeps(this.db.asDocumentClient());
+    for (const { orderKey, lastSeq, rows } of await this.#sequences()) {
+      const next = lastSeq + 1;
+      if (!rows.some((row) => Number(row.seq) > next && row.status !== 'CANCELLED')) continue;
+      const blocking = rows.find((row) => Number(row.seq) === next);
+      if (blocking !== undefined && blocking.status !== 'CANCELLED') continue;
+      try {
+        await skipOrderGap(deps, {
+          orderKey,
+          seq: next,
+          reason: 'gap closed at the end',
+          actor: 'local:operator',
+        });
+        this.#count('gap closed by a skip');
+      } catch (error) {
+        if (!(error instanceof AdminError)) throw error;
+        this.#count(`gap not closed ${error.code}`);
+      }
+    }
+  }
+
   async #rows(table: string): Promise<Record<string, unknown>[]> {
     const rows = await this.db.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
     return (rows.Items ?? []) as Record<string, unknown>[];
   }
 }
 
-/** The order key of aggregate `index`'s ordered messages. */
-export function orderKeyOfAggregate(index: number): string {
-  return orderKeyOf('order', OrderingWorld.aggregateId(index));
+/** The order key of aggregate `index`'s ordered messages: scope `order` when versioned, `cart` when counted. */
+export function orderKeyOfAggregate(index: number, mode: Exclude<AggregateMode, 'unordered'>): string {
+  return orderKeyOf(mode === 'counter' ? 'cart' : 'order', OrderingWorld.aggregateId(index));
 }
