@@ -214,6 +214,37 @@ describe('consumeMessage on an ordered topic', () => {
     expect((await consumeMessage(ordered(4), plan, deps)).kind).toBe('APPLIED');
   });
 
+  it('never applies a late copy of a skipped seq 1, and never moves the cursor back to it', async () => {
+    // An operator skipped seq 1 (the cursor was created at 1 without an inbox row), then 2–4 were applied.
+    await db.send(
+      new PutCommand({
+        TableName: 'inbox',
+        Item: { messageId: cursorKeyOf(ORDER_KEY), lastSeq: 1, updatedAt: FIXED_NOW.toISOString() },
+      }),
+    );
+    for (const seq of [2, 3, 4])
+      await consumeMessage(ordered(seq, { step: `step-${seq}`, quantity: 1 }), plan, deps);
+
+    const late = await consumeMessage(ordered(1, { step: 'step-1', quantity: 2 }), plan, deps);
+
+    expect(late.kind).toBe('DUPLICATE');
+    expect(await history()).toEqual(['step-2', 'step-3', 'step-4']);
+    expect(await lastSeq()).toBe(4);
+    const { Item } = await db.send(new GetCommand({ TableName: 'inventory', Key: { sku: 'SKU-1' } }));
+    expect((Item as { available?: number } | undefined)?.available).toBe(0);
+  });
+
+  it('keeps the first parked row of a message when a copy of it arrives later: its wait is counted from the first', async () => {
+    await consumeMessage(ordered(2), plan, deps);
+    const later = { ...deps, clock: () => new Date(FIXED_NOW.getTime() + 60_000) };
+
+    const copy = await consumeMessage(ordered(2), plan, later);
+
+    expect(copy.kind).toBe('PARKED');
+    // The sweeper measures the gap from parkedAt: a copy resetting it would postpone the gap alarm forever.
+    expect(await inboxRow(parkedKeyOf(ORDER_KEY, 2))).toMatchObject({ parkedAt: FIXED_NOW.toISOString() });
+  });
+
   it('records a business rejection with the cursor move, so the successor applies next', async () => {
     const rejected = await consumeMessage(ordered(1, { step: 'reserve', quantity: 5 }), plan, deps);
 

@@ -628,4 +628,60 @@ describe('relayMessages with ordered messages', () => {
       ]),
     );
   });
+
+  describe('who may mark a message SENT', () => {
+    const clock = manualClock();
+    let db: MemoryDocumentClient;
+    let store: DynamoOutboxStore;
+
+    async function stored(n: number) {
+      return (await db.send(new GetCommand({ TableName: 'outbox', Key: { messageId: testMessageId(n) } })))
+        .Item;
+    }
+
+    async function put(item: OutboxItem): Promise<void> {
+      db = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS);
+      store = new DynamoOutboxStore({ client: db.asDocumentClient(), tableName: 'outbox' });
+      await db.send(new PutCommand({ TableName: 'outbox', Item: { ...item } }));
+    }
+
+    it('the stream relay leaves a message a sweeper holds a live claim on to that sweeper, and sends nothing', async () => {
+      // The sweeper claimed seq 2 and is deciding whether it must wait for seq 1; the relay's late record arrives.
+      const leased = ordered(2, 2).message;
+      await put({
+        ...leased,
+        leaseOwner: 'sweeper-run-3',
+        leaseUntil: new Date(clock.now().getTime() + 60_000).toISOString(),
+      } as OutboxItem);
+      const { deps, publisher } = depsWith();
+
+      const report = await relayMessages([{ recordId: 's-2', message: leased }], {
+        ...deps,
+        store,
+        clock: clock.now,
+      });
+
+      expect(report).toMatchObject({ sent: 0, alreadyAdvanced: 1 });
+      expect(publisher.publishBatch).not.toHaveBeenCalled();
+      expect(await stored(2)).toMatchObject({ status: 'PENDING', leaseOwner: 'sweeper-run-3' });
+    });
+
+    it('a sweeper whose claim lapsed sends nothing another sweeper since held back behind its predecessor', async () => {
+      // Sweeper A's claim ran out; B claimed the message, found seq 1 not out yet and released it for later.
+      const heldBack = ordered(2, 2).message;
+      await put({ ...heldBack, nextAttemptAt: new Date(clock.now().getTime() + 300_000).toISOString() });
+      const { deps, publisher } = depsWith();
+
+      const report = await relayMessages([{ recordId: heldBack.messageId, message: heldBack }], {
+        ...deps,
+        store,
+        clock: clock.now,
+        claimedBy: 'sweeper-a',
+      });
+
+      expect(report).toMatchObject({ sent: 0, alreadyAdvanced: 1 });
+      expect(publisher.publishBatch).not.toHaveBeenCalled();
+      expect(await stored(2)).toMatchObject({ status: 'PENDING' });
+    });
+  });
 });
