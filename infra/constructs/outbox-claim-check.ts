@@ -206,14 +206,15 @@ export function expirationDays(options: OutboxClaimCheckOptions): number {
     known(options.confirmDeadline)?.toMilliseconds({ integral: false }) ?? DEFAULT_CONFIRM_DEADLINE_MS;
   let horizonMs = 0;
   for (const queue of Object.values(options.queues)) {
-    const queueRetentionMs = Math.max(
-      queue.settings.retentionPeriod.toMilliseconds(),
-      queue.settings.deadLetterRetention.toMilliseconds(),
-    );
+    const queueRetentionMs = queue.settings.retentionPeriod.toMilliseconds();
+    const deadLetterRetentionMs = queue.settings.deadLetterRetention.toMilliseconds();
     for (const [topic, routed] of options.topicRoutes) {
       if (routed !== queue.queue) continue;
       const policy = options.retryPolicies?.[topic] ?? DEFAULT_RETRY_POLICY;
-      horizonMs = Math.max(horizonMs, redeliveryHorizonMs({ policy, confirmDeadlineMs, queueRetentionMs }));
+      horizonMs = Math.max(
+        horizonMs,
+        redeliveryHorizonMs({ policy, confirmDeadlineMs, queueRetentionMs, deadLetterRetentionMs }),
+      );
     }
   }
   return Math.ceil((retentionMs + horizonMs) / DAY_MS) + CLAIM_CHECK_DEFAULTS.expirationMarginDays;

@@ -1156,8 +1156,8 @@ export class TransactionalOutbox extends Construct {
 
   /**
    * An inbox row must outlive every copy of a message that can still arrive, or the late copy applies twice:
-   * the longest redelivery horizon of the queue's topics, with the dead-letter queue's retention (a copy can be
-   * redriven until it expires there).
+   * the longest redelivery horizon of the queue's topics, the queue's retention and then the dead-letter queue's
+   * (the consumer dead-letters a copy with a fresh send, which can be redriven until it expires there).
    */
   #checkInboxRetention(id: string, queueName: string, inboxRetentionDays: number): void {
     const queue = this.queues[queueName];
@@ -1166,21 +1166,24 @@ export class TransactionalOutbox extends Construct {
       this.#props.confirmDeadline,
       OutboxSettings.confirmDeadlineMs,
     );
-    const queueRetentionMs = Math.max(
-      queue.settings.retentionPeriod.toMilliseconds(),
-      queue.settings.deadLetterRetention.toMilliseconds(),
-    );
+    const queueRetentionMs = queue.settings.retentionPeriod.toMilliseconds();
+    const deadLetterRetentionMs = queue.settings.deadLetterRetention.toMilliseconds();
     for (const [topic, routed] of this.topicRoutes) {
       if (routed !== queue.queue) continue;
       const policy = this.#props.retryPolicies?.[topic] ?? DEFAULT_RETRY_POLICY;
-      const horizonMs = redeliveryHorizonMs({ policy, confirmDeadlineMs, queueRetentionMs });
+      const horizonMs = redeliveryHorizonMs({
+        policy,
+        confirmDeadlineMs,
+        queueRetentionMs,
+        deadLetterRetentionMs,
+      });
       const retentionMs = inboxRetentionDays * 86_400_000;
       if (retentionMs <= horizonMs) {
         this.#problem(
           `consumer ${id}: inboxRetention (${OutboxSettings.inboxRetentionDays.name} = ${inboxRetentionDays} days) ` +
             'must be longer than the redelivery horizon ' +
             `of topic '${topic}' (${(horizonMs / 86_400_000).toFixed(1)} days: every delivery round's deadline, ` +
-            'send retries and the dead-letter retention), or a late copy would be applied twice',
+            "send retries, the queue's retention and then the dead-letter queue's), or a late copy would be applied twice",
         );
       }
     }

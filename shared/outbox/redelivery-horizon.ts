@@ -7,20 +7,33 @@ export interface RedeliveryLimits {
   readonly policy: RetryPolicy;
   /** The base confirmation deadline (CONFIRM_DEADLINE_MS); each round doubles it, capped at 12 h. */
   readonly confirmDeadlineMs: number;
-  /** How long a delivered copy can wait in its queue or dead-letter queue before it is received (or redriven). */
+  /** How long a delivered copy can wait in its queue before it is received. */
   readonly queueRetentionMs: number;
+  /**
+   * How long a copy can then wait in the dead-letter queue before an operator redrives it. The consumer
+   * dead-letters a copy with a fresh send, whose retention starts then, so the two retentions add up.
+   * @default 0 - no dead-letter queue
+   */
+  readonly deadLetterRetentionMs?: number;
 }
 
 /**
  * The longest time after a message is written that a copy of it may still reach its consumer: the last
- * delivery round starts after every earlier round's confirmation deadline and its own send retries, and a
- * copy sent then can wait in the queue, or in the dead-letter queue until an operator redrives it, for the
- * queue's retention. A consumer's inbox must keep its rows longer than this, or a late copy applies twice.
+ * delivery round starts after every earlier round's confirmation deadline and its own send retries, a copy sent
+ * then can wait in the queue for its retention, be dead-lettered (a fresh send) just before it expires, and wait in
+ * the dead-letter queue for that queue's retention until an operator redrives it. A consumer's inbox must keep its
+ * rows longer than this, or a late copy applies twice. A redrive sends the copy again, with a fresh retention in the
+ * queue: the redrive refuses copies too old for that (see `redriveDeadLetters`).
  * @example
- * redeliveryHorizonMs({ policy: DEFAULT_RETRY_POLICY, confirmDeadlineMs: 300_000, queueRetentionMs: 14 * 86_400_000 });
+ * redeliveryHorizonMs({
+ *   policy: DEFAULT_RETRY_POLICY,
+ *   confirmDeadlineMs: 300_000,
+ *   queueRetentionMs: 4 * 86_400_000,
+ *   deadLetterRetentionMs: 14 * 86_400_000,
+ * });
  */
 export function redeliveryHorizonMs(limits: RedeliveryLimits): number {
-  const { policy, confirmDeadlineMs, queueRetentionMs } = limits;
+  const { policy, confirmDeadlineMs, queueRetentionMs, deadLetterRetentionMs = 0 } = limits;
   let sendRetries = 0;
   for (let attempt = 1; attempt < policy.maxAttempts; attempt += 1)
     sendRetries += backoffCeilingMs(policy, attempt);
@@ -29,5 +42,5 @@ export function redeliveryHorizonMs(limits: RedeliveryLimits): number {
   let rounds = 0;
   for (let round = 0; round < policy.maxAttempts; round += 1)
     rounds += confirmDeadlineAfter(confirmDeadlineMs, round);
-  return rounds + (policy.maxAttempts + 1) * sendRetries + queueRetentionMs;
+  return rounds + (policy.maxAttempts + 1) * sendRetries + queueRetentionMs + deadLetterRetentionMs;
 }

@@ -93,21 +93,21 @@ describe('the claim check of a TransactionalOutbox (default: a new bucket)', () 
   });
 
   it('expires claim-check objects after the retention plus the longest redelivery horizon', () => {
-    // The default policy's horizon: the 14-day dead-letter retention, ten confirmation rounds (≈ 45 h) and
-    // their send retries (≈ 3 h); with 10 days' retention and a day's margin: 10 + 16.0… → 27 + 1.
-    expect(expirationDays).toBe(28);
+    // The default policy's horizon: 4 days in the queue then 14 in the dead-letter queue, ten confirmation rounds
+    // (≈ 45 h) and their send retries (≈ 3 h); with 10 days' retention and a day's margin: 10 + 20.0… → 31 + 1.
+    expect(expirationDays).toBe(32);
     expect(propertiesOf(json, bucketId).LifecycleConfiguration).toEqual({
       Rules: [
         {
           Id: 'expire-claim-checks',
           Prefix: CLAIM_CHECK_PREFIX,
           Status: 'Enabled',
-          ExpirationInDays: 28,
+          ExpirationInDays: 32,
           AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         },
       ],
     });
-    expect(expirationDays * DAY_MS).toBeGreaterThan(10 * DAY_MS + 14 * DAY_MS);
+    expect(expirationDays * DAY_MS).toBeGreaterThan(10 * DAY_MS + 4 * DAY_MS + 14 * DAY_MS);
   });
 
   it('lets a writer put objects under claim-check/ only, and tells it the bucket and threshold', () => {

@@ -202,13 +202,24 @@ describe('TransactionalOutbox validation at synth', () => {
   });
 
   describe('inbox retention', () => {
-    /** The longest a copy of order.created can still arrive, with the default policy, deadline and queues. */
+    /**
+     * The longest a copy of order.created can still arrive, with the default policy, deadline and queues: 4 days in
+     * the queue, then (dead-lettered by the consumer, a fresh send) 14 in the dead-letter queue.
+     */
     const horizonDays =
       redeliveryHorizonMs({
         policy: DEFAULT_RETRY_POLICY,
         confirmDeadlineMs: DEFAULT_CONFIRM_DEADLINE_MS,
-        queueRetentionMs: 14 * DAY_MS,
+        queueRetentionMs: 4 * DAY_MS,
+        deadLetterRetentionMs: 14 * DAY_MS,
       }) / DAY_MS;
+
+    it('adds the queue’s retention to the dead-letter queue’s: about 20 days with the defaults', () => {
+      expect(horizonDays).toBeGreaterThan(4 + 14 + 1.5);
+      expect(horizonDays).toBeLessThan(30);
+      // 18 days would have passed when only the longer of the two retentions counted.
+      expect(synthError(withConsumer({ inboxRetention: Duration.days(18) }))).toMatch(/redelivery horizon/);
+    });
 
     it('refuses an inbox that forgets a message before its last copy can arrive', () => {
       const error = synthError(withConsumer({ inboxRetention: Duration.days(Math.floor(horizonDays)) }));
