@@ -9,9 +9,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { findFreePort, type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+import { describeOnMoto, TEST_BACKEND } from './support/backend.ts';
+
+/** Why this file runs only on moto. */
+const NEEDS_MOTO =
+  "an emulator that outlives npm start is deployed to through CloudFormation's CreateStack and UpdateStack, which among the local backends only moto serves; the embedded backend keeps its data across a SIGKILL with --data-dir, tested in test/local/data-dir.test.ts";
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const STARTUP_TIMEOUT_MS = 150_000;
@@ -30,6 +35,7 @@ let stateDir: string;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
+  if (TEST_BACKEND !== 'moto') return;
   moto = await startMotoServer();
   stateDir = mkdtempSync(join(tmpdir(), 'restart-state-'));
 });
@@ -105,7 +111,7 @@ async function available(apiUrl: string, sku: string): Promise<number> {
   return ((await response.json()) as { available: number }).available;
 }
 
-describe('npm start against an emulator that outlives it', () => {
+describeOnMoto(NEEDS_MOTO)('npm start against an emulator that outlives it', () => {
   const orderIds = Array.from({ length: ORDERS }, (_, index) => `restart-${index + 1}`);
   const quantity = (index: number): number => (index % 3) + 1;
   let statusesAtKill: string[] = [];

@@ -2,13 +2,15 @@
  * The embedded backend: DynamoDB, DynamoDB Streams and SQS served from this process on a loopback port,
  * backed by the library's in-memory tables, streams and queues, so `npm start` runs the whole app on a
  * machine with nothing but Node. It speaks the AWS JSON protocols the SDK clients use, and deploys a
- * template's tables and queues the way CloudFormation names and wires them. Data lives as long as the process.
+ * template's tables and queues the way CloudFormation names and wires them, and answers CloudFormation's reads
+ * of the deployed stack (what the `outbox` CLI discovers the outbox through). Data lives as long as the process.
  */
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import { MemoryStreams } from '../../../shared/memory/memory-streams.ts';
 import type { Backend } from '../backend.ts';
 import { EMULATOR_REGION } from '../emulator-config.ts';
+import { cloudFormationService } from './cloudformation-service.ts';
 import { dynamoDbService } from './dynamodb-service.ts';
 import { QueueCatalog } from './queue-catalog.ts';
 import { sqsService } from './sqs-service.ts';
@@ -46,12 +48,13 @@ export async function startEmbeddedBackend(options: EmbeddedBackendOptions = {})
     endpoint: () => endpoint,
     ...scope,
   });
+  const deployer = new StackDeployer({ tables, queues, log, ...scope });
   const server = await startWireServer({
     services: [dynamoDbService(tables), streamsService(streams, scope.region), sqsService(queues)],
+    queryServices: [cloudFormationService(deployer)],
     log,
   });
   endpoint = server.endpoint;
-  const deployer = new StackDeployer({ tables, queues, log, ...scope });
   return {
     kind: 'embedded',
     endpoint,

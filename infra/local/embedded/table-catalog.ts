@@ -38,6 +38,8 @@ export interface TableDefinition {
   readonly TimeToLive?: { readonly AttributeName: string; readonly Enabled: boolean };
   readonly BillingMode?: string;
   readonly DeletionProtectionEnabled?: boolean;
+  /** Encryption with a KMS key: the key's id or ARN. @default encrypted with an AWS-owned key */
+  readonly KmsMasterKeyId?: string;
 }
 
 interface CatalogEntry {
@@ -198,6 +200,17 @@ export class TableCatalog {
         LastUpdateToPayPerRequestDateTime: created,
       },
       DeletionProtectionEnabled: definition.DeletionProtectionEnabled === true,
+      ...(definition.KmsMasterKeyId === undefined
+        ? {}
+        : {
+            SSEDescription: {
+              Status: 'ENABLED',
+              SSEType: 'KMS',
+              KMSMasterKeyArn: definition.KmsMasterKeyId.startsWith('arn:')
+                ? definition.KmsMasterKeyId
+                : `arn:aws:kms:${this.#region}:${this.#accountId}:key/${definition.KmsMasterKeyId}`,
+            },
+          }),
       ...(definition.GlobalSecondaryIndexes?.length
         ? { GlobalSecondaryIndexes: definition.GlobalSecondaryIndexes.map(indexDescription) }
         : {}),
