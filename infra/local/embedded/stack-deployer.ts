@@ -58,7 +58,8 @@ const QUEUE_DEFAULTS: Readonly<Record<string, string>> = {
   RedrivePolicy: '',
 };
 
-interface StackResource extends DeployedResource {
+/** A resource of a deployed stack, with what an update compares. */
+export interface StackResource extends DeployedResource {
   readonly attributes: Readonly<Record<string, string>>;
   /** What decides whether an update replaces the resource (its name and key schema). */
   readonly identity: string;
@@ -78,7 +79,8 @@ interface Deployment {
   readonly generatedName: (suffix?: string) => string;
 }
 
-interface StackRecord {
+/** A deployed stack as the deployer keeps it (what a copy on disk holds). */
+export interface StackRecord {
   readonly stackId: string;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -187,12 +189,34 @@ export class StackDeployer {
     return this.#deployed(stackName, record, previous === undefined ? 'created' : 'updated');
   }
 
+  /** Every stack's record, for a copy kept on disk. */
+  exportStacks(): { readonly stackName: string; readonly record: StackRecord }[] {
+    return [...this.#stacks].map(([stackName, record]) => ({ stackName, record }));
+  }
+
+  /** Puts stacks back as exported (their tables and queues restored already). */
+  restoreStacks(stacks: readonly { readonly stackName: string; readonly record: StackRecord }[]): void {
+    for (const { stackName, record } of stacks) {
+      this.#stacks.set(stackName, {
+        ...record,
+        createdAt: new Date(record.createdAt),
+        updatedAt: new Date(record.updatedAt),
+        resources: new Map(
+          (record.resources instanceof Map ? [...record.resources] : Object.entries(record.resources)) as [
+            string,
+            StackResource,
+          ][],
+        ),
+      });
+    }
+  }
+
   /** The stacks deployed so far, in name order, as CloudFormation's DescribeStacks reports them. */
   stacks(): DeployedStackSummary[] {
     return [...this.#stacks.keys()].sort().map((stackName) => this.stack(stackName));
   }
 
-  /** One stack by name or stack id; `undefined` when there is none. */
+  /** One stack by name or stack id; throws when there is none (check with {@link has}). */
   stack(nameOrId: string): DeployedStackSummary {
     const found = [...this.#stacks].find(
       ([stackName, record]) => stackName === nameOrId || record.stackId === nameOrId,

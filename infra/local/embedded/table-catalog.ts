@@ -42,7 +42,8 @@ export interface TableDefinition {
   readonly KmsMasterKeyId?: string;
 }
 
-interface CatalogEntry {
+/** A table of the catalog: its definition and the identity DescribeTable reports. */
+export interface CatalogEntry {
   definition: TableDefinition;
   readonly tableId: string;
   readonly createdAt: Date;
@@ -132,6 +133,24 @@ export class TableCatalog {
     this.streams.disable(tableName);
     this.#tables.delete(tableName);
     return { ...description, TableStatus: 'DELETING' };
+  }
+
+  /** Every table's entry, for a copy kept on disk. */
+  exportTables(): CatalogEntry[] {
+    return [...this.#tables.values()].map((entry) => ({ ...entry }));
+  }
+
+  /**
+   * Puts a table back as exported, empty and without its stream (the caller restores its items first, then the
+   * streams, so restoring writes no stream records).
+   */
+  restoreTable(entry: CatalogEntry): void {
+    this.db.createTable(entry.definition.TableName, memorySchema(entry.definition));
+    this.#tables.set(entry.definition.TableName, {
+      definition: entry.definition,
+      tableId: entry.tableId,
+      createdAt: new Date(entry.createdAt),
+    });
   }
 
   /** Whether a table exists. */

@@ -48,6 +48,11 @@ export interface WireServerOptions {
   readonly log: (line: string) => void;
   /** @default 0: a free port */
   readonly port?: number;
+  /**
+   * Called after an operation ran (or failed) and before it is answered: a data folder writes what the request
+   * changed here, so whatever was acknowledged is on disk. If it throws, the request is answered 500.
+   */
+  readonly beforeAnswer?: (target: string, input: Record<string, unknown>) => void;
 }
 
 // Loopback only: the endpoint accepts any credentials, so it must not be reachable from the network.
@@ -65,13 +70,17 @@ export async function startWireServer(options: WireServerOptions): Promise<WireS
   const queryServices = new Map((options.queryServices ?? []).map((service) => [service.version, service]));
   const stopping = new AbortController();
   const server = createServer((request, response) => {
-    handle(request, response, { services, queryServices, log: options.log, stopping: stopping.signal }).catch(
-      (error: unknown) => {
-        options.log(`[embedded] could not answer a request: ${String(error)}`);
-        if (!response.headersSent) response.writeHead(500);
-        response.end();
-      },
-    );
+    handle(request, response, {
+      services,
+      queryServices,
+      log: options.log,
+      stopping: stopping.signal,
+      beforeAnswer: options.beforeAnswer,
+    }).catch((error: unknown) => {
+      options.log(`[embedded] could not answer a request: ${String(error)}`);
+      if (!response.headersSent) response.writeHead(500);
+      response.end();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -100,6 +109,7 @@ interface Handling {
   readonly queryServices: ReadonlyMap<string, QueryService>;
   readonly log: (line: string) => void;
   readonly stopping: AbortSignal;
+  readonly beforeAnswer: ((target: string, input: Record<string, unknown>) => void) | undefined;
 }
 
 async function handle(request: IncomingMessage, response: ServerResponse, handling: Handling): Promise<void> {
@@ -138,11 +148,20 @@ async function handle(request: IncomingMessage, response: ServerResponse, handli
     if (!response.writableFinished) gone.abort();
   });
   const signal = AbortSignal.any([gone.signal, handling.stopping]);
+  let input: Record<string, unknown> = {};
   try {
-    const input = parseInput(body);
+    input = parseInput(body);
     const output = await operation(input, { signal });
+    handling.beforeAnswer?.(target, input);
     send(response, { status: 200, requestId, body: output ?? {} });
   } catch (error) {
+    try {
+      handling.beforeAnswer?.(target, input);
+    } catch (persisting) {
+      handling.log(`[embedded] could not keep the changes of ${target}: ${String(persisting)}`);
+      sendError(response, { service, requestId, error: internalError(persisting) });
+      return;
+    }
     const wire = error instanceof WireError ? error : service.toWireError(error);
     if (wire === undefined) {
       handling.log(
