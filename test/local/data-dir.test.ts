@@ -29,6 +29,7 @@ async function npmStart(): Promise<NpmStart> {
   return npm;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: test assertions read response bodies freely.
 async function json(url: string, init?: RequestInit): Promise<{ status: number; body: any }> {
   const response = await fetch(url, init);
   const text = await response.text();
