@@ -45,7 +45,7 @@ const EXECUTE_API_HOST = /^[a-z0-9]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(
 /** The region a local API (`npm start`'s, on a loopback address) is signed for when AWS_REGION says none. */
 export const LOCAL_SIGNING_REGION = 'us-east-1';
 
-/** Dummy credentials for a local API: it checks no signature, and real credentials never go to it. */
+/** Dummy credentials for a local API when the machine has none: the local runtime checks no signature. */
 export const LOCAL_SIGNING_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 /** Whether the API is served on this machine (127.0.0.1, localhost, ::1): the local runtime's. */

@@ -472,10 +472,11 @@ function buildProgram(io: CliIo, runner: Runner): Command {
           },
           {
             region: signingRegion(baseUrl, io.env),
-            // The local runtime's API checks no signature: a local URL never gets the caller's real credentials.
-            credentials: isLocalApi(baseUrl)
-              ? { ...LOCAL_SIGNING_CREDENTIALS }
-              : (session.config.credentials ?? defaultProvider()),
+            // The local runtime's API checks no signature: a local URL is signed with dummy credentials when the
+            // machine has none, so `outbox call` against npm start needs nothing but the URL.
+            credentials:
+              session.config.credentials ??
+              (isLocalApi(baseUrl) ? withLocalFallback(defaultProvider()) : defaultProvider()),
           },
         );
         io.stderr.write(
@@ -487,6 +488,19 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     });
 
   return program;
+}
+
+/** The default credential chain, or dummy credentials when it finds none (for a local API only). */
+function withLocalFallback(
+  provider: ReturnType<typeof defaultProvider>,
+): () => Promise<{ accessKeyId: string; secretAccessKey: string }> {
+  return async () => {
+    try {
+      return await provider();
+    } catch {
+      return { ...LOCAL_SIGNING_CREDENTIALS };
+    }
+  };
 }
 
 /** The answer's body as received, on its own line (`--json` prints the whole answer instead). */

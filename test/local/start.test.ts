@@ -112,6 +112,19 @@ describe('npm start', () => {
     expect(output).toContain(`npm run outbox -- call GET /inventory/SKU-APPLE --url ${apiUrl}`);
   });
 
+  it('answers outbox call with the URL it prints and nothing else: no region, no credentials', async () => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(['call', 'GET', '/inventory/SKU-APPLE', '--url', apiUrl], {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text), isTTY: false },
+      // Not even HOME: no profile, no region, no credentials to find.
+      env: { PATH: process.env.PATH },
+    });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: expect.stringMatching(/^HTTP 200/) });
+    expect(JSON.parse(stdout)).toMatchObject({ sku: 'SKU-APPLE' });
+  });
+
   it('prints the routes, pollers and schedules the template describes, the stock and how to try it', () => {
     expect(output).toMatch(/stack\s+OutboxExample-local \(created\)/);
     expect(output).toMatch(/POST\s+\/orders → CreateOrder/);
