@@ -50,9 +50,12 @@ afterAll(async () => {
 /** Starts `npm start` with the example's plug-in against the test's moto and waits until it is ready. */
 async function startCli(): Promise<Started> {
   const port = await findFreePort();
+  // The runtime itself, not a tsx CLI in front of it: a SIGKILL must hit the process that holds the work.
   const child = spawn(
-    resolve(ROOT, 'node_modules/.bin/tsx'),
+    process.execPath,
     [
+      '--import',
+      'tsx',
       'infra/local/start.ts',
       '--plugin',
       'infra/stacks/local-plugin.ts',
@@ -77,7 +80,7 @@ async function startCli(): Promise<Started> {
     child.once('exit', (code, signal) => resolveExit({ code, signal })),
   );
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (!output.includes('Ctrl-C stops everything')) {
+  while (!output.includes('stops everything')) {
     if (Date.now() > deadline || child.exitCode !== null)
       throw new Error(`npm start did not become ready:\n${output}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
