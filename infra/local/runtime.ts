@@ -43,6 +43,7 @@ import { type SynthesizedStack, synthesizeApp } from './synthesize-app.ts';
 import { asTemplate, type CloudFormationTemplate } from './template/cloudformation-template.ts';
 import type { ResolutionContext } from './template/intrinsics.ts';
 import { type AppDefinition, readApp } from './template/read-app.ts';
+import type { FunctionDefinition } from './template/read-functions.ts';
 import { startTransactionSerializer } from './transaction-serializer.ts';
 
 /** Options of {@link startLocalRuntime}; every field is optional. */
@@ -254,6 +255,25 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const synthMs = Date.now() - synthStarted;
     const app = readApp(source.template);
     const overrides = checkedOverrides(options.handlers, app);
+    const hostKind = options.functionHost ?? DEFAULTS.functionHost;
+    // Function hosts boot (Node, tsx) while the backend comes up and the stack deploys.
+    let provideLoadOptions: (value: LoadOptions) => void = () => {};
+    let failLoadOptions: (error: unknown) => void = () => {};
+    const loading = new Promise<LoadOptions>((resolveLoad, rejectLoad) => {
+      provideLoadOptions = resolveLoad;
+      failLoadOptions = rejectLoad;
+    });
+    loading.catch(() => {});
+    const hostsStarting =
+      hostKind === 'process' ? hostFunctions(app, { projectDir, overrides, log, loading }) : undefined;
+    hostsStarting?.catch(() => {});
+    cleanups.push(async () => {
+      failLoadOptions(
+        new LocalRuntimeError('DEPLOY_FAILED', 'the runtime stopped before the stack was deployed'),
+      );
+      const started = await hostsStarting?.catch(() => undefined);
+      await Promise.all((started?.hosts ?? []).map((host) => host.stop(DEFAULTS.idleTimeoutMs)));
+    });
     const backend = await backendStarting;
 
     const deployStarted = Date.now();
@@ -292,13 +312,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       processEnv: shared,
       log,
     };
-    const hostKind = options.functionHost ?? DEFAULTS.functionHost;
-    const hosted = hostKind === 'process' ? await hostFunctions(app, loadOptions) : undefined;
-    if (hosted !== undefined) {
-      cleanups.push(async () => {
-        await Promise.all([...hosted.hosts].map((host) => host.stop(DEFAULTS.idleTimeoutMs)));
-      });
-    }
+    provideLoadOptions(loadOptions);
+    const hosted = await hostsStarting;
     const functions = hosted?.functions ?? (await loadFunctions(app, loadOptions));
     const functionNodes = Object.fromEntries(
       [...functions.keys()].map((name) => [
@@ -520,43 +535,63 @@ async function loadFunctions(app: AppDefinition, options: LoadOptions): Promise<
  */
 async function hostFunctions(
   app: AppDefinition,
-  options: LoadOptions,
+  options: {
+    readonly projectDir: string;
+    readonly overrides: ReadonlyMap<string, HandlerOverride>;
+    readonly log: (line: string) => void;
+    /** The load options, known once the stack is deployed; the hosts boot meanwhile. */
+    readonly loading: Promise<LoadOptions>;
+  },
 ): Promise<{
   functions: Map<string, LocalFunction>;
   hosts: FunctionHost[];
   nodeOf: Map<string, NodeBinary>;
 }> {
-  const { region, accountId, stackName } = options.context;
-  const byMajor = new Map<number, HostedFunction[]>();
+  const byMajor = new Map<number, FunctionDefinition[]>();
   for (const definition of app.functions) {
     const major =
       (definition.runtime === undefined ? undefined : nodeMajorOf(definition.runtime)) ?? currentNodeMajor();
-    const physicalName =
-      options.deployed.resources.get(definition.logicalId)?.physicalId ||
-      `${stackName}-${definition.name.replaceAll('/', '-')}`;
-    const target: HostedFunction = {
-      definition,
-      env: functionEnvironment(definition, {
-        endpoint: options.endpoint,
-        context: options.context,
-        physicalName,
-        logLevel: options.logLevel,
-      }),
-      physicalName,
-      arn: `arn:${options.context.partition ?? 'aws'}:lambda:${region}:${accountId}:function:${physicalName}`,
-    };
-    byMajor.set(major, [...(byMajor.get(major) ?? []), target]);
+    byMajor.set(major, [...(byMajor.get(major) ?? []), definition]);
   }
+  // Every Node is found first: a missing one fails the start before any host boots.
+  const nodes = new Map(
+    [...byMajor.keys()].map((major) => [major, findNodeBinary(major, options.projectDir)]),
+  );
+  const targetsOf = async (definitions: readonly FunctionDefinition[]): Promise<HostedFunction[]> => {
+    const loadOptions = await options.loading;
+    const { region, accountId, stackName } = loadOptions.context;
+    return definitions.map((definition) => {
+      const physicalName =
+        loadOptions.deployed.resources.get(definition.logicalId)?.physicalId ||
+        `${stackName}-${definition.name.replaceAll('/', '-')}`;
+      return {
+        definition,
+        env: functionEnvironment(definition, {
+          endpoint: loadOptions.endpoint,
+          context: loadOptions.context,
+          physicalName,
+          logLevel: loadOptions.logLevel,
+        }),
+        physicalName,
+        arn: `arn:${loadOptions.context.partition ?? 'aws'}:lambda:${region}:${accountId}:function:${physicalName}`,
+      };
+    });
+  };
   const started = await Promise.allSettled(
-    [...byMajor].map(async ([major, targets]) => ({
-      targets,
-      host: await startFunctionHost({
+    [...byMajor].map(async ([major, definitions]) => {
+      const targets = targetsOf(definitions);
+      // A failed deploy rejects the targets: the host start fails with it, the caller reports the deploy's error.
+      targets.catch(() => {});
+      const node = nodes.get(major);
+      if (node === undefined) throw new Error(`no Node ${major}`);
+      const host = await startFunctionHost({
         functions: targets,
         rootDir: options.projectDir,
-        node: findNodeBinary(major, options.projectDir),
+        node,
         log: options.log,
-      }),
-    })),
+      });
+      return { host, targets: await targets };
+    }),
   );
   const failed = started.find((result) => result.status === 'rejected');
   if (failed !== undefined) {

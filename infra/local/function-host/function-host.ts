@@ -12,7 +12,11 @@ import type { NodeBinary } from './node-runtime.ts';
 
 /** Options of {@link startFunctionHost}. */
 export interface FunctionHostOptions {
-  readonly functions: readonly HostedFunction[];
+  /**
+   * The functions, or a promise of them: the host process boots (Node, tsx) while the runtime deploys the stack
+   * their environments are resolved against, and loads them once they are known.
+   */
+  readonly functions: readonly HostedFunction[] | Promise<readonly HostedFunction[]>;
   /** Where the entries are relative to, and the host's working directory. */
   readonly rootDir: string;
   readonly node: NodeBinary;
@@ -165,7 +169,10 @@ class Generation {
     const timeoutMs = options.loadTimeoutMs ?? DEFAULTS.loadTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     try {
-      generation.#send({ type: 'load', rootDir: options.rootDir, functions: options.functions });
+      const functions = await options.functions;
+      if (generation.exited)
+        throw new Error(`the function host exited before it loaded (${generation.exitReason})`);
+      generation.#send({ type: 'load', rootDir: options.rootDir, functions });
       const reply = await Promise.race([
         loaded,
         new Promise<never>((_, reject) => {
