@@ -320,7 +320,10 @@ function stopOnSignals(options: {
 function describeKept(runtime: LocalRuntime): string {
   if (runtime.dataLocation !== undefined) return `; a start with the same --data-dir finds the data again`;
   if (runtime.backend === 'external') return '; the emulator keeps the stack and its data';
-  return '; the data goes with it (keep it with --data-dir, or AWS_ENDPOINT_URL)';
+  if (runtime.backend === 'moto') {
+    return '; the data goes with this moto (to keep it, run moto yourself and set AWS_ENDPOINT_URL)';
+  }
+  return '; the data goes with it (keep it with --data-dir <dir>)';
 }
 
 /**

@@ -110,6 +110,7 @@ export class DataDir {
   readonly #written = new Map<string, string>();
   readonly #dirtyQueues = new Set<string>();
   #catalogsDirty = false;
+  #compacting = false;
   #restored: Snapshot | undefined;
 
   private constructor(path: string, generation: number, restored: Snapshot | undefined) {
@@ -238,14 +239,19 @@ export class DataDir {
     let offset = 0;
     while (offset < buffer.length) offset += writeSync(this.#fd, buffer, offset);
     this.#bytes += buffer.length;
-    if (this.#bytes > COMPACT_BYTES) this.compact();
+    if (this.#bytes > COMPACT_BYTES && !this.#compacting) this.compact();
   }
 
   /** Writes the whole state as a new snapshot and starts a new journal. */
   compact(): void {
     const parts = this.#parts;
     if (parts === undefined) return;
-    this.flush();
+    this.#compacting = true;
+    try {
+      this.flush();
+    } finally {
+      this.#compacting = false;
+    }
     const next = this.#generation + 1;
     writeSnapshot(this.path, { ...capture(parts, this.#endpoint), generation: next });
     closeSync(this.#fd);

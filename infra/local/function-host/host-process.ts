@@ -80,5 +80,6 @@ process.on('message', (message: HostRequest) => {
 
 // The runtime is gone (stopped, crashed or killed): nothing can reach this host any more.
 process.on('disconnect', () => process.exit(0));
-// A terminal's Ctrl-C reaches the whole process group; the runtime decides when this host stops.
-process.on('SIGINT', () => {});
+// A terminal's Ctrl-C, or a signal to the process group, reaches this host too: the runtime decides when it stops
+// (it lets in-flight invocations finish first), and the host ends when the runtime closes the channel or dies.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
