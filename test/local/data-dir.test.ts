@@ -110,6 +110,29 @@ describe('a data folder that cannot be used', () => {
     rmSync(folder, { recursive: true, force: true });
   });
 
+  it('drops a last line that a kill cut short (it was never acknowledged) and keeps what came before', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'torn-'));
+    const first = await startEmbeddedBackend({ dataDir: folder, log: () => {} });
+    const { CreateQueueCommand, ListQueuesCommand, SQSClient } = await import('@aws-sdk/client-sqs');
+    const credentials = { accessKeyId: 'x', secretAccessKey: 'x' };
+    const sqs = new SQSClient({ endpoint: first.endpoint, region: 'us-east-1', credentials });
+    await sqs.send(new CreateQueueCommand({ QueueName: 'kept' }));
+    sqs.destroy();
+    // No clean stop: the journal holds the queue; then a write cut short, without its newline.
+    const journal = readdirSync(folder).find((name) => name.startsWith('journal-'));
+    if (journal === undefined) throw new Error('no journal written');
+    appendFileSync(join(folder, journal), '1234abcd {"k":"queues","entr');
+    writeFileSync(join(folder, 'lock'), '999999999\n');
+    const second = await startEmbeddedBackend({ dataDir: folder, log: () => {} });
+    const again = new SQSClient({ endpoint: second.endpoint, region: 'us-east-1', credentials });
+    const { QueueUrls } = await again.send(new ListQueuesCommand({}));
+    again.destroy();
+    expect(QueueUrls?.map((url) => url.split('/').pop())).toEqual(['kept']);
+    await second.stop();
+    await first.stop().catch(() => {});
+    rmSync(folder, { recursive: true, force: true });
+  });
+
   it('refuses a folder another run is using', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'busy-'));
     const first = await startEmbeddedBackend({ dataDir: folder, log: () => {} });
