@@ -74,14 +74,97 @@ describe('npm start -- --data-dir', () => {
         .toBe('CONFIRMED');
     }
     expect((await json(`${npm.apiUrl}/inventory/SKU-APPLE`)).body.available).toBe(stockBefore - ORDERS);
+    // The restored stream, queues and tables go on working: an order taken now is relayed, applied and confirmed.
+    const after = await json(`${npm.apiUrl}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customerId: 'c-data', items: [{ sku: 'SKU-APPLE', quantity: 1 }] }),
+    });
+    expect(after.status).toBe(201);
+    await expect
+      .poll(
+        async () => (await json(`${npm.apiUrl}/orders/${after.body.orderId}`)).body?.messages?.[0]?.status,
+        {
+          timeout: 60_000,
+          interval: 250,
+        },
+      )
+      .toBe('CONFIRMED');
+    expect((await json(`${npm.apiUrl}/inventory/SKU-APPLE`)).body.available).toBe(stockBefore - ORDERS - 1);
     // A clean stop folds the journal into the snapshot; the next start finds the same.
     process.kill(npm.child.pid ?? -1, 'SIGTERM');
     await npm.exited;
     expect(npm.output()).toMatch(/^stopped\.$/m);
     const again = await npmStart();
-    expect((await json(`${again.apiUrl}/inventory/SKU-APPLE`)).body.available).toBe(stockBefore - ORDERS);
+    expect((await json(`${again.apiUrl}/inventory/SKU-APPLE`)).body.available).toBe(stockBefore - ORDERS - 1);
     process.kill(again.child.pid ?? -1, 'SIGTERM');
     await again.exited;
+  });
+});
+
+describe('what a data folder keeps', () => {
+  it('keeps stream records with their images exact (numbers, sets, binaries) and their positions', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'records-'));
+    const { CreateTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand } = await import(
+      '@aws-sdk/client-dynamodb'
+    );
+    const { DynamoDBStreamsClient, DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand } =
+      await import('@aws-sdk/client-dynamodb-streams');
+    const config = (endpoint: string) => ({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    });
+    const item = {
+      id: { S: 'a' },
+      amount: { N: '12345678901234567890.5' },
+      tags: { SS: ['x', 'y'] },
+      blob: { B: new Uint8Array([1, 2, 3]) },
+    };
+    const first = await startEmbeddedBackend({ dataDir: folder, log: () => {} });
+    const dynamodb = new DynamoDBClient(config(first.endpoint));
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: 'kept',
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+      }),
+    );
+    await dynamodb.send(new PutItemCommand({ TableName: 'kept', Item: item }));
+    dynamodb.destroy();
+    // As after a kill: no clean stop, and a lock whose process is gone.
+    writeFileSync(join(folder, 'lock'), '999999999\n');
+    const second = await startEmbeddedBackend({ dataDir: folder, log: () => {} });
+    const again = new DynamoDBClient(config(second.endpoint));
+    const streams = new DynamoDBStreamsClient(config(second.endpoint));
+    const { Table } = await again.send(new DescribeTableCommand({ TableName: 'kept' }));
+    const { StreamDescription } = await streams.send(
+      new DescribeStreamCommand({ StreamArn: Table?.LatestStreamArn }),
+    );
+    const { ShardIterator } = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: Table?.LatestStreamArn,
+        ShardId: StreamDescription?.Shards?.[0]?.ShardId,
+        ShardIteratorType: 'TRIM_HORIZON',
+      }),
+    );
+    const { Records } = await streams.send(new GetRecordsCommand({ ShardIterator }));
+    expect(Records?.map((record) => [record.eventName, record.dynamodb?.NewImage])).toEqual([
+      ['INSERT', item],
+    ]);
+    // The next write continues the shard's sequence.
+    await again.send(new PutItemCommand({ TableName: 'kept', Item: { ...item, amount: { N: '1' } } }));
+    const next = await streams.send(new GetRecordsCommand({ ShardIterator }));
+    const numbers = next.Records?.map((record) => BigInt(record.dynamodb?.SequenceNumber ?? '0')) ?? [];
+    expect(numbers).toHaveLength(2);
+    expect((numbers[1] ?? 0n) > (numbers[0] ?? 0n)).toBe(true);
+    again.destroy();
+    streams.destroy();
+    await second.stop();
+    await first.stop().catch(() => {});
+    rmSync(folder, { recursive: true, force: true });
   });
 });
 

@@ -208,7 +208,7 @@ export class DataDir {
         item: change.newImage === undefined ? null : toWireItem(change.newImage),
       });
     });
-    parts.streams.onRecord((arn, record) => this.#queue({ k: 'record', arn, record }));
+    parts.streams.onRecord((arn, record) => this.#queue({ k: 'record', arn, record: recordToDisk(record) }));
     // What the restore produced is the baseline: it is not written again.
     this.#writeWhole(true);
     this.flush();
@@ -313,7 +313,7 @@ export class DataDir {
       write(`queue ${name}`, {
         k: 'queue',
         name,
-        state: parts.queues.queues.exportQueue(parts.queues.urlOf(name)),
+        state: queueToDisk(parts.queues.queues.exportQueue(parts.queues.urlOf(name))),
       });
     }
     this.#dirtyQueues.clear();
@@ -478,10 +478,10 @@ function capture(parts: EmbeddedParts, endpoint: string): Omit<Snapshot, 'genera
   const queues = parts.queues.exportQueues();
   const state: Omit<Snapshot, 'generation'> = {
     tables,
-    streams: parts.streams.exportStreams(),
+    streams: parts.streams.exportStreams().map(streamToDisk),
     queues,
     queueStates: Object.fromEntries(
-      queues.map((entry) => [entry.name, parts.queues.queues.exportQueue(entry.url)]),
+      queues.map((entry) => [entry.name, queueToDisk(parts.queues.queues.exportQueue(entry.url))]),
     ),
     stacks: serializeStacks(parts.deployer),
   };
@@ -510,10 +510,11 @@ async function restore(parts: EmbeddedParts, snapshot: Snapshot, endpoint: strin
       );
     }
   }
-  parts.streams.importStreams(state.streams);
+  parts.streams.importStreams(state.streams.map(streamFromDisk));
   parts.queues.restoreQueues(state.queues);
   for (const [name, queueState] of Object.entries(state.queueStates)) {
-    if (parts.queues.has(name)) parts.queues.queues.importQueue(parts.queues.urlOf(name), queueState);
+    if (parts.queues.has(name))
+      parts.queues.queues.importQueue(parts.queues.urlOf(name), queueFromDisk(queueState));
   }
   parts.deployer.restoreStacks(
     state.stacks.map(({ stackName, record }) => ({
@@ -569,4 +570,99 @@ function crc32(text: string): number {
   let crc = 0xffffffff;
   for (const byte of Buffer.from(text)) crc = (CRC_TABLE[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
+}
+
+/*
+ * Stream records hold items (exact numbers, sets, binaries) and dates, and queue messages may hold binary
+ * attributes: none survives JSON as it is, so on disk items take DynamoDB's wire form, dates ISO text and
+ * binaries base64.
+ */
+
+function recordToDisk(record: MemoryStreamRecord): MemoryStreamRecord {
+  return {
+    ...record,
+    createdAt: record.createdAt.toISOString() as unknown as Date,
+    keys: toWireItem(record.keys),
+    ...(record.newImage === undefined ? {} : { newImage: toWireItem(record.newImage) }),
+    ...(record.oldImage === undefined ? {} : { oldImage: toWireItem(record.oldImage) }),
+  };
+}
+
+function recordFromDisk(record: MemoryStreamRecord): MemoryStreamRecord {
+  return {
+    ...record,
+    createdAt: new Date(record.createdAt),
+    keys: fromWireItem(record.keys, 'a stored stream record'),
+    ...(record.newImage === undefined
+      ? {}
+      : { newImage: fromWireItem(record.newImage, 'a stored stream record') }),
+    ...(record.oldImage === undefined
+      ? {}
+      : { oldImage: fromWireItem(record.oldImage, 'a stored stream record') }),
+  };
+}
+
+function streamToDisk(stream: MemoryStreamState): MemoryStreamState {
+  return { ...stream, records: stream.records.map(recordToDisk) };
+}
+
+function streamFromDisk(stream: MemoryStreamState): MemoryStreamState {
+  return { ...stream, records: stream.records.map(recordFromDisk) };
+}
+
+type Attributes = Readonly<
+  Record<
+    string,
+    { readonly dataType: string; readonly stringValue?: string; readonly binaryValue?: Uint8Array }
+  >
+>;
+
+function attributesToDisk(attributes: Attributes): Attributes {
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, value]) => [
+      name,
+      value.binaryValue === undefined
+        ? value
+        : {
+            ...value,
+            binaryValue: Buffer.from(value.binaryValue).toString('base64') as unknown as Uint8Array,
+          },
+    ]),
+  );
+}
+
+function attributesFromDisk(attributes: Attributes): Attributes {
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, value]) => [
+      name,
+      value.binaryValue === undefined
+        ? value
+        : {
+            ...value,
+            binaryValue: new Uint8Array(Buffer.from(value.binaryValue as unknown as string, 'base64')),
+          },
+    ]),
+  );
+}
+
+function queueToDisk(state: MemoryQueueState): MemoryQueueState {
+  return {
+    ...state,
+    messages: state.messages.map((message) => ({
+      ...message,
+      attributes: attributesToDisk(message.attributes),
+      systemAttributes: attributesToDisk(message.systemAttributes),
+    })),
+  };
+}
+
+function queueFromDisk(state: MemoryQueueState): MemoryQueueState {
+  return {
+    ...state,
+    messages: state.messages.map((message) => ({
+      ...message,
+      attributes: attributesFromDisk(message.attributes),
+      systemAttributes: attributesFromDisk(message.systemAttributes),
+    })),
+  };
 }
