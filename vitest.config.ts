@@ -19,6 +19,8 @@ export default defineConfig({
     // CDK's built-in CloudFormation validation (a WASM rule engine whose findings are warnings by default) takes
     // about 5 s of every synth; `npm test` runs it once, in `cdk synth`. The tests assert the template themselves.
     env: { CDK_VALIDATION: 'false' },
+    // Says what the run is on (Node, moto or the embedded backend, cfn-lint) and so what is skipped.
+    globalSetup: ['./test/integration/support/announce-environment.ts'],
     projects: [
       {
         extends: true,

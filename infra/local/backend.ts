@@ -43,6 +43,13 @@ export interface Backend {
   readonly endpoint: string;
   /** Process id of a moto server this run started. */
   readonly pid?: number;
+  /** The folder the backend keeps its data in (the embedded backend with a data dir). */
+  readonly dataLocation?: string;
+  /**
+   * What saved stream checkpoints are keyed by, when not `endpoint`: the embedded backend's port changes with
+   * every start, its data folder does not.
+   */
+  readonly stateKey?: string;
   /**
    * Creates the stack, or — on an emulator that already has it — updates it in place (keeping it when the
    * template is unchanged), never deleting data. `template` is the app's template as CDK synthesized it

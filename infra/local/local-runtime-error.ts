@@ -32,6 +32,12 @@ export const LocalRuntimeErrorCode = {
   DRAIN_TIMEOUT: 'DRAIN_TIMEOUT',
   /** The `npm start` plug-in cannot be loaded or does not have the plug-in's shape. */
   PLUGIN_FAILED: 'PLUGIN_FAILED',
+  /** No Node.js of the major a function's `Runtime` names is installed. */
+  RUNTIME_UNAVAILABLE: 'RUNTIME_UNAVAILABLE',
+  /** The process a function ran in ended during the invocation. */
+  FUNCTION_HOST_EXITED: 'FUNCTION_HOST_EXITED',
+  /** The data folder (`--data-dir`) is not the embedded backend's, or is damaged. */
+  DATA_DIR_INVALID: 'DATA_DIR_INVALID',
 } as const;
 
 /** One of the {@link LocalRuntimeErrorCode} values. */

@@ -78,6 +78,13 @@ export function createQueuePoller(options: QueuePollerOptions): Poller {
         }),
       );
       messages.push(...(Messages ?? []));
+      // Saved at once, not when the window closes: a kill during the batching window must not leave what was
+      // received hidden for the queue's whole visibility timeout (the next start hands it back).
+      if ((Messages ?? []).length > 0) {
+        saveInFlight(
+          messages.flatMap((message) => (message.ReceiptHandle === undefined ? [] : [message.ReceiptHandle])),
+        );
+      }
       // Lambda gathers up to BatchSize messages for at most MaximumBatchingWindowInSeconds.
       const full = messages.length >= mapping.batchSize;
       if (messages.length === 0 || full || flush || Date.now() >= windowEnds) return messages;
@@ -100,7 +107,10 @@ export function createQueuePoller(options: QueuePollerOptions): Poller {
     const filteredOut = received.filter((record) => !matches(filterable(record)));
     await deleteMessages(filteredOut);
     const records = received.filter((record) => !filteredOut.includes(record));
-    if (records.length === 0) return { progressed: received.length, idle: false };
+    if (records.length === 0) {
+      saveInFlight([]);
+      return { progressed: received.length, idle: false };
+    }
 
     saveInFlight(records.map((record) => record.receiptHandle));
     const invocation = await fn.invoke({ Records: records });

@@ -14,24 +14,36 @@ import { type BackendChoice, chooseBackend } from './choose-backend.ts';
 import { type EmulatorClientConfig, emulatorClientConfig } from './emulator-config.ts';
 import { createEventSourcePollers } from './event-source-pollers.ts';
 import { type FunctionEnvironment, functionEnvironment } from './function-environment.ts';
+import { type FunctionHost, startFunctionHost } from './function-host/function-host.ts';
+import type { HostedFunction } from './function-host/host-protocol.ts';
+import {
+  currentNodeMajor,
+  findNodeBinary,
+  type NodeBinary,
+  nodeMajorOf,
+} from './function-host/node-runtime.ts';
 import { startHttpApi } from './http-api.ts';
 import {
   type HandlerOverride,
   type Invocation,
   type LocalFunction,
+  type LocalHandler,
   loadLocalFunction,
+  localFunction,
 } from './local-function.ts';
 import { LocalRuntimeError } from './local-runtime-error.ts';
 import type { CycleResult, Poller } from './poll-loop.ts';
 import { filePollerState, memoryPollerState, type PollerStateStore } from './poller-state.ts';
 import { processEnvironment } from './process-environment.ts';
 import { createScheduleRunner } from './schedule-runner.ts';
+import { watchSources } from './source-watcher.ts';
 import { stackContext, stackOutputs } from './stack-context.ts';
 import { startBackend } from './start-backend.ts';
 import { type SynthesizedStack, synthesizeApp } from './synthesize-app.ts';
 import { asTemplate, type CloudFormationTemplate } from './template/cloudformation-template.ts';
 import type { ResolutionContext } from './template/intrinsics.ts';
 import { type AppDefinition, readApp } from './template/read-app.ts';
+import type { FunctionDefinition } from './template/read-functions.ts';
 import { startTransactionSerializer } from './transaction-serializer.ts';
 
 /** Options of {@link startLocalRuntime}; every field is optional. */
@@ -76,9 +88,35 @@ export interface LocalRuntimeOptions {
    * @default `<projectDir>/.local/poller-state.json`
    */
   readonly stateFile?: string;
+  /**
+   * Keeps the embedded backend on disk in this folder (tables, streams, queues, the stack) and the pollers'
+   * checkpoints beside it, so a start on the same folder finds everything again. Embedded backend only.
+   * @default in memory
+   */
+  readonly dataDir?: string;
   /** Where AWS_ENDPOINT_URL and LOG_LEVEL are read from. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Where the functions run: `process` — a process of the Node.js major their `Runtime` names (`nodejs24.x` →
+   * 24), as Lambda runs them, which is what `npm start` does and what hot reload needs; `in-process` — this
+   * process, for tests that watch a handler from inside (SDK calls recorded by wrapping `send`).
+   * @default 'in-process'
+   */
+  readonly functionHost?: FunctionHostKind;
+  /**
+   * Hot reload: a change to a source file under `projectDir` (a handler, anything it imports) reloads the
+   * functions, so the next invocation runs the new code; in-flight ones finish on the old. Needs functionHost
+   * `process`. @default false
+   */
+  readonly hotReload?: boolean;
+  /** Called after each hot reload with the files that changed (npm start checks whether the CDK app did). */
+  readonly onSourceChange?: (files: readonly string[]) => void;
+  /** Paths under `projectDir` hot reload does not watch (a data folder). */
+  readonly watchIgnore?: readonly string[];
 }
+
+/** Where a runtime's functions run: see {@link LocalRuntimeOptions.functionHost}. */
+export type FunctionHostKind = 'process' | 'in-process';
 
 /** How long each start-up step took, in milliseconds. */
 export interface StartupTimings {
@@ -123,11 +161,22 @@ export interface LocalRuntime {
   readonly schedules: readonly Poller[];
   /** Where stream checkpoints are kept: a file, or `memory` for a backend that starts empty. */
   readonly stateLocation: string;
+  /** The embedded backend's data folder (`dataDir`), when it has one. */
+  readonly dataLocation: string | undefined;
   /** SDK client settings for the backend (endpoint, region, dummy credentials), for tests' own clients. */
   readonly clientConfig: EmulatorClientConfig;
   readonly timings: StartupTimings;
+  /** The Node.js each function runs on, by function name (`v24.21.0`), and where: its own process or this one. */
+  readonly functionNodes: Readonly<
+    Record<string, { readonly version: string; readonly host: FunctionHostKind }>
+  >;
   /** Invokes a function by name directly (as `aws lambda invoke` would). */
   invoke(functionName: string, event: unknown): Promise<Invocation>;
+  /**
+   * Loads the functions' current code: the next invocations run it, in-flight ones finish on the old code; when
+   * the code does not load, the old code keeps serving and the error is returned. Needs functionHost `process`.
+   */
+  reloadFunctions(): Promise<{ readonly ok: true } | { readonly ok: false; readonly error: Error }>;
   /** Stops every poller and schedule after its current cycle (in-flight invocations finish first). */
   pausePollers(): Promise<void>;
   resumePollers(): void;
@@ -143,6 +192,7 @@ export interface LocalRuntime {
 }
 
 const DEFAULTS = {
+  functionHost: 'in-process',
   port: 3000,
   logLevel: 'WARN',
   drainTimeoutMs: 30_000,
@@ -175,8 +225,18 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
   try {
     const choice = await chooseBackend({ backend: options.backend, endpoint: options.endpoint, env });
+    if (options.dataDir !== undefined && choice.kind !== 'embedded') {
+      throw new LocalRuntimeError(
+        'INVALID_OPTION',
+        `--data-dir keeps the embedded backend on disk, and this run uses ${choice.kind === 'external' ? `the emulator at ${choice.endpoint}` : 'moto'}: add --backend embedded, or leave --data-dir out (an emulator you run keeps its own data)`,
+      );
+    }
     // The backend boots (moto takes a second or two) while the app is synthesized.
-    const backendStarting = startBackend(choice, { log, emulatorLog: options.emulatorLog });
+    const backendStarting = startBackend(choice, {
+      log,
+      emulatorLog: options.emulatorLog,
+      ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    });
     let backendMs = 0;
     void backendStarting.then(
       () => {
@@ -195,6 +255,25 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const synthMs = Date.now() - synthStarted;
     const app = readApp(source.template);
     const overrides = checkedOverrides(options.handlers, app);
+    const hostKind = options.functionHost ?? DEFAULTS.functionHost;
+    // Function hosts boot (Node, tsx) while the backend comes up and the stack deploys.
+    let provideLoadOptions: (value: LoadOptions) => void = () => {};
+    let failLoadOptions: (error: unknown) => void = () => {};
+    const loading = new Promise<LoadOptions>((resolveLoad, rejectLoad) => {
+      provideLoadOptions = resolveLoad;
+      failLoadOptions = rejectLoad;
+    });
+    loading.catch(() => {});
+    const hostsStarting =
+      hostKind === 'process' ? hostFunctions(app, { projectDir, overrides, log, loading }) : undefined;
+    hostsStarting?.catch(() => {});
+    cleanups.push(async () => {
+      failLoadOptions(
+        new LocalRuntimeError('DEPLOY_FAILED', 'the runtime stopped before the stack was deployed'),
+      );
+      const started = await hostsStarting?.catch(() => undefined);
+      await Promise.all((started?.hosts ?? []).map((host) => host.stop(DEFAULTS.idleTimeoutMs)));
+    });
     const backend = await backendStarting;
 
     const deployStarted = Date.now();
@@ -223,7 +302,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 
     const shared = processEnvironment();
     cleanups.push(async () => shared.restore());
-    const functions = await loadFunctions(app, {
+    const loadOptions: LoadOptions = {
       deployed,
       context,
       endpoint,
@@ -232,7 +311,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       overrides,
       processEnv: shared,
       log,
-    });
+    };
+    provideLoadOptions(loadOptions);
+    const hosted = await hostsStarting;
+    const functions = hosted?.functions ?? (await loadFunctions(app, loadOptions));
+    const functionNodes = Object.fromEntries(
+      [...functions.keys()].map((name) => [
+        name,
+        { version: hosted?.nodeOf.get(name)?.version ?? process.version, host: hostKind },
+      ]),
+    );
     cleanups.push(async () => {
       await Promise.race([
         Promise.all([...functions.values()].map((fn) => fn.idle())),
@@ -254,24 +342,39 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     });
     cleanups.push(() => api.close());
 
-    const state = pollerState(choice, options.stateFile ?? join(projectDir, DEFAULTS.stateFile));
+    const state =
+      backend.dataLocation === undefined
+        ? pollerState(choice, options.stateFile ?? join(projectDir, DEFAULTS.stateFile))
+        : filePollerState(join(backend.dataLocation, 'poller-state.json'));
     const pollers = await createEventSourcePollers({
       mappings: app.mappings,
       functions,
       context,
       clients,
       // The emulator's own endpoint keys the saved checkpoints: the forwarder's port changes every run.
-      endpoint: backend.endpoint,
+      endpoint: backend.stateKey ?? backend.endpoint,
       state,
       retryVisibilitySeconds: options.retryVisibilitySeconds,
       intervalMs: options.pollIntervalMs,
       log,
     });
+    if (options.hotReload === true) {
+      if (hosted === undefined) {
+        throw new LocalRuntimeError('INVALID_OPTION', 'hot reload needs functionHost process');
+      }
+      const watcher = watchSources({
+        rootDir: projectDir,
+        ignorePaths: options.watchIgnore ?? [],
+        onChange: hotReloader(hosted.hosts, { log, onSourceChange: options.onSourceChange }),
+      });
+      cleanups.push(async () => watcher.close());
+    }
     const schedules = createSchedules(app, { functions, context, log });
     const everything = [...pollers, ...schedules];
     cleanups.push(async () => {
       // Tell running handlers time is up first, so a sweeper run ends now rather than at its deadline.
       for (const fn of functions.values()) fn.wrapUp();
+      for (const host of hosted?.hosts ?? []) host.wrapUp();
       await Promise.all(everything.map((poller) => poller.stop()));
     });
     for (const poller of everything) {
@@ -296,9 +399,27 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       pollers,
       schedules,
       stateLocation: state.location,
+      dataLocation: backend.dataLocation,
       clientConfig,
       timings: { backendMs, synthMs, deployMs, totalMs: Date.now() - started },
+      functionNodes,
       invoke,
+      async reloadFunctions() {
+        if (hosted === undefined) {
+          return {
+            ok: false,
+            error: new LocalRuntimeError(
+              'INVALID_OPTION',
+              'functions run in this process (functionHost in-process): their modules cannot be reloaded',
+            ),
+          };
+        }
+        for (const host of hosted.hosts) {
+          const outcome = await host.reload();
+          if (!outcome.ok) return outcome;
+        }
+        return { ok: true };
+      },
       async pausePollers() {
         await Promise.all(everything.map((poller) => poller.pause()));
       },
@@ -406,6 +527,152 @@ async function loadFunctions(app: AppDefinition, options: LoadOptions): Promise<
     functions.set(fn.name, fn);
   }
   return functions;
+}
+
+/**
+ * The functions in host processes, one per Node.js major their runtimes name; each function's handler calls into
+ * its host, wrapped by its override (which runs here), with timeouts and in-flight tracking kept here.
+ */
+async function hostFunctions(
+  app: AppDefinition,
+  options: {
+    readonly projectDir: string;
+    readonly overrides: ReadonlyMap<string, HandlerOverride>;
+    readonly log: (line: string) => void;
+    /** The load options, known once the stack is deployed; the hosts boot meanwhile. */
+    readonly loading: Promise<LoadOptions>;
+  },
+): Promise<{
+  functions: Map<string, LocalFunction>;
+  hosts: FunctionHost[];
+  nodeOf: Map<string, NodeBinary>;
+}> {
+  const byMajor = new Map<number, FunctionDefinition[]>();
+  for (const definition of app.functions) {
+    const major =
+      (definition.runtime === undefined ? undefined : nodeMajorOf(definition.runtime)) ?? currentNodeMajor();
+    byMajor.set(major, [...(byMajor.get(major) ?? []), definition]);
+  }
+  // Every Node is found first: a missing one fails the start before any host boots.
+  const nodes = new Map(
+    [...byMajor.keys()].map((major) => [major, findNodeBinary(major, options.projectDir)]),
+  );
+  const targetsOf = async (definitions: readonly FunctionDefinition[]): Promise<HostedFunction[]> => {
+    const loadOptions = await options.loading;
+    const { region, accountId, stackName } = loadOptions.context;
+    return definitions.map((definition) => {
+      const physicalName =
+        loadOptions.deployed.resources.get(definition.logicalId)?.physicalId ||
+        `${stackName}-${definition.name.replaceAll('/', '-')}`;
+      return {
+        definition,
+        env: functionEnvironment(definition, {
+          endpoint: loadOptions.endpoint,
+          context: loadOptions.context,
+          physicalName,
+          logLevel: loadOptions.logLevel,
+        }),
+        physicalName,
+        arn: `arn:${loadOptions.context.partition ?? 'aws'}:lambda:${region}:${accountId}:function:${physicalName}`,
+      };
+    });
+  };
+  const started = await Promise.allSettled(
+    [...byMajor].map(async ([major, definitions]) => {
+      const targets = targetsOf(definitions);
+      // A failed deploy rejects the targets: the host start fails with it, the caller reports the deploy's error.
+      targets.catch(() => {});
+      const node = nodes.get(major);
+      if (node === undefined) throw new Error(`no Node ${major}`);
+      const host = await startFunctionHost({
+        functions: targets,
+        rootDir: options.projectDir,
+        node,
+        log: options.log,
+      });
+      return { host, targets: await targets };
+    }),
+  );
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.all(
+      started.flatMap((result) => (result.status === 'fulfilled' ? [result.value.host.stop(0)] : [])),
+    );
+    throw failed.reason;
+  }
+  const functions = new Map<string, LocalFunction>();
+  const nodeOf = new Map<string, NodeBinary>();
+  const hosts: FunctionHost[] = [];
+  for (const result of started) {
+    if (result.status !== 'fulfilled') continue;
+    const { host, targets } = result.value;
+    hosts.push(host);
+    for (const target of targets) {
+      const { name } = target.definition;
+      const base: LocalHandler = (event) => host.call(name, event);
+      const override = options.overrides.get(name);
+      const info = host.info(name);
+      if (info.initError !== undefined) options.log(`[local] ${name} cannot run: ${info.initError.message}`);
+      nodeOf.set(name, host.node);
+      functions.set(
+        name,
+        localFunction({
+          definition: target.definition,
+          env: target.env,
+          handler: override === undefined ? base : override(base, target.env),
+          physicalName: target.physicalName,
+          arn: target.arn,
+          plain: info.plain,
+          initError: info.initError,
+        }),
+      );
+    }
+  }
+  return { functions, hosts, nodeOf };
+}
+
+/**
+ * What hot reload does with changed files: reload every host, one reload at a time (changes that arrive meanwhile
+ * make one more), saying on the console what changed and whether the new code serves.
+ */
+function hotReloader(
+  hosts: readonly FunctionHost[],
+  options: {
+    readonly log: (line: string) => void;
+    readonly onSourceChange: ((files: readonly string[]) => void) | undefined;
+  },
+): (files: readonly string[]) => void {
+  let running: Promise<void> | undefined;
+  const waiting = new Set<string>();
+  const run = async (): Promise<void> => {
+    while (waiting.size > 0) {
+      const files = [...waiting];
+      waiting.clear();
+      const shown =
+        files.length > 3 ? `${files.slice(0, 3).join(', ')} and ${files.length - 3} more` : files.join(', ');
+      const outcomes = await Promise.all(hosts.map((host) => host.reload()));
+      const failure = outcomes.find((outcome) => !outcome.ok);
+      if (failure === undefined || failure.ok) {
+        options.log(`[local] ${shown} changed: functions reloaded, the next invocations run the new code`);
+      } else {
+        options.log(
+          `[local] ${shown} changed, but the functions do not load; the previous code keeps serving:\n  ${failure.error.message.replaceAll('\n', '\n  ')}`,
+        );
+      }
+      options.onSourceChange?.(files);
+    }
+  };
+  const kick = (): void => {
+    if (running !== undefined) return;
+    running = run().finally(() => {
+      running = undefined;
+      if (waiting.size > 0) kick();
+    });
+  };
+  return (files) => {
+    for (const file of files) waiting.add(file);
+    kick();
+  };
 }
 
 function createSchedules(

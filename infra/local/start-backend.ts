@@ -16,6 +16,8 @@ export interface StartBackendOptions {
   readonly emulatorLog?: (line: string) => void;
   /** How long to wait for the backend to answer. @default 30_000 */
   readonly readyTimeoutMs?: number;
+  /** The embedded backend's data folder. @default in memory */
+  readonly dataDir?: string;
 }
 
 const DEFAULTS = { readyTimeoutMs: 30_000 } as const;
@@ -80,5 +82,8 @@ export async function connectExternalBackend(
 /** The embedded backend, imported only when it is chosen: it loads the in-memory adapters. */
 async function startEmbedded(options: StartBackendOptions): Promise<Backend> {
   const { startEmbeddedBackend } = await import('./embedded/index.ts');
-  return startEmbeddedBackend({ ...(options.log === undefined ? {} : { log: options.log }) });
+  return startEmbeddedBackend({
+    ...(options.log === undefined ? {} : { log: options.log }),
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+  });
 }

@@ -14,8 +14,9 @@ import { LocalRuntimeError } from './local-runtime-error.ts';
 import type { LocalRuntime } from './runtime.ts';
 import { type LocalPlugin, loadPlugin } from './start-plugin.ts';
 import { statusConsole } from './status-console.ts';
-import { synthesizeApp } from './synthesize-app.ts';
+import { type SynthesizedStack, synthesizeApp } from './synthesize-app.ts';
 import type { RouteDefinition } from './template/read-routes.ts';
+import { describeTemplateChanges, templateChanges } from './template/template-changes.ts';
 
 /** Settings of the CLI, from flags and the environment. */
 export interface StartOptions {
@@ -29,9 +30,22 @@ export interface StartOptions {
   readonly stateFile: string | undefined;
   readonly seed: boolean;
   readonly refreshMs: number;
+  /** Where the embedded backend keeps its data on disk; in memory when undefined. */
+  readonly dataDir: string | undefined;
+  /** Reload the functions when a source file changes. */
+  readonly hotReload: boolean;
 }
 
-const DEFAULTS = { port: 3000, refreshMs: 1_500 } as const;
+const DEFAULTS = {
+  port: 3000,
+  refreshMs: 1_500,
+  // A stop that takes longer ends anyway: the issue of a stuck handler must not keep the port.
+  stopDeadlineMs: 8_000,
+  // The same signal again within this window is a copy (npm relays the terminal's Ctrl-C to its child, and a
+  // signal to the process group reaches npm and the runtime both), not a second Ctrl-C.
+  relayWindowMs: 2_000,
+  parentWatchMs: 500,
+} as const;
 
 /**
  * The CLI's options from `argv` and `env` (PORT, AWS_ENDPOINT_URL); a bad value fails with an
@@ -65,6 +79,11 @@ export function parseStartOptions(
       '--state-file <path>',
       'where stream checkpoints are kept against an emulator (default .local/poller-state.json)',
     )
+    .option(
+      '--data-dir <dir>',
+      'keep the embedded backend on disk in this folder (tables, streams, queues, the stack); default: in memory',
+    )
+    .option('--no-hot-reload', 'do not reload the functions when a source file changes')
     .option('--no-seed', "do not run the plug-in's seed step")
     .option('--refresh <ms>', 'how often the status line refreshes', parsePositive, DEFAULTS.refreshMs)
     .exitOverride()
@@ -79,6 +98,8 @@ export function parseStartOptions(
     stateFile?: string;
     seed: boolean;
     refresh: number;
+    dataDir?: string;
+    hotReload: boolean;
   }>();
   return {
     port: options.port,
@@ -90,6 +111,8 @@ export function parseStartOptions(
     stateFile: options.stateFile === undefined ? undefined : resolve(options.stateFile),
     seed: options.seed,
     refreshMs: options.refresh,
+    dataDir: options.dataDir === undefined ? undefined : resolve(options.dataDir),
+    hotReload: options.hotReload,
   };
 }
 
@@ -107,12 +130,17 @@ export function describeRuntime(runtime: LocalRuntime, readyMs: number): string[
   }[runtime.deployment];
   const section = (title: string, lines: readonly string[]): string[] =>
     lines.length === 0 ? [] : [`  ${title}`, ...lines.map((line) => `    ${line}`)];
+  const nodes = [...new Set(Object.values(runtime.functionNodes).map((node) => node.version))];
+  const host =
+    Object.values(runtime.functionNodes)[0]?.host === 'process' ? ', in a process of their own' : '';
   return [
     `running locally, ready ${seconds(readyMs)} after start (the app synthesized while the backend booted, ` +
       `answering ${seconds(backendMs)} into the runtime's start; deploy ${seconds(deployMs)})`,
     `  backend    ${backend}`,
+    ...(runtime.dataLocation === undefined ? [] : [`  data       ${runtime.dataLocation}`]),
     `  stack      ${runtime.stackName} (${deployment})`,
     `  REST API   ${runtime.apiUrl}`,
+    ...(nodes.length === 0 ? [] : [`  functions  Node ${nodes.join(', ')}${host}`]),
     ...section('routes', describeRoutes(runtime.app.routes)),
     ...section(
       'pollers',
@@ -183,6 +211,7 @@ async function main(): Promise<void> {
     import('./runtime.ts'),
     options.plugin === undefined ? ({} as LocalPlugin) : loadPlugin(options.plugin, options.projectDir),
   ]);
+  let appChanges: { check(): void } | undefined;
   const runtime = await startLocalRuntime({
     port: options.port,
     backend: choice.kind,
@@ -190,34 +219,22 @@ async function main(): Promise<void> {
     synthesis,
     projectDir: options.projectDir,
     ...(options.stateFile === undefined ? {} : { stateFile: options.stateFile }),
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    functionHost: 'process',
+    hotReload: options.hotReload,
+    ...(options.dataDir === undefined ? {} : { watchIgnore: [options.dataDir] }),
+    // A change during the start is caught by the check the first reload after it makes.
+    onSourceChange: () => appChanges?.check(),
     log: (line) => out.log(line),
   });
-
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) {
-      // A second Ctrl-C: leave now; the exit handler still kills moto.
-      process.exit(130);
-    }
-    stopping = true;
-    out.end();
-    out.log(`${signal}: stopping pollers, API and backend…`);
-    Promise.resolve(plugin.close?.())
-      .catch(() => {})
-      .then(() => runtime.stop())
-      .then(
-        () => {
-          out.log('stopped.');
-          process.exit(0);
-        },
-        (error: unknown) => {
-          out.log(`stop failed: ${describeError(error)}`);
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  appChanges = appChangeCheck(options, await synthesis, (line) => out.log(line));
+  stopOnSignals({
+    out,
+    stop: () =>
+      Promise.resolve(plugin.close?.())
+        .catch(() => {})
+        .then(() => runtime.stop()),
+  });
 
   // performance.now() counts from the start of this process: the time a user waits for `npm start`.
   for (const line of describeRuntime(runtime, performance.now())) out.log(line);
@@ -226,20 +243,135 @@ async function main(): Promise<void> {
   }
   for (const line of plugin.tryIt?.(runtime) ?? []) out.log(`  ${line}`);
   out.log('');
-  out.log('  Ctrl-C stops everything.');
+  out.log(
+    options.hotReload
+      ? '  Edit a handler or anything it imports: the next invocation runs it (data kept).'
+      : '  Hot reload is off (--no-hot-reload): restart to run changed code.',
+  );
+  out.log(`  Ctrl-C (or SIGTERM, SIGHUP) stops everything${describeKept(runtime)}.`);
   out.log('');
   const status = plugin.status ?? (async (running: LocalRuntime) => genericStatus(running));
   const refresh = async (): Promise<void> => {
-    if (stopping) return;
+    if (stopRequested) return;
     try {
       out.status(await status(runtime));
     } catch (error) {
-      if (!stopping) out.status(`(status unavailable: ${describeError(error)})`);
+      if (!stopRequested) out.status(`(status unavailable: ${describeError(error)})`);
     }
   };
   await refresh();
   const timer = setInterval(() => void refresh(), options.refreshMs);
   timer.unref();
+}
+
+/** Whether a stop has begun (the status line then stays quiet). */
+let stopRequested = false;
+
+/**
+ * Stops on SIGINT, SIGTERM or SIGHUP — to this process, to npm (which forwards SIGINT and SIGTERM to it), or to
+ * the process group — and when the parent process goes away (npm ends on SIGHUP, or is killed, without telling
+ * its child): prints what it does, stops within {@link DEFAULTS.stopDeadlineMs}, prints `stopped.` and exits. A
+ * copy of the signal that began the stop is ignored; the same signal again later leaves at once.
+ */
+function stopOnSignals(options: {
+  readonly out: ReturnType<typeof statusConsole>;
+  readonly stop: () => Promise<void>;
+}): void {
+  const { out } = options;
+  let first: { readonly reason: string; readonly at: number } | undefined;
+  const leave = (code: number, note: string): never => {
+    out.log(note === '' ? 'stopped.' : `stopped (${note}).`);
+    // The exit handlers kill moto's process group; a function host ends when its IPC channel closes.
+    process.exit(code);
+  };
+  const begin = (reason: string, relayable: boolean): void => {
+    if (first !== undefined) {
+      if (!relayable || Date.now() - first.at < DEFAULTS.relayWindowMs) return;
+      leave(130, `${reason} again: not waiting for the rest`);
+    }
+    first = { reason, at: Date.now() };
+    stopRequested = true;
+    out.end();
+    out.log(`${reason}: stopping pollers, API, functions and backend…`);
+    const deadline = setTimeout(
+      () => leave(1, `forced after ${DEFAULTS.stopDeadlineMs / 1000} s: something did not stop in time`),
+      DEFAULTS.stopDeadlineMs,
+    );
+    deadline.unref();
+    options.stop().then(
+      () => leave(0, ''),
+      (error: unknown) => {
+        out.log(`stop failed: ${describeError(error)}`);
+        leave(1, 'after a failure');
+      },
+    );
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(signal, () => begin(signal, true));
+  // A parent-death watch: when npm goes without forwarding a signal, the runtime is reparented.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid !== parent) begin(`parent process ${parent} exited`, false);
+  }, DEFAULTS.parentWatchMs);
+  watch.unref();
+}
+
+/** What a restart keeps, for the stop line. */
+function describeKept(runtime: LocalRuntime): string {
+  if (runtime.dataLocation !== undefined) return `; a start with the same --data-dir finds the data again`;
+  if (runtime.backend === 'external') return '; the emulator keeps the stack and its data';
+  if (runtime.backend === 'moto') {
+    return '; the data goes with this moto (to keep it, run moto yourself and set AWS_ENDPOINT_URL)';
+  }
+  return '; the data goes with it (keep it with --data-dir <dir>)';
+}
+
+/**
+ * After a hot reload, re-synthesizes the app (one synthesis at a time) and says when the template changed: a new
+ * function, table or route needs a restart to be deployed and run.
+ */
+function appChangeCheck(
+  options: StartOptions,
+  deployed: SynthesizedStack,
+  log: (line: string) => void,
+): { check(): void } {
+  let running = false;
+  let again = false;
+  let reported = '';
+  const run = async (): Promise<void> => {
+    running = true;
+    do {
+      again = false;
+      try {
+        const next = await synthesizeApp({
+          projectDir: options.projectDir,
+          ...(options.stackName === undefined ? {} : { stackName: options.stackName }),
+        });
+        const changes = templateChanges(deployed.template, next.template);
+        const text = changes === undefined ? '' : describeTemplateChanges(changes);
+        if (text !== reported && text !== '') {
+          log(
+            `[local] the CDK app changed (${text}): restart npm start to deploy it; the functions already run the new code`,
+          );
+        }
+        reported = text;
+      } catch (error) {
+        log(
+          `[local] the CDK app does not synthesize after the change: ${describeError(error).split('\n')[0]}`,
+        );
+      }
+    } while (again);
+    running = false;
+  };
+  return {
+    check() {
+      if (running) {
+        again = true;
+        return;
+      }
+      void run();
+    },
+  };
 }
 
 function seconds(ms: number): string {

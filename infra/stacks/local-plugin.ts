@@ -137,10 +137,10 @@ const plugin: LocalPlugin = {
     `  curl -s ${runtime.apiUrl}/orders/<orderId>`,
     `  curl -s -X POST ${runtime.apiUrl}/orders/<orderId>/cancel`,
     `  curl -s ${runtime.apiUrl}/inventory/SKU-APPLE`,
-    // The operator's command finds the stack through CloudFormation, which the embedded backend does not serve.
-    ...(runtime.backend === 'embedded'
-      ? []
-      : ['operate it:', `  AWS_ENDPOINT_URL=${runtime.endpoint} npm run outbox -- stats`]),
+    // The operator's command finds the stack through CloudFormation, which every backend answers.
+    'operate it:',
+    `  AWS_ENDPOINT_URL=${runtime.endpoint} npm run outbox -- stats`,
+    `  npm run outbox -- call GET /inventory/SKU-APPLE --url ${runtime.apiUrl}`,
   ],
   async status(runtime) {
     counter ??= new DynamoDBClient(runtime.clientConfig);

@@ -42,13 +42,27 @@ export interface ApiAnswer {
 /** An `execute-api` host: `<api id>.execute-api.<region>.amazonaws.com` (or `.amazonaws.com.cn`). */
 const EXECUTE_API_HOST = /^[a-z0-9]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
 
+/** The region a local API (`npm start`'s, on a loopback address) is signed for when AWS_REGION says none. */
+export const LOCAL_SIGNING_REGION = 'us-east-1';
+
+/** Dummy credentials for a local API when the machine has none: the local runtime checks no signature. */
+export const LOCAL_SIGNING_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/** Whether the API is served on this machine (127.0.0.1, localhost, ::1): the local runtime's. */
+export function isLocalApi(baseUrl: string): boolean {
+  const host = parseUrl(baseUrl).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 /**
- * The region to sign for: the one in an `execute-api` URL, else `AWS_REGION` (or `AWS_DEFAULT_REGION`). A
- * {@link ConfigError} when neither says.
+ * The region to sign for: the one in an `execute-api` URL, else `AWS_REGION` (or `AWS_DEFAULT_REGION`); for a
+ * local API, {@link LOCAL_SIGNING_REGION} when neither is set. A {@link ConfigError} when nothing says.
  */
 export function signingRegion(baseUrl: string, env: Readonly<Record<string, string | undefined>>): string {
   const fromUrl = EXECUTE_API_HOST.exec(parseUrl(baseUrl).hostname)?.[1];
-  const region = fromUrl ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION);
+  const region =
+    fromUrl ??
+    (env.AWS_REGION || env.AWS_DEFAULT_REGION || (isLocalApi(baseUrl) ? LOCAL_SIGNING_REGION : undefined));
   if (region === undefined || region === '') {
     throw new ConfigError(
       `no region to sign for: ${baseUrl} is not an execute-api URL, and AWS_REGION is not set`,

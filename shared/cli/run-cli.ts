@@ -21,7 +21,7 @@ import {
   createSqsClient,
 } from '../aws/clients.ts';
 import { ConfigError, describeError, OutboxError } from '../errors.ts';
-import { type ApiAnswer, callApi, signingRegion } from './call-api.ts';
+import { type ApiAnswer, callApi, isLocalApi, LOCAL_SIGNING_CREDENTIALS, signingRegion } from './call-api.ts';
 import { EXIT_CODES_HELP, ExitCode, exitCodeOf, exitCodeOfHttpStatus } from './exit-codes.ts';
 import {
   formatActionResult,
@@ -472,7 +472,11 @@ function buildProgram(io: CliIo, runner: Runner): Command {
           },
           {
             region: signingRegion(baseUrl, io.env),
-            credentials: session.config.credentials ?? defaultProvider(),
+            // The local runtime's API checks no signature: a local URL is signed with dummy credentials when the
+            // machine has none, so `outbox call` against npm start needs nothing but the URL.
+            credentials:
+              session.config.credentials ??
+              (isLocalApi(baseUrl) ? withLocalFallback(defaultProvider()) : defaultProvider()),
           },
         );
         io.stderr.write(
@@ -484,6 +488,19 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     });
 
   return program;
+}
+
+/** The default credential chain, or dummy credentials when it finds none (for a local API only). */
+function withLocalFallback(
+  provider: ReturnType<typeof defaultProvider>,
+): () => Promise<{ accessKeyId: string; secretAccessKey: string }> {
+  return async () => {
+    try {
+      return await provider();
+    } catch {
+      return { ...LOCAL_SIGNING_CREDENTIALS };
+    }
+  };
 }
 
 /** The answer's body as received, on its own line (`--json` prints the whole answer instead). */
@@ -571,7 +588,11 @@ class Session {
         ...(this.#stack === undefined ? {} : { stack: this.#stack }),
         ...(this.onEmulator ? { endpoint: this.#io.env.AWS_ENDPOINT_URL } : {}),
       });
-      const outbox = await discoverOutbox(cloudFormation, stackName);
+      const outbox = await discoverOutbox(
+        cloudFormation,
+        stackName,
+        this.onEmulator ? this.#io.env.AWS_ENDPOINT_URL : undefined,
+      );
       for (const note of outbox.notes) this.#io.stderr.write(`note: ${note}\n`);
       return outbox;
     })();
@@ -585,7 +606,8 @@ class Session {
   async apiUrl(): Promise<string> {
     if (this.onEmulator) {
       throw new ConfigError(
-        `--url is required with AWS_ENDPOINT_URL: the local API is served by npm start (it prints the URL as REST API)`,
+        '--url is required with AWS_ENDPOINT_URL: the local API is served by npm start, not by the emulator; ' +
+          'give the URL it prints as REST API (npm run outbox -- call GET /inventory/SKU-APPLE --url http://127.0.0.1:3000)',
       );
     }
     const cloudFormation =

@@ -16,6 +16,7 @@ import {
 import type { OrderingByTopic } from '../ordering/ordering.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { readSetting } from '../settings/setting.ts';
+import { endpointProblem } from './stack-name.ts';
 
 /** One resource of a deployed stack: what its template says and what CloudFormation created. */
 export interface StackResource {
@@ -79,6 +80,8 @@ export interface StackTemplate {
 export async function discoverOutbox(
   client: CloudFormationClient,
   stackName: string,
+  /** The emulator's endpoint (AWS_ENDPOINT_URL), named in the error when it cannot be read. */
+  endpoint?: string,
 ): Promise<DiscoveredOutbox> {
   let body: string | undefined;
   const summaries: StackResourceSummary[] = [];
@@ -91,7 +94,7 @@ export async function discoverOutbox(
       summaries.push(...(page.StackResourceSummaries ?? []));
     }
   } catch (cause) {
-    throw unreadable(stackName, cause);
+    throw unreadable(stackName, cause, endpoint);
   }
   let template: StackTemplate;
   try {
@@ -237,14 +240,14 @@ function outputsOf(outputs: readonly Output[] | undefined): Record<string, strin
   return byName;
 }
 
-/** The error for a stack CloudFormation would not describe: not found, or another failure. */
-function unreadable(stackName: string, cause: unknown): StackDiscoveryError {
+/** The error for a stack CloudFormation would not describe: not found, unreachable, or another failure. */
+function unreadable(stackName: string, cause: unknown, endpoint?: string): StackDiscoveryError {
   const missing = /does not exist/i.test(describeError(cause));
   return new StackDiscoveryError(
     stackName,
     missing
       ? 'not found (check --stack, the region and AWS_ENDPOINT_URL)'
-      : `cannot be read: ${describeError(cause)}`,
+      : `cannot be read: ${endpoint === undefined ? describeError(cause) : endpointProblem(endpoint, cause)}`,
     { cause },
   );
 }

@@ -28,7 +28,7 @@ export async function chooseStackName(
     }
   } catch (cause) {
     throw new ConfigError(
-      `cannot list the stacks of the emulator at ${given.endpoint} (is npm start running?): ${describeError(cause)}`,
+      `cannot list the stacks at ${given.endpoint} (CloudFormation ListStacks): ${endpointProblem(given.endpoint, cause)}`,
       { cause },
     );
   }
@@ -39,4 +39,56 @@ export async function chooseStackName(
       ? `no stack named *${LOCAL_STACK_SUFFIX} on the emulator at ${given.endpoint} (start it with npm start, or give --stack)`
       : `several local stacks on the emulator at ${given.endpoint} (${names.join(', ')}): choose one with --stack`,
   );
+}
+
+/**
+ * What went wrong talking to the CloudFormation API at an emulator's endpoint, in words, with what to do: nothing
+ * answers there, something answers that is not CloudFormation, or CloudFormation refused the request.
+ */
+export function endpointProblem(endpoint: string, cause: unknown): string {
+  const text = describeError(cause);
+  const code = errorCode(cause);
+  if (code !== undefined && UNREACHABLE.has(code)) {
+    return (
+      `nothing answers at ${endpoint} (${code}). Start the local runtime with npm start and use the ` +
+      'AWS_ENDPOINT_URL it prints on its "operate it" line, or point AWS_ENDPOINT_URL at an emulator that runs'
+    );
+  }
+  if (/XML|parse|Deserializ|Unexpected token|char \d+/i.test(text)) {
+    return (
+      `${endpoint} answers HTTP, but not as CloudFormation does (${firstLine(text)}). AWS_ENDPOINT_URL must ` +
+      'name an AWS emulator with a CloudFormation API: the endpoint npm start prints on its "operate it" line, ' +
+      'moto, or LocalStack'
+    );
+  }
+  return `CloudFormation at ${endpoint} refused the request: ${firstLine(text)}`;
+}
+
+/** Network errors that mean nothing listens at the endpoint. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+]);
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors[0] instanceof Error) {
+      const inner = (errors[0] as { code?: unknown }).code;
+      if (typeof inner === 'string') return inner;
+    }
+    current = current.cause;
+  }
+  return undefined;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
 }

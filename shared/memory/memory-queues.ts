@@ -98,7 +98,15 @@ export class MemoryQueueError extends Error {
   }
 }
 
-interface StoredMessage {
+/** A queue's messages and FIFO bookkeeping, as {@link MemoryQueues.exportQueue} gives them. */
+export interface MemoryQueueState {
+  readonly messages: readonly StoredMessage[];
+  readonly sentIds: readonly (readonly [string, { readonly sent: MemorySentMessage; readonly at: number }])[];
+  readonly sequence: string;
+}
+
+/** A message as a queue holds it. */
+export interface StoredMessage {
   readonly id: string;
   readonly body: string;
   readonly attributes: Readonly<Record<string, MemoryMessageAttribute>>;
@@ -157,6 +165,26 @@ export class MemoryQueues implements MessagePublisher, QueueOperations {
       return;
     }
     this.#queues.set(url, { settings, messages: new Map(), sentIds: new Map(), sequence: 0n });
+  }
+
+  /** A queue's messages (visible, in flight, delayed) and FIFO bookkeeping, for a copy kept on disk. */
+  exportQueue(url: string): MemoryQueueState {
+    const queue = this.#queue(url);
+    return {
+      messages: [...queue.messages.values()].map((message) => ({ ...message })),
+      sentIds: [...queue.sentIds],
+      sequence: queue.sequence.toString(),
+    };
+  }
+
+  /** Puts a queue's messages back as exported (receipt handles and visibility included); the queue must exist. */
+  importQueue(url: string, state: MemoryQueueState): void {
+    const queue = this.#queue(url);
+    queue.messages.clear();
+    for (const message of state.messages) queue.messages.set(message.id, { ...message });
+    queue.sentIds.clear();
+    for (const [id, sent] of state.sentIds) queue.sentIds.set(id, sent);
+    queue.sequence = BigInt(state.sequence);
   }
 
   /** Removes a queue and its messages. */

@@ -65,6 +65,19 @@ export class MemoryStreamError extends Error {
   }
 }
 
+/** A stream's whole state, as {@link MemoryStreams.exportStreams} gives it and `importStreams` takes it back. */
+export interface MemoryStreamState {
+  readonly description: Omit<MemoryStreamDescription, 'status' | 'shards'>;
+  readonly shardId: string;
+  readonly records: readonly MemoryStreamRecord[];
+  /** The sequence number the next record gets. */
+  readonly next: string;
+  readonly trimmedBelow: string;
+  readonly enabled: boolean;
+  /** Whether it is its table's latest stream. */
+  readonly latest: boolean;
+}
+
 /** Options of {@link MemoryStreams}. */
 export interface MemoryStreamsOptions {
   /** @default () => new Date() */
@@ -121,6 +134,7 @@ export class MemoryStreams {
   readonly #streams = new Map<string, Stream>();
   /** Table name → its latest stream (enabled or not). */
   readonly #latest = new Map<string, Stream>();
+  readonly #recordListeners: ((streamArn: string, record: MemoryStreamRecord) => void)[] = [];
 
   constructor(tables: MemoryDocumentClient, options: MemoryStreamsOptions = {}) {
     this.#tables = tables;
@@ -178,6 +192,61 @@ export class MemoryStreams {
     this.#streams.set(streamArn, stream);
     this.#latest.set(tableName, stream);
     return this.#describe(stream);
+  }
+
+  /** Every stream's state, for a copy kept on disk (records included; `importStreams` restores it). */
+  exportStreams(): MemoryStreamState[] {
+    return [...this.#streams.values()].map((stream) => this.#export(stream));
+  }
+
+  /** One stream's state without its records (those a caller keeps as they are appended). */
+  exportStream(streamArn: string, options: { readonly records: boolean }): MemoryStreamState {
+    const state = this.#export(this.#stream(streamArn));
+    return options.records ? state : { ...state, records: [] };
+  }
+
+  /**
+   * Puts streams back as they were exported: ARNs, shard ids, records and sequence numbers kept, so saved
+   * checkpoints still point into them. A stream already here takes the state; records it has are not doubled.
+   */
+  importStreams(states: readonly MemoryStreamState[]): void {
+    for (const state of states) {
+      const existing = this.#streams.get(state.description.streamArn);
+      const records = existing?.records ?? [];
+      const known = new Set(records.map((record) => record.sequenceNumber));
+      for (const record of state.records) {
+        if (!known.has(record.sequenceNumber))
+          records.push({ ...cloneValue(record), sequence: BigInt(record.sequenceNumber) });
+      }
+      records.sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
+      const stream: Stream = {
+        description: { ...state.description, createdAt: new Date(state.description.createdAt) },
+        shardId: state.shardId,
+        records,
+        next: BigInt(state.next),
+        trimmedBelow: BigInt(state.trimmedBelow),
+        enabled: state.enabled,
+      };
+      this.#streams.set(stream.description.streamArn, stream);
+      if (state.latest) this.#latest.set(stream.description.tableName, stream);
+    }
+  }
+
+  /** Calls `listener` with each record appended to any stream, after it is appended. */
+  onRecord(listener: (streamArn: string, record: MemoryStreamRecord) => void): void {
+    this.#recordListeners.push(listener);
+  }
+
+  #export(stream: Stream): MemoryStreamState {
+    return {
+      description: { ...stream.description },
+      shardId: stream.shardId,
+      records: stream.records.map(({ sequence: _sequence, ...record }) => cloneValue(record)),
+      next: stream.next.toString(),
+      trimmedBelow: stream.trimmedBelow.toString(),
+      enabled: stream.enabled,
+      latest: this.#latest.get(stream.description.tableName) === stream,
+    };
   }
 
   /** Turns off a table's stream: its shard closes, and its records stay readable until trimmed. */
@@ -292,6 +361,12 @@ export class MemoryStreams {
       sizeBytes: itemSizeBytes(keys) + itemSizeBytes(newImage ?? {}) + itemSizeBytes(oldImage ?? {}),
       viewType,
     });
+    if (this.#recordListeners.length > 0) {
+      const { sequence: _sequence, ...record } = stream.records[
+        stream.records.length - 1
+      ] as Stream['records'][number];
+      for (const listener of this.#recordListeners) listener(stream.description.streamArn, record);
+    }
   }
 
   /** Drops records past the retention period. */

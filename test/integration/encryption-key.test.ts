@@ -11,12 +11,14 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
 import { synthKeyedOutboxTemplate } from './fixtures/keyed-outbox/keyed-outbox-stack.ts';
+import { runtimeBackend } from './support/backend.ts';
 import { waitFor } from './support.ts';
 
 let runtime: LocalRuntime;
 
 beforeAll(async () => {
   runtime = await startLocalRuntime({
+    backend: runtimeBackend(),
     port: 0,
     template: synthKeyedOutboxTemplate(),
     log: () => {},

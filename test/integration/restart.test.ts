@@ -9,9 +9,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { findFreePort, type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+import { describeOnMoto, TEST_BACKEND } from './support/backend.ts';
+
+/** Why this file runs only on moto. */
+const NEEDS_MOTO =
+  "an emulator that outlives npm start is deployed to through CloudFormation's CreateStack and UpdateStack, which among the local backends only moto serves; the embedded backend keeps its data across a SIGKILL with --data-dir, tested in test/local/data-dir.test.ts";
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const STARTUP_TIMEOUT_MS = 150_000;
@@ -30,6 +35,7 @@ let stateDir: string;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
+  if (TEST_BACKEND !== 'moto') return;
   moto = await startMotoServer();
   stateDir = mkdtempSync(join(tmpdir(), 'restart-state-'));
 });
@@ -44,9 +50,12 @@ afterAll(async () => {
 /** Starts `npm start` with the example's plug-in against the test's moto and waits until it is ready. */
 async function startCli(): Promise<Started> {
   const port = await findFreePort();
+  // The runtime itself, not a tsx CLI in front of it: a SIGKILL must hit the process that holds the work.
   const child = spawn(
-    resolve(ROOT, 'node_modules/.bin/tsx'),
+    process.execPath,
     [
+      '--import',
+      'tsx',
       'infra/local/start.ts',
       '--plugin',
       'infra/stacks/local-plugin.ts',
@@ -71,7 +80,7 @@ async function startCli(): Promise<Started> {
     child.once('exit', (code, signal) => resolveExit({ code, signal })),
   );
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (!output.includes('Ctrl-C stops everything')) {
+  while (!output.includes('stops everything')) {
     if (Date.now() > deadline || child.exitCode !== null)
       throw new Error(`npm start did not become ready:\n${output}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
@@ -105,7 +114,7 @@ async function available(apiUrl: string, sku: string): Promise<number> {
   return ((await response.json()) as { available: number }).available;
 }
 
-describe('npm start against an emulator that outlives it', () => {
+describeOnMoto(NEEDS_MOTO)('npm start against an emulator that outlives it', () => {
   const orderIds = Array.from({ length: ORDERS }, (_, index) => `restart-${index + 1}`);
   const quantity = (index: number): number => (index % 3) + 1;
   let statusesAtKill: string[] = [];

@@ -2,7 +2,6 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
 import type { AdminDeps } from '../../shared/admin/admin-deps.ts';
 import { EarlierGapError } from '../../shared/admin/admin-errors.ts';
 import { AUDIT_KEYS, auditSubject, readAuditTrail } from '../../shared/admin/audit-trail.ts';
@@ -13,9 +12,10 @@ import { cursorKeyOf } from '../../shared/consumer/order-cursor.ts';
 import { MessageStatus } from '../../shared/message/message-status.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import { outboxItem, testMessageId } from '../support/factories.ts';
+import { startTestEmulator, TEST_BACKEND, type TestEmulator } from './support/backend.ts';
 
 /**
- * The operator's skip on moto: the byOrderKey index (keys only, a number sort key) finds the message, and one
+ * The operator's skip on moto or the embedded backend: the byOrderKey index (keys only, a number sort key) finds the message, and one
  * TransactWriteItems across the outbox, the inbox and the audit table cancels it, moves the cursor and resends
  * the successor — or nothing is written.
  */
@@ -27,14 +27,14 @@ const CONFIG = {
 const TABLES = { outbox: 'skip-outbox', inbox: 'skip-inbox', audit: 'skip-audit' } as const;
 const orderKey = 'order#order-7';
 
-let moto: MotoServer | undefined;
+let emulator: TestEmulator | undefined;
 let dynamodb: DynamoDBClient | undefined;
 let client: DynamoDBDocumentClient;
 let deps: AdminDeps;
 
 beforeAll(async () => {
-  moto = await startMotoServer();
-  const config = { ...CONFIG, endpoint: moto.endpoint };
+  emulator = await startTestEmulator();
+  const config = { ...CONFIG, endpoint: emulator.endpoint };
   dynamodb = new DynamoDBClient(config);
   client = createDocumentClient(config);
   const index = OUTBOX_KEYS.orderIndex;
@@ -94,7 +94,7 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.destroy();
   dynamodb?.destroy();
-  await moto?.stop();
+  await emulator?.stop();
 });
 
 async function storeSeq(seq: number, status: MessageStatus): Promise<string> {
@@ -111,7 +111,7 @@ async function cursor(): Promise<unknown> {
   return Item?.lastSeq;
 }
 
-describe('skipOrderGap on moto', () => {
+describe(`skipOrderGap on ${TEST_BACKEND}`, () => {
   it('refuses an earlier gap writing nothing, then skips each message in turn and resends the parked one', async () => {
     await client.send(
       new PutCommand({

@@ -11,6 +11,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime.ts';
 import { seedStock } from '../../infra/stacks/local-plugin.ts';
 import { synthExampleTemplate } from '../../infra/synth-template.ts';
+import { runtimeBackend } from './support/backend.ts';
 
 /** The example stack's tables, by the prefix of their `<name>TableName` output. */
 export type TableKey = 'orders' | 'inventory' | 'outbox' | 'inbox';
@@ -26,12 +27,14 @@ let exampleTemplate: Record<string, unknown> | undefined;
 
 /**
  * Starts the local runtime on the example for a suite — its template synthesized in-process (once per test
- * file), a fresh moto (or AWS_ENDPOINT_URL), a free port, quiet logs — and puts the starting stock in as
+ * file), a fresh moto or the embedded backend (see support/backend.ts; or AWS_ENDPOINT_URL), a free port, quiet
+ * logs — and puts the starting stock in as
  * `npm start` does.
  */
 export async function startRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   exampleTemplate ??= synthExampleTemplate();
   const runtime = await startLocalRuntime({
+    backend: runtimeBackend(),
     port: 0,
     log: () => {},
     pollIntervalMs: 100,

@@ -1,8 +1,18 @@
-import { describe, expect, it } from 'vitest';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { chooseBackend, describeBackendChoice, isMotoInstalled } from '../../infra/local/choose-backend.ts';
 
 /** A PATH on which neither moto_server nor python3 can be found. */
 const NO_MOTO = { PATH: '/nonexistent' };
+
+/** A PATH with an executable `moto_server` on it (a script: the check looks for the command, it runs nothing). */
+const fakeMotoDir = mkdtempSync(join(tmpdir(), 'fake-moto-'));
+writeFileSync(join(fakeMotoDir, 'moto_server'), '#!/bin/sh\nexit 0\n');
+chmodSync(join(fakeMotoDir, 'moto_server'), 0o755);
+const WITH_MOTO = { PATH: fakeMotoDir };
+afterAll(() => rmSync(fakeMotoDir, { recursive: true, force: true }));
 
 describe('chooseBackend', () => {
   it('uses the emulator an endpoint names, from the option or AWS_ENDPOINT_URL', async () => {
@@ -16,7 +26,7 @@ describe('chooseBackend', () => {
   });
 
   it('starts a fresh moto when moto is installed, and the embedded backend when it is not', async () => {
-    expect(await chooseBackend({ env: process.env })).toEqual({ kind: 'moto' });
+    expect(await chooseBackend({ env: WITH_MOTO })).toEqual({ kind: 'moto' });
     expect(await chooseBackend({ env: NO_MOTO })).toEqual({ kind: 'embedded', forced: false });
   });
 
@@ -31,8 +41,8 @@ describe('chooseBackend', () => {
 });
 
 describe('isMotoInstalled', () => {
-  it('finds moto on this machine and not on an empty PATH', async () => {
-    expect(await isMotoInstalled(process.env)).toBe(true);
+  it('finds moto_server on the PATH, and no moto on a PATH without it', async () => {
+    expect(await isMotoInstalled(WITH_MOTO)).toBe(true);
     expect(await isMotoInstalled(NO_MOTO)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { deployStack } from '../../infra/local/cloudformation-deploy.ts';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
@@ -8,13 +8,19 @@ import {
   type CloudFormationTemplate,
   type TemplateResource,
 } from '../../infra/local/template/cloudformation-template.ts';
+import { describeOnMoto, TEST_BACKEND } from '../integration/support/backend.ts';
 import { synthNotesTemplate } from './fixtures/notes-app/notes-stack.ts';
+
+/** Why this file runs only on moto. */
+const NEEDS_MOTO =
+  "it deploys through CloudFormation's CreateStack and UpdateStack, which among the local backends only moto serves (the embedded backend deploys a template itself)";
 
 let moto: MotoServer;
 let dynamodb: DynamoDBClient;
 let template: CloudFormationTemplate;
 
 beforeAll(async () => {
+  if (TEST_BACKEND !== 'moto') return;
   template = asTemplate(synthNotesTemplate());
   moto = await startMotoServer();
   dynamodb = new DynamoDBClient(emulatorClientConfig(moto.endpoint));
@@ -49,7 +55,7 @@ async function noteExists(table: string, noteId: string): Promise<boolean> {
   return Item !== undefined;
 }
 
-describe('deployStack', () => {
+describeOnMoto(NEEDS_MOTO)('deployStack', () => {
   const stackName = 'NotesApp-local';
   let table: string;
 

@@ -8,21 +8,27 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { answersHttp, type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime.ts';
 import type {
   CloudFormationTemplate,
   TemplateResource,
 } from '../../infra/local/template/cloudformation-template.ts';
+import { describeOnMoto, TEST_BACKEND } from '../integration/support/backend.ts';
 import { synthNotesTemplate } from './fixtures/notes-app/notes-stack.ts';
 
+/** Why this file runs only on moto. */
+const NEEDS_MOTO =
+  "an emulator that outlives the runtime is deployed to through CloudFormation's CreateStack and UpdateStack, which among the local backends only moto serves; the embedded backend keeps its data across restarts with --data-dir, tested in test/local/data-dir.test.ts";
+
 let moto: MotoServer;
-let stateDir: string;
+let stateDir = '';
 let template: CloudFormationTemplate;
 const logLines: string[] = [];
 
 beforeAll(async () => {
+  if (TEST_BACKEND !== 'moto') return;
   moto = await startMotoServer();
   stateDir = mkdtempSync(join(tmpdir(), 'external-backend-'));
   template = synthNotesTemplate() as unknown as CloudFormationTemplate;
@@ -30,7 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await moto?.stop();
-  rmSync(stateDir, { recursive: true, force: true });
+  if (stateDir !== '') rmSync(stateDir, { recursive: true, force: true });
 });
 
 function start(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
@@ -87,7 +93,7 @@ async function putAndAudit(runtime: LocalRuntime, noteId: string): Promise<void>
   }
 }
 
-describe('startLocalRuntime against an emulator that outlives it', () => {
+describeOnMoto(NEEDS_MOTO)('startLocalRuntime against an emulator that outlives it', () => {
   it('creates the stack on the first start and saves the stream checkpoint to a file', async () => {
     const runtime = await start();
     try {

@@ -1,10 +1,14 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import {
   answersHttp,
   findFreePort,
   type MotoServer,
   startMotoServer,
 } from '../../infra/local/moto-server.ts';
+import { describeOnMoto } from '../integration/support/backend.ts';
+
+/** Why this file runs only on moto. */
+const NEEDS_MOTO = 'it tests the launcher of moto itself';
 
 function isAlive(pid: number): boolean {
   try {
@@ -20,7 +24,7 @@ afterAll(async () => {
   await Promise.all(started.map((emulator) => emulator.stop()));
 });
 
-describe('startMotoServer', () => {
+describeOnMoto(NEEDS_MOTO)('startMotoServer', () => {
   it('starts moto on a free loopback port and stops it, process and port', async () => {
     const moto = await startMotoServer();
     started.push(moto);

@@ -9,14 +9,14 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { type LocalHandler, localFunction } from '../../infra/local/local-function.ts';
-import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
 import type { Poller } from '../../infra/local/poll-loop.ts';
 import { memoryPollerState, type PollerStateStore } from '../../infra/local/poller-state.ts';
 import { createQueuePoller } from '../../infra/local/queue-poller.ts';
 import type { EventSourceMappingDefinition } from '../../infra/local/template/read-event-source-mappings.ts';
 import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
+import { startTestEmulator, type TestEmulator } from '../integration/support/backend.ts';
 
-let moto: MotoServer;
+let emulator: TestEmulator;
 let sqs: SQSClient;
 let queueUrl: string;
 let queueArn: string;
@@ -51,13 +51,13 @@ const mapping: EventSourceMappingDefinition = {
 };
 
 beforeAll(async () => {
-  moto = await startMotoServer();
-  sqs = new SQSClient(emulatorClientConfig(moto.endpoint));
+  emulator = await startTestEmulator();
+  sqs = new SQSClient(emulatorClientConfig(emulator.endpoint));
 });
 
 afterAll(async () => {
   sqs?.destroy();
-  await moto?.stop();
+  await emulator?.stop();
 });
 
 beforeEach(async (context) => {

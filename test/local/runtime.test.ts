@@ -1,13 +1,14 @@
 /**
  * The local runtime on a second CDK app with a layout of its own (test/local/fixtures/notes-app): its own
  * table with a stream, a queue, two functions (one built with `withEnv`, one plain), a route and a schedule,
- * synthesized in-process and run end to end on moto from the template alone.
+ * synthesized in-process and run end to end on the test backend (moto, else embedded) from the template alone.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answersHttp } from '../../infra/local/moto-server.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
+import { itOnMoto, TEST_BACKEND } from '../integration/support/backend.ts';
 import { synthNotesTemplate } from './fixtures/notes-app/notes-stack.ts';
 
 let runtime: LocalRuntime;
@@ -17,6 +18,7 @@ const logLines: string[] = [];
 beforeAll(async () => {
   template = synthNotesTemplate();
   runtime = await startLocalRuntime({
+    backend: TEST_BACKEND,
     port: 0,
     template,
     log: (line) => logLines.push(line),
@@ -70,8 +72,12 @@ async function putNote(noteId: string, text: string): Promise<Response> {
 }
 
 describe('startLocalRuntime on another app', () => {
-  it('deploys the template on a fresh moto as <stack>-local and runs what the template describes', () => {
-    expect(runtime).toMatchObject({ backend: 'moto', stackName: 'NotesApp-local', deployment: 'created' });
+  it('deploys the template on a fresh backend as <stack>-local and runs what the template describes', () => {
+    expect(runtime).toMatchObject({
+      backend: TEST_BACKEND,
+      stackName: 'NotesApp-local',
+      deployment: 'created',
+    });
     expect(Object.keys(runtime.functions)).toEqual(['Writer', 'Audit/Auditor']);
     expect(runtime.functions['Audit/Auditor']?.plain).toBe(true);
     expect(runtime.functions.Writer?.plain).toBe(false);
@@ -105,13 +111,16 @@ describe('startLocalRuntime on another app', () => {
     });
   });
 
-  it('gives the functions and its own clients the transaction serializer in front of moto as their endpoint', async () => {
-    expect(runtime.emulatorEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(runtime.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(runtime.endpoint).not.toBe(runtime.emulatorEndpoint);
-    for (const env of Object.values(runtime.env)) expect(env.AWS_ENDPOINT_URL).toBe(runtime.endpoint);
-    expect(runtime.clientConfig.endpoint).toBe(runtime.endpoint);
-  });
+  itOnMoto('the transaction serializer stands in front of moto only')(
+    'gives the functions and its own clients the transaction serializer in front of moto as their endpoint',
+    async () => {
+      expect(runtime.emulatorEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(runtime.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(runtime.endpoint).not.toBe(runtime.emulatorEndpoint);
+      for (const env of Object.values(runtime.env)) expect(env.AWS_ENDPOINT_URL).toBe(runtime.endpoint);
+      expect(runtime.clientConfig.endpoint).toBe(runtime.endpoint);
+    },
+  );
 
   it('serves the route through the real handler, with path parameters and overrides applied', async () => {
     const put = await putNote('n-1', 'first');
@@ -189,12 +198,14 @@ describe('startLocalRuntime on another app', () => {
     expect(runtime.pollers.some((poller) => poller.paused)).toBe(false);
   });
 
-  it('stops the moto it started and puts back what the plain handler set in process.env', async () => {
+  it('stops the backend it started and puts back what the plain handler set in process.env', async () => {
     expect(process.env.AUDIT_QUEUE_URL).toBe(physicalId('AuditQueue'));
-    const pid = runtime.emulatorPid ?? -1;
-    expect(isAlive(pid)).toBe(true);
+    const pid = runtime.emulatorPid;
+    if (TEST_BACKEND === 'moto') expect(isAlive(pid ?? -1)).toBe(true);
+    else expect(pid).toBeUndefined();
     await runtime.stop();
-    expect(isAlive(pid)).toBe(false);
+    if (pid !== undefined) expect(isAlive(pid)).toBe(false);
+    expect(await answersHttp(runtime.emulatorEndpoint)).toBe(false);
     expect(await answersHttp(runtime.endpoint)).toBe(false);
     expect(process.env.AUDIT_QUEUE_URL).toBeUndefined();
     expect(logLines.join('\n')).toMatch(

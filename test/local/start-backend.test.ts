@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   answersHttp,
   findFreePort,
@@ -6,8 +6,12 @@ import {
   startMotoServer,
 } from '../../infra/local/moto-server.ts';
 import { connectExternalBackend, startMotoBackend } from '../../infra/local/start-backend.ts';
+import { describeOnMoto } from '../integration/support/backend.ts';
 
-describe('connectExternalBackend', () => {
+/** Why this file runs only on moto. */
+const NEEDS_MOTO = 'it starts moto, and connects to a running moto as to an external emulator';
+
+describeOnMoto(NEEDS_MOTO)('connectExternalBackend', () => {
   let moto: MotoServer;
   beforeAll(async () => {
     moto = await startMotoServer();
@@ -32,7 +36,7 @@ describe('connectExternalBackend', () => {
   });
 });
 
-describe('startMotoBackend', () => {
+describeOnMoto(NEEDS_MOTO)('startMotoBackend', () => {
   it('starts a fresh moto that its stop() ends', async () => {
     const backend = await startMotoBackend();
     expect(backend).toMatchObject({

@@ -18,7 +18,7 @@ function parseQuietly(parse: () => unknown): unknown {
 }
 
 describe('parseStartOptions', () => {
-  it('defaults to port 3000, the app of this directory, the backend chosen automatically, seeding on', () => {
+  it('defaults to port 3000, the app of this directory, the backend chosen automatically, seeding and hot reload on, in memory', () => {
     expect(parseStartOptions([], {})).toEqual({
       port: 3000,
       endpoint: undefined,
@@ -29,6 +29,8 @@ describe('parseStartOptions', () => {
       stateFile: undefined,
       seed: true,
       refreshMs: 1_500,
+      dataDir: undefined,
+      hotReload: true,
     });
   });
 
@@ -53,6 +55,9 @@ describe('parseStartOptions', () => {
           '--state-file',
           '/tmp/state.json',
           '--no-seed',
+          '--data-dir',
+          'data',
+          '--no-hot-reload',
         ],
         env,
       ),
@@ -66,6 +71,8 @@ describe('parseStartOptions', () => {
       stateFile: '/tmp/state.json',
       seed: false,
       refreshMs: 1_500,
+      dataDir: resolve('data'),
+      hotReload: false,
     });
   });
 

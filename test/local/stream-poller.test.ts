@@ -13,14 +13,14 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { type LocalHandler, localFunction } from '../../infra/local/local-function.ts';
-import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
 import type { Poller } from '../../infra/local/poll-loop.ts';
 import { memoryPollerState, type PollerStateStore } from '../../infra/local/poller-state.ts';
 import { createStreamPoller } from '../../infra/local/stream-poller.ts';
 import type { EventSourceMappingDefinition } from '../../infra/local/template/read-event-source-mappings.ts';
 import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
+import { startTestEmulator, type TestEmulator } from '../integration/support/backend.ts';
 
-let moto: MotoServer;
+let emulator: TestEmulator;
 let dynamodb: DynamoDBClient;
 let streams: DynamoDBStreamsClient;
 let sqs: SQSClient;
@@ -57,8 +57,8 @@ const relayFunction: FunctionDefinition = {
 };
 
 beforeAll(async () => {
-  moto = await startMotoServer();
-  const config = emulatorClientConfig(moto.endpoint);
+  emulator = await startTestEmulator();
+  const config = emulatorClientConfig(emulator.endpoint);
   dynamodb = new DynamoDBClient(config);
   streams = new DynamoDBStreamsClient(config);
   sqs = new SQSClient(config);
@@ -66,7 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const client of [dynamodb, streams, sqs]) client?.destroy();
-  await moto?.stop();
+  await emulator?.stop();
 });
 
 // A fresh table and failure queue per test: moto slows down as a table grows.

@@ -25,6 +25,7 @@ import {
   TRANSACT_WRITE_ITEMS_TARGET,
   type TransactionSerializer,
 } from '../../infra/local/transaction-serializer.ts';
+import { describeOnMoto } from '../integration/support/backend.ts';
 
 /** What reached the fake emulator. */
 interface Received {
@@ -475,94 +476,101 @@ describe('startTransactionSerializer', () => {
   });
 });
 
-describe('startTransactionSerializer in front of moto', () => {
-  it('keeps every write of concurrent transactions and plain writes, cancelled transactions among them', async () => {
-    const moto = await startMotoServer();
-    const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
-    const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
-    try {
-      const TableName = 'serialized';
-      await client.send(
-        new CreateTableCommand({
-          TableName,
-          BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-          KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        }),
-      );
-      // A few hundred items make moto's copy of the table slow enough for concurrent transactions to overlap.
-      for (let batch = 0; batch < 12; batch += 1) {
-        await client.send(
-          new BatchWriteItemCommand({
-            RequestItems: {
-              [TableName]: Array.from({ length: 25 }, (_, index) => ({
-                PutRequest: {
-                  Item: { id: { S: `seed-${batch * 25 + index}` }, pad: { S: 'x'.repeat(200) } },
-                },
-              })),
-            },
-          }),
-        );
-      }
-      const putNew = (id: string) =>
-        client.send(
-          new TransactWriteItemsCommand({
-            TransactItems: [
-              {
-                Put: { TableName, Item: { id: { S: id } }, ConditionExpression: 'attribute_not_exists(id)' },
-              },
-            ],
-          }),
-        );
-      const written: string[] = [];
-      let cancelled = 0;
-      const put: string[] = [];
-      let transacting = true;
-      // Plain PutItems land on the same table all along, as a relay marks messages SENT beside new orders.
-      const putWhileTransacting = async (writer: number): Promise<void> => {
-        for (let index = 0; transacting; index += 1) {
-          const id = `put-${writer}-${index}`;
-          await client.send(new PutItemCommand({ TableName, Item: { id: { S: id } } }));
-          put.push(id);
-        }
-      };
-      const putting = Promise.all([0, 1, 2].map(putWhileTransacting));
+describeOnMoto('the forwarder exists for moto: this checks that moto keeps every write behind it')(
+  'startTransactionSerializer in front of moto',
+  () => {
+    it('keeps every write of concurrent transactions and plain writes, cancelled transactions among them', async () => {
+      const moto = await startMotoServer();
+      const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
+      const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
       try {
-        for (let round = 0; round < 10; round += 1) {
-          // Half of each round writes a new item, half are cancelled because their item exists.
-          await Promise.all(
-            Array.from({ length: 10 }, async (_, index) => {
-              const id = index % 2 === 0 ? `round-${round}-${index}` : `seed-${index}`;
-              try {
-                await putNew(id);
-                written.push(id);
-              } catch (error) {
-                if (!(error instanceof TransactionCanceledException)) throw error;
-                cancelled += 1;
-              }
+        const TableName = 'serialized';
+        await client.send(
+          new CreateTableCommand({
+            TableName,
+            BillingMode: 'PAY_PER_REQUEST',
+            AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+            KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+          }),
+        );
+        // A few hundred items make moto's copy of the table slow enough for concurrent transactions to overlap.
+        for (let batch = 0; batch < 12; batch += 1) {
+          await client.send(
+            new BatchWriteItemCommand({
+              RequestItems: {
+                [TableName]: Array.from({ length: 25 }, (_, index) => ({
+                  PutRequest: {
+                    Item: { id: { S: `seed-${batch * 25 + index}` }, pad: { S: 'x'.repeat(200) } },
+                  },
+                })),
+              },
             }),
           );
         }
-      } finally {
-        transacting = false;
-        await putting;
-      }
-      const ids = new Set<string | undefined>();
-      let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
-      do {
-        const page = await client.send(new ScanCommand({ TableName, ExclusiveStartKey }));
-        for (const item of page.Items ?? []) ids.add(item.id?.S);
-        ExclusiveStartKey = page.LastEvaluatedKey;
-      } while (ExclusiveStartKey !== undefined);
+        const putNew = (id: string) =>
+          client.send(
+            new TransactWriteItemsCommand({
+              TransactItems: [
+                {
+                  Put: {
+                    TableName,
+                    Item: { id: { S: id } },
+                    ConditionExpression: 'attribute_not_exists(id)',
+                  },
+                },
+              ],
+            }),
+          );
+        const written: string[] = [];
+        let cancelled = 0;
+        const put: string[] = [];
+        let transacting = true;
+        // Plain PutItems land on the same table all along, as a relay marks messages SENT beside new orders.
+        const putWhileTransacting = async (writer: number): Promise<void> => {
+          for (let index = 0; transacting; index += 1) {
+            const id = `put-${writer}-${index}`;
+            await client.send(new PutItemCommand({ TableName, Item: { id: { S: id } } }));
+            put.push(id);
+          }
+        };
+        const putting = Promise.all([0, 1, 2].map(putWhileTransacting));
+        try {
+          for (let round = 0; round < 10; round += 1) {
+            // Half of each round writes a new item, half are cancelled because their item exists.
+            await Promise.all(
+              Array.from({ length: 10 }, async (_, index) => {
+                const id = index % 2 === 0 ? `round-${round}-${index}` : `seed-${index}`;
+                try {
+                  await putNew(id);
+                  written.push(id);
+                } catch (error) {
+                  if (!(error instanceof TransactionCanceledException)) throw error;
+                  cancelled += 1;
+                }
+              }),
+            );
+          }
+        } finally {
+          transacting = false;
+          await putting;
+        }
+        const ids = new Set<string | undefined>();
+        let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
+        do {
+          const page = await client.send(new ScanCommand({ TableName, ExclusiveStartKey }));
+          for (const item of page.Items ?? []) ids.add(item.id?.S);
+          ExclusiveStartKey = page.LastEvaluatedKey;
+        } while (ExclusiveStartKey !== undefined);
 
-      expect({ written: written.length, cancelled }).toEqual({ written: 50, cancelled: 50 });
-      expect(put.length).toBeGreaterThan(30);
-      expect(written.filter((id) => !ids.has(id))).toEqual([]);
-      expect(put.filter((id) => !ids.has(id))).toEqual([]);
-    } finally {
-      client.destroy();
-      await serializer.stop();
-      await moto.stop();
-    }
-  });
-});
+        expect({ written: written.length, cancelled }).toEqual({ written: 50, cancelled: 50 });
+        expect(put.length).toBeGreaterThan(30);
+        expect(written.filter((id) => !ids.has(id))).toEqual([]);
+        expect(put.filter((id) => !ids.has(id))).toEqual([]);
+      } finally {
+        client.destroy();
+        await serializer.stop();
+        await moto.stop();
+      }
+    });
+  },
+);

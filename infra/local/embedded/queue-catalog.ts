@@ -16,7 +16,8 @@ export interface QueueCatalogOptions {
   readonly clock?: () => Date;
 }
 
-interface QueueEntry {
+/** A queue of the catalog: name, URL, ARN, attributes and times. */
+export interface QueueEntry {
   readonly name: string;
   readonly url: string;
   readonly arn: string;
@@ -148,6 +149,30 @@ export class QueueCatalog {
     entry.attributes = merged;
     entry.lastModifiedAt = this.#clock().getTime();
     this.queues.createQueue(entry.url, this.#settings(entry));
+  }
+
+  /** Every queue's entry, for a copy kept on disk. */
+  exportQueues(): QueueEntry[] {
+    return [...this.#entries.values()].map((entry) => ({ ...entry, attributes: { ...entry.attributes } }));
+  }
+
+  /** Puts queues back as exported, empty, at this endpoint's URLs (the caller then restores their messages). */
+  restoreQueues(entries: readonly QueueEntry[]): void {
+    for (const entry of entries) {
+      this.#entries.set(entry.name, {
+        ...entry,
+        url: `${this.#endpoint()}/${this.#accountId}/${entry.name}`,
+        attributes: { ...entry.attributes },
+      });
+    }
+    for (const entry of this.#entries.values()) this.queues.createQueue(entry.url, this.#settings(entry));
+  }
+
+  /** The URL and the dead-letter queue URL of the queue a URL names (any host), for who tracks changes. */
+  touched(queueUrl: string): string[] {
+    const entry = this.#entry(queueUrl);
+    const redrive = this.#redrive(entry);
+    return redrive === undefined ? [entry.url] : [entry.url, redrive.deadLetterQueueUrl];
   }
 
   /** Deletes a queue and its messages. */

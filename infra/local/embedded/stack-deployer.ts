@@ -58,7 +58,8 @@ const QUEUE_DEFAULTS: Readonly<Record<string, string>> = {
   RedrivePolicy: '',
 };
 
-interface StackResource extends DeployedResource {
+/** A resource of a deployed stack, with what an update compares. */
+export interface StackResource extends DeployedResource {
   readonly attributes: Readonly<Record<string, string>>;
   /** What decides whether an update replaces the resource (its name and key schema). */
   readonly identity: string;
@@ -78,11 +79,29 @@ interface Deployment {
   readonly generatedName: (suffix?: string) => string;
 }
 
-interface StackRecord {
+/** A deployed stack as the deployer keeps it (what a copy on disk holds). */
+export interface StackRecord {
   readonly stackId: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
   readonly template: CloudFormationTemplate;
   readonly resources: ReadonlyMap<string, StackResource>;
   readonly outputs: Readonly<Record<string, string>>;
+}
+
+/** A deployed stack as the embedded CloudFormation API reports it. */
+export interface DeployedStackSummary {
+  readonly stackName: string;
+  readonly stackId: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly template: CloudFormationTemplate;
+  readonly outputs: Readonly<Record<string, string>>;
+  readonly resources: readonly {
+    readonly logicalId: string;
+    readonly type: string;
+    readonly physicalId: string;
+  }[];
 }
 
 /** Deploys templates onto the embedded backend's tables and queues. */
@@ -157,9 +176,75 @@ export class StackDeployer {
         this.#options.log(`[embedded] output ${name} of ${stackName} is left out: ${describe(error)}`);
       }
     }
-    const record: StackRecord = { stackId, template: structuredClone(template), resources, outputs };
+    const now = new Date();
+    const record: StackRecord = {
+      stackId,
+      createdAt: previous?.createdAt ?? now,
+      updatedAt: now,
+      template: structuredClone(template),
+      resources,
+      outputs,
+    };
     this.#stacks.set(stackName, record);
     return this.#deployed(stackName, record, previous === undefined ? 'created' : 'updated');
+  }
+
+  /** Every stack's record, for a copy kept on disk. */
+  exportStacks(): { readonly stackName: string; readonly record: StackRecord }[] {
+    return [...this.#stacks].map(([stackName, record]) => ({ stackName, record }));
+  }
+
+  /** Puts stacks back as exported (their tables and queues restored already). */
+  restoreStacks(stacks: readonly { readonly stackName: string; readonly record: StackRecord }[]): void {
+    for (const { stackName, record } of stacks) {
+      this.#stacks.set(stackName, {
+        ...record,
+        createdAt: new Date(record.createdAt),
+        updatedAt: new Date(record.updatedAt),
+        resources: new Map(
+          (record.resources instanceof Map ? [...record.resources] : Object.entries(record.resources)) as [
+            string,
+            StackResource,
+          ][],
+        ),
+      });
+    }
+  }
+
+  /** The stacks deployed so far, in name order, as CloudFormation's DescribeStacks reports them. */
+  stacks(): DeployedStackSummary[] {
+    return [...this.#stacks.keys()].sort().map((stackName) => this.stack(stackName));
+  }
+
+  /** One stack by name or stack id; throws when there is none (check with {@link has}). */
+  stack(nameOrId: string): DeployedStackSummary {
+    const found = [...this.#stacks].find(
+      ([stackName, record]) => stackName === nameOrId || record.stackId === nameOrId,
+    );
+    if (found === undefined) {
+      throw new LocalRuntimeError('DEPLOY_FAILED', `Stack with id ${nameOrId} does not exist`);
+    }
+    const [stackName, record] = found;
+    return {
+      stackName,
+      stackId: record.stackId,
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+      template: record.template,
+      outputs: { ...record.outputs },
+      resources: [...record.resources.values()].map(({ logicalId, type, physicalId }) => ({
+        logicalId,
+        type,
+        physicalId,
+      })),
+    };
+  }
+
+  /** Whether a stack of this name (or id) is deployed. */
+  has(nameOrId: string): boolean {
+    return [...this.#stacks].some(
+      ([stackName, record]) => stackName === nameOrId || record.stackId === nameOrId,
+    );
   }
 
   #deployResource(request: {
@@ -364,6 +449,13 @@ function tableDefinition(properties: Record<string, unknown>, tableName: string)
           ...(isRecord(index.Projection) ? { Projection: index.Projection } : {}),
         }))
       : undefined;
+  const sse = properties.SSESpecification;
+  const kmsKey =
+    isRecord(sse) &&
+    (sse.SSEEnabled === true || sse.SSEEnabled === 'true') &&
+    typeof sse.KMSMasterKeyId === 'string'
+      ? sse.KMSMasterKeyId
+      : undefined;
   const globals = indexes(properties.GlobalSecondaryIndexes);
   const locals = indexes(properties.LocalSecondaryIndexes);
   return {
@@ -384,6 +476,7 @@ function tableDefinition(properties: Record<string, unknown>, tableName: string)
       : {}),
     ...(typeof properties.BillingMode === 'string' ? { BillingMode: properties.BillingMode } : {}),
     ...(properties.DeletionProtectionEnabled === true ? { DeletionProtectionEnabled: true } : {}),
+    ...(kmsKey === undefined ? {} : { KmsMasterKeyId: kmsKey }),
   };
 }
 

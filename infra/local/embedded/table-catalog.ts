@@ -38,9 +38,12 @@ export interface TableDefinition {
   readonly TimeToLive?: { readonly AttributeName: string; readonly Enabled: boolean };
   readonly BillingMode?: string;
   readonly DeletionProtectionEnabled?: boolean;
+  /** Encryption with a KMS key: the key's id or ARN. @default encrypted with an AWS-owned key */
+  readonly KmsMasterKeyId?: string;
 }
 
-interface CatalogEntry {
+/** A table of the catalog: its definition and the identity DescribeTable reports. */
+export interface CatalogEntry {
   definition: TableDefinition;
   readonly tableId: string;
   readonly createdAt: Date;
@@ -132,6 +135,24 @@ export class TableCatalog {
     return { ...description, TableStatus: 'DELETING' };
   }
 
+  /** Every table's entry, for a copy kept on disk. */
+  exportTables(): CatalogEntry[] {
+    return [...this.#tables.values()].map((entry) => ({ ...entry }));
+  }
+
+  /**
+   * Puts a table back as exported, empty and without its stream (the caller restores its items first, then the
+   * streams, so restoring writes no stream records).
+   */
+  restoreTable(entry: CatalogEntry): void {
+    this.db.createTable(entry.definition.TableName, memorySchema(entry.definition));
+    this.#tables.set(entry.definition.TableName, {
+      definition: entry.definition,
+      tableId: entry.tableId,
+      createdAt: new Date(entry.createdAt),
+    });
+  }
+
   /** Whether a table exists. */
   has(tableName: string): boolean {
     return this.#tables.has(tableName);
@@ -198,6 +219,17 @@ export class TableCatalog {
         LastUpdateToPayPerRequestDateTime: created,
       },
       DeletionProtectionEnabled: definition.DeletionProtectionEnabled === true,
+      ...(definition.KmsMasterKeyId === undefined
+        ? {}
+        : {
+            SSEDescription: {
+              Status: 'ENABLED',
+              SSEType: 'KMS',
+              KMSMasterKeyArn: definition.KmsMasterKeyId.startsWith('arn:')
+                ? definition.KmsMasterKeyId
+                : `arn:aws:kms:${this.#region}:${this.#accountId}:key/${definition.KmsMasterKeyId}`,
+            },
+          }),
       ...(definition.GlobalSecondaryIndexes?.length
         ? { GlobalSecondaryIndexes: definition.GlobalSecondaryIndexes.map(indexDescription) }
         : {}),

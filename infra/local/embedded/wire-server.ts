@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { escapeXml, type QueryService } from './cloudformation-service.ts';
 import { WireError } from './wire-error.ts';
 
 /** What an operation gets besides its input. */
@@ -41,10 +42,17 @@ export interface WireServer {
 /** Options of {@link startWireServer}. */
 export interface WireServerOptions {
   readonly services: readonly WireService[];
+  /** Services of the query protocol (form-encoded `Action=…&Version=…`, XML answers): CloudFormation. */
+  readonly queryServices?: readonly QueryService[];
   /** Receives internal errors (a bug here, not a refused request). */
   readonly log: (line: string) => void;
   /** @default 0: a free port */
   readonly port?: number;
+  /**
+   * Called after an operation ran (or failed) and before it is answered: a data folder writes what the request
+   * changed here, so whatever was acknowledged is on disk. If it throws, the request is answered 500.
+   */
+  readonly beforeAnswer?: (target: string, input: Record<string, unknown>) => void;
 }
 
 // Loopback only: the endpoint accepts any credentials, so it must not be reachable from the network.
@@ -59,15 +67,20 @@ const CONTENT_TYPE = 'application/x-amz-json-1.0';
  */
 export async function startWireServer(options: WireServerOptions): Promise<WireServer> {
   const services = new Map(options.services.map((service) => [service.target, service]));
+  const queryServices = new Map((options.queryServices ?? []).map((service) => [service.version, service]));
   const stopping = new AbortController();
   const server = createServer((request, response) => {
-    handle(request, response, { services, log: options.log, stopping: stopping.signal }).catch(
-      (error: unknown) => {
-        options.log(`[embedded] could not answer a request: ${String(error)}`);
-        if (!response.headersSent) response.writeHead(500);
-        response.end();
-      },
-    );
+    handle(request, response, {
+      services,
+      queryServices,
+      log: options.log,
+      stopping: stopping.signal,
+      beforeAnswer: options.beforeAnswer,
+    }).catch((error: unknown) => {
+      options.log(`[embedded] could not answer a request: ${String(error)}`);
+      if (!response.headersSent) response.writeHead(500);
+      response.end();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -93,14 +106,20 @@ export async function startWireServer(options: WireServerOptions): Promise<WireS
 
 interface Handling {
   readonly services: ReadonlyMap<string, WireService>;
+  readonly queryServices: ReadonlyMap<string, QueryService>;
   readonly log: (line: string) => void;
   readonly stopping: AbortSignal;
+  readonly beforeAnswer: ((target: string, input: Record<string, unknown>) => void) | undefined;
 }
 
 async function handle(request: IncomingMessage, response: ServerResponse, handling: Handling): Promise<void> {
   const requestId = randomUUID();
   const body = await readBody(request);
   const target = request.headers['x-amz-target'];
+  if (request.method === 'POST' && isFormEncoded(request)) {
+    answerQuery(response, { requestId, body, services: handling.queryServices, log: handling.log });
+    return;
+  }
   if (request.method !== 'POST' || typeof target !== 'string') {
     // A plain GET is a health check (the runtime's "does it answer HTTP?").
     send(response, {
@@ -129,11 +148,20 @@ async function handle(request: IncomingMessage, response: ServerResponse, handli
     if (!response.writableFinished) gone.abort();
   });
   const signal = AbortSignal.any([gone.signal, handling.stopping]);
+  let input: Record<string, unknown> = {};
   try {
-    const input = parseInput(body);
+    input = parseInput(body);
     const output = await operation(input, { signal });
+    handling.beforeAnswer?.(target, input);
     send(response, { status: 200, requestId, body: output ?? {} });
   } catch (error) {
+    try {
+      handling.beforeAnswer?.(target, input);
+    } catch (persisting) {
+      handling.log(`[embedded] could not keep the changes of ${target}: ${String(persisting)}`);
+      sendError(response, { service, requestId, error: internalError(persisting) });
+      return;
+    }
     const wire = error instanceof WireError ? error : service.toWireError(error);
     if (wire === undefined) {
       handling.log(
@@ -141,6 +169,69 @@ async function handle(request: IncomingMessage, response: ServerResponse, handli
       );
     }
     sendError(response, { service, requestId, error: wire ?? internalError(error) });
+  }
+}
+
+function isFormEncoded(request: IncomingMessage): boolean {
+  return (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+}
+
+/** Answers a query-protocol request (CloudFormation) in XML, errors in its `ErrorResponse` shape. */
+function answerQuery(
+  response: ServerResponse,
+  request: {
+    readonly requestId: string;
+    readonly body: string;
+    readonly services: ReadonlyMap<string, QueryService>;
+    readonly log: (line: string) => void;
+  },
+): void {
+  const params = new URLSearchParams(request.body);
+  const action = params.get('Action') ?? '';
+  const version = params.get('Version') ?? '';
+  const service = request.services.get(version);
+  const operation = service?.operations[action];
+  const metadata = `<ResponseMetadata><RequestId>${request.requestId}</RequestId></ResponseMetadata>`;
+  const sendXml = (status: number, xml: string): void => {
+    if (response.destroyed) return;
+    const payload = `<?xml version="1.0" encoding="UTF-8"?>\n${xml}`;
+    response.writeHead(status, {
+      'content-type': 'text/xml',
+      'content-length': Buffer.byteLength(payload),
+      'x-amzn-requestid': request.requestId,
+    });
+    response.end(payload);
+  };
+  const sendFault = (status: number, code: string, message: string): void =>
+    sendXml(
+      status,
+      `<ErrorResponse><Error><Type>${status >= 500 ? 'Receiver' : 'Sender'}</Type><Code>${code}</Code>` +
+        `<Message>${escapeXml(message)}</Message></Error><RequestId>${request.requestId}</RequestId></ErrorResponse>`,
+    );
+  if (service === undefined || operation === undefined) {
+    sendFault(
+      400,
+      'InvalidAction',
+      `The embedded backend does not implement ${action || 'this action'} (version ${version || 'none'}); ` +
+        'it answers CloudFormation reads (ListStacks, DescribeStacks, GetTemplate, ListStackResources, DescribeStackResources)',
+    );
+    return;
+  }
+  try {
+    const result = operation(params);
+    sendXml(
+      200,
+      `<${action}Response xmlns="${service.namespace}"><${action}Result>${result}</${action}Result>${metadata}</${action}Response>`,
+    );
+  } catch (error) {
+    if (error instanceof WireError) {
+      sendFault(error.status, error.type, error.message);
+      return;
+    }
+    request.log(
+      `[embedded] ${action} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    sendFault(500, 'InternalFailure', `The embedded backend failed: ${String(error)}`);
   }
 }
 

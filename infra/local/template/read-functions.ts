@@ -22,6 +22,8 @@ export interface FunctionDefinition {
   readonly memoryMb: number;
   /** `Environment.Variables` as written in the template, intrinsics unresolved. */
   readonly environment: Readonly<Record<string, unknown>>;
+  /** The template's `Runtime` (`nodejs24.x`), when it names one: the Node.js major the function runs on. */
+  readonly runtime?: string;
 }
 
 /** Lambda's defaults when the template leaves a property out. */
@@ -58,6 +60,7 @@ export function readFunctions(template: CloudFormationTemplate): {
       timeoutSeconds: numberOr(properties.Timeout, LAMBDA_DEFAULTS.timeoutSeconds),
       memoryMb: numberOr(properties.MemorySize, LAMBDA_DEFAULTS.memoryMb),
       environment: isRecord(variables) ? variables : {},
+      ...(typeof properties.Runtime === 'string' ? { runtime: properties.Runtime } : {}),
     });
   }
   return { functions, skipped };

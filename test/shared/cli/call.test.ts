@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { signingRegion } from '../../../shared/cli/call-api.ts';
+import { isLocalApi, signingRegion } from '../../../shared/cli/call-api.ts';
 import { run, STACK } from './cli-fixture.ts';
 
 const CREDENTIALS = {
@@ -292,6 +292,13 @@ describe('signingRegion', () => {
 
   it('signs for AWS_REGION when the URL does not say, and asks for one when nothing does', () => {
     expect(signingRegion('http://127.0.0.1:3000/', { AWS_REGION: REGION })).toBe(REGION);
-    expect(() => signingRegion('http://127.0.0.1:3000/', {})).toThrow(/AWS_REGION is not set/);
+    expect(() => signingRegion('https://api.example.com/prod/', {})).toThrow(/AWS_REGION is not set/);
+  });
+
+  it('signs a local API (npm start) for us-east-1 when AWS_REGION is not set: there is no region to guess', () => {
+    expect(signingRegion('http://127.0.0.1:3000/', {})).toBe('us-east-1');
+    expect(signingRegion('http://localhost:3000/', {})).toBe('us-east-1');
+    expect(signingRegion('http://[::1]:3000/', {})).toBe('us-east-1');
+    expect(isLocalApi('http://10.0.0.1:3000/')).toBe(false);
   });
 });
