@@ -137,6 +137,13 @@ export {
 } from './consumer/failure-handling.ts';
 export { DEFAULT_INBOX_RETENTION_DAYS, INBOX_KEYS, type InboxRow } from './consumer/inbox.ts';
 export {
+  DEFAULT_WRAP_UP_RESERVE,
+  type InvocationBudget,
+  type InvocationClock,
+  invocationBudget,
+  type WrapUpReserve,
+} from './consumer/invocation-budget.ts';
+export {
   type CursorRow,
   cursorKeyOf,
   type OrderedEnvelope,
@@ -153,6 +160,7 @@ export {
   MessageTooLargeError,
   OutboxError,
   OutboxErrorCode,
+  OutOfTimeError,
   PoisonMessageError,
   SequenceConflictError,
   TransactionConditionError,
