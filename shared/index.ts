@@ -151,6 +151,12 @@ export {
   parkedKeyOf,
 } from './consumer/order-cursor.ts';
 export { PARKED } from './consumer/ordered-consume.ts';
+export {
+  DeadLetterCause,
+  type DeadLetterReading,
+  type DeadLetterSeen,
+  readDeadLetter,
+} from './consumer/dead-letter-cause.ts';
 export { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from './consumer/sqs-queue-operations.ts';
 export {
   type CancelledAction,
