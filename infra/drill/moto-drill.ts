@@ -43,6 +43,7 @@ import {
 import {
   type DeadLetterCopy,
   type DrillTable,
+  deadLetterCounts,
   drillResult,
   ORDER_SCOPE,
   stalledMessages,
@@ -227,6 +228,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       hotOrders: run.hotOrders,
       rogueMessages: run.rogueMessages,
       deadLetters: await readDeadLetters(runtime),
+      maxReceiveCount: readSetting(runtime.env[CONSUMER] ?? {}, OutboxSettings.maxReceiveCount),
     });
     // The hot SKU's conflicts are real here, not injected: they are counted below.
     const injected = Object.fromEntries(
@@ -250,7 +252,10 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         [`consumer invocations by the ${CONSUMER_SCALE_OUT} extra instances`]: consumers.invocations(),
         'hot SKU orders (one burst)': run.hotOrders.size,
         'TransactionConflict cancellations (concurrent consumers)': concurrency.conflicts,
-        'dead-lettered by consumer': snapshot.deadLetters.length,
+        'dead letters sent by the consumer, with its reason': deadLetterCounts(snapshot.deadLetters)
+          .byConsumer,
+        "dead letters moved by the queue's redrive policy (no reason)": deadLetterCounts(snapshot.deadLetters)
+          .byRedrivePolicy,
       },
     );
   } finally {
@@ -552,12 +557,15 @@ async function readDeadLetters(runtime: LocalRuntime): Promise<DeadLetterCopy[]>
           VisibilityTimeout: 600,
           WaitTimeSeconds: 0,
           MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
         }),
       );
       if (Messages.length === 0) return letters;
       for (const message of Messages) {
+        const receiveCount = Number(message.Attributes?.ApproximateReceiveCount);
         letters.push({
           body: message.Body ?? '',
+          ...(Number.isInteger(receiveCount) ? { receiveCount } : {}),
           attributes: Object.fromEntries(
             Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
               name,
