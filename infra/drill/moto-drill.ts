@@ -27,6 +27,7 @@ import { handler as createOrderHandler } from '../../functions/orders/create-ord
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { type LocalRuntime, startLocalRuntime } from '../local/runtime.ts';
 import { seedStock } from '../stacks/local-plugin.ts';
+import { CallsInFlight } from './calls-in-flight.ts';
 import { scaleOutConsumer } from './consumer-scale-out.ts';
 import { OptimisticConcurrency } from './contention.ts';
 import { type DrillConfig, type DrillResult, drillRates, type Progress } from './drill-config.ts';
@@ -117,6 +118,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   // What the functions would have published, from the same cores and the same functions as the handler factories.
   const metrics = new MetricsTally();
   const commits = new UnreportedCommits();
+  const inFlight = new CallsInFlight();
   let deliveries = 0;
   // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
   const counting = commits.logger(() => {
@@ -169,10 +171,12 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         const { plan, deps, failures } = consumerParts({ ...env, ...DRILL_ENV }, (consumerEnv) =>
           planInventory(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
         );
-        const faulty = faultyConsumerDeps(
-          { ...deps, client: faultyDocumentClient(concurrency.wrap(deps.client), faults) },
-          faults,
-          commits,
+        const faulty = inFlight.track(
+          faultyConsumerDeps(
+            { ...deps, client: faultyDocumentClient(concurrency.wrap(deps.client), faults) },
+            faults,
+            commits,
+          ),
         );
         return async (event, context) => {
           const { response, topics } = await commits.invocation(() =>
@@ -214,6 +218,10 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
     const { acknowledged, writeMs, settleMs, sweepers, consumers } = await driveUntilSettled(run);
     trace('pausing the pollers');
     await runtime.pausePollers();
+    // An invocation that outlived its timeout is still running (Lambda would have stopped it), and one that handed
+    // records back returned with their current call still out: both may still commit.
+    await Promise.all(Object.values(runtime.functions).map((fn) => fn.idle()));
+    await inFlight.settled();
     trace('reading the tables and the dead-letter queue');
     // Nothing is in flight any more: the metrics are read at the same point as the tables.
     const observed = metrics.totals();
