@@ -129,6 +129,12 @@ export {
   type PlanEffect,
 } from './consumer/consume-message.ts';
 export {
+  DeadLetterCause,
+  type DeadLetterReading,
+  type DeadLetterSeen,
+  readDeadLetter,
+} from './consumer/dead-letter-cause.ts';
+export {
   DEFAULT_VISIBILITY_BACKOFF,
   type DeadLetterReason,
   type FailureHandling,
@@ -151,12 +157,6 @@ export {
   parkedKeyOf,
 } from './consumer/order-cursor.ts';
 export { PARKED } from './consumer/ordered-consume.ts';
-export {
-  DeadLetterCause,
-  type DeadLetterReading,
-  type DeadLetterSeen,
-  readDeadLetter,
-} from './consumer/dead-letter-cause.ts';
 export { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from './consumer/sqs-queue-operations.ts';
 export {
   type CancelledAction,
