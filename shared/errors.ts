@@ -4,6 +4,8 @@ export const OutboxErrorCode = {
   TRANSACTION_LIMIT_EXCEEDED: 'TRANSACTION_LIMIT_EXCEEDED',
   TRANSACTION_CONDITION_FAILED: 'TRANSACTION_CONDITION_FAILED',
   TRANSACTION_CONFLICT: 'TRANSACTION_CONFLICT',
+  // A consumer step not started because the invocation reached its wrap-up point (see OutOfTimeError).
+  OUT_OF_TIME: 'OUT_OF_TIME',
   POISON_MESSAGE: 'POISON_MESSAGE',
   INVALID_MESSAGE: 'INVALID_MESSAGE',
   MESSAGE_TOO_LARGE: 'MESSAGE_TOO_LARGE',
@@ -154,6 +156,17 @@ export class SequenceConflictError extends TransactionConflictError {
     );
     this.orderKeys = conflict.orderKeys;
     this.attempts = conflict.attempts;
+  }
+}
+
+/**
+ * The consumer's invocation reached its wrap-up point before this step started, so it was not started: the record is
+ * handed back to its queue as a fresh copy (no receive spent) rather than left to Lambda's timeout. Steps already
+ * committed stay committed; the copy's inbox check makes them count once.
+ */
+export class OutOfTimeError extends OutboxError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(OutboxErrorCode.OUT_OF_TIME, message, options);
   }
 }
 

@@ -129,6 +129,12 @@ export {
   type PlanEffect,
 } from './consumer/consume-message.ts';
 export {
+  DeadLetterCause,
+  type DeadLetterReading,
+  type DeadLetterSeen,
+  readDeadLetter,
+} from './consumer/dead-letter-cause.ts';
+export {
   DEFAULT_VISIBILITY_BACKOFF,
   type DeadLetterReason,
   type FailureHandling,
@@ -136,6 +142,13 @@ export {
   type VisibilityBackoff,
 } from './consumer/failure-handling.ts';
 export { DEFAULT_INBOX_RETENTION_DAYS, INBOX_KEYS, type InboxRow } from './consumer/inbox.ts';
+export {
+  DEFAULT_WRAP_UP_RESERVE,
+  type InvocationBudget,
+  type InvocationClock,
+  invocationBudget,
+  type WrapUpReserve,
+} from './consumer/invocation-budget.ts';
 export {
   type CursorRow,
   cursorKeyOf,
@@ -153,6 +166,7 @@ export {
   MessageTooLargeError,
   OutboxError,
   OutboxErrorCode,
+  OutOfTimeError,
   PoisonMessageError,
   SequenceConflictError,
   TransactionConditionError,

@@ -40,17 +40,17 @@ export function transactionItemKeys(input: TransactWriteCommandInput): string[] 
  * cancelled with `TransactionConflict`, as DynamoDB cancels it. One instance holds the items for every client it
  * wraps, so concurrent invocations contend as they would on one table; `conflicts` counts the cancellations.
  *
- * The transactions that go through are sent to the emulator one at a time, their items held from the call to
- * the answer. moto applies a transaction to copies of the tables it touches and puts the copies back when it is
- * cancelled, so two transactions at once lose each other's writes (an inbox row written beside a cancelled
- * duplicate disappears, and its message is applied again); DynamoDB isolates them.
+ * A transaction that goes through holds its items from the call to the answer, and is sent at once: isolating it
+ * from the other writes is the local runtime's forwarder's job, which hands moto one transaction at a time (moto
+ * applies a transaction to copies of the tables it touches and puts them back when it cancels one). Sending them
+ * one at a time here as well made every consumer transaction wait for the answer to the one before it, each after
+ * its own turn in the forwarder's queue behind the relay's and the sweepers' writes: the consumers got one
+ * transaction into that queue at a time, and fell minutes behind.
  */
 export class OptimisticConcurrency {
   /** Transactions cancelled for a conflict so far. */
   conflicts = 0;
   readonly #held = new Set<string>();
-  /** The last transaction sent: the next one waits for it. */
-  #sending: Promise<unknown> = Promise.resolve();
 
   /** `client`, with its transactions subject to the conflicts of every client this instance wraps. */
   wrap(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
@@ -69,10 +69,8 @@ export class OptimisticConcurrency {
         });
       }
       for (const key of keys) this.#held.add(key);
-      const sent = this.#sending.then(() => client.send(command));
-      this.#sending = sent.catch(() => {});
       try {
-        return await sent;
+        return await client.send(command);
       } finally {
         for (const key of keys) this.#held.delete(key);
       }

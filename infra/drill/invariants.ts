@@ -1,9 +1,10 @@
 import {
   APPLIED as APPLIED_OUTCOME,
   cursorKeyOf,
-  DEAD_LETTER_ATTRIBUTES,
+  DeadLetterCause,
   MessageStatus,
   orderKeyOf,
+  readDeadLetter,
 } from 'serverless-outbox';
 import { NOTHING_TO_RELEASE, RELEASED } from '../../functions/inventory/apply-order/plan-stock-release.ts';
 import { REJECTED_OUT_OF_STOCK } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
@@ -17,6 +18,8 @@ import type { RogueMessage } from './rogue-messages.ts';
 export interface DeadLetterCopy {
   readonly body: string;
   readonly attributes: Readonly<Record<string, string>>;
+  /** SQS's receive count when the drill read it (a message the redrive policy moved keeps its source receives). */
+  readonly receiveCount?: number;
 }
 
 /** The tables' contents at the end of a drill, plus what the drill did on purpose. */
@@ -55,6 +58,8 @@ export interface DrillSnapshot {
   readonly rogueMessages: ReadonlyMap<string, RogueMessage>;
   /** What the consumer's dead-letter queue holds at the end. */
   readonly deadLetters: readonly DeadLetterCopy[];
+  /** The source queue's maxReceiveCount: after that many receives its redrive policy moves a message itself. */
+  readonly maxReceiveCount: number;
 }
 
 /** One checked invariant. */
@@ -334,21 +339,27 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
       const orderId = aggregateIdOf(letter.body);
       if (orderId !== undefined && snapshot.poisonedOrders.has(orderId)) return [];
       const hot = orderId !== undefined && snapshot.hotOrders.has(orderId);
-      const reason = letter.attributes[DEAD_LETTER_ATTRIBUTES.reason];
-      const lastError = letter.attributes[DEAD_LETTER_ATTRIBUTES.lastError];
+      const order = `${hot ? 'hot ' : ''}order ${String(orderId)}`;
+      const read = readDeadLetter(letter);
+      // No reason of the consumer's: SQS's redrive policy moved it after maxReceiveCount receives that the consumer
+      // never finished (each invocation stopped, or its record neither acknowledged nor given a verdict).
+      if (read.cause === DeadLetterCause.REDRIVE_POLICY) {
+        return [
+          `${order} moved to the DLQ by the queue's redrive policy after ${read.receives ?? 'an unknown number of'} ` +
+            `receives (maxReceiveCount ${snapshot.maxReceiveCount}), with no reason: receives the consumer never finished`,
+        ];
+      }
       // On its last receive the consumer dead-letters with the last error; a conflict is requeued instead, its
       // receive count starting again, so a message dead-lettered this way failed for a fault on every receive.
-      if (reason === 'MAX_RECEIVES' && INJECTED_FAULT.test(lastError ?? '')) {
+      if (read.cause === DeadLetterCause.MAX_RECEIVES && INJECTED_FAULT.test(read.lastError ?? '')) {
         afterInjectedFaults += 1;
         if (hot) hotAfterInjectedFaults += 1;
         return [];
       }
-      return [
-        `${hot ? 'hot ' : ''}order ${String(orderId)} dead-lettered (${reason ?? 'no reason'}: ${quoted(lastError)})`,
-      ];
+      return [`${order} dead-lettered (${read.cause}: ${quoted(read.lastError)})`];
     }),
     `${snapshot.deadLetters.length} dead letters, ${afterInjectedFaults} after injected faults on every receive ` +
-      `(${hotAfterInjectedFaults} of them hot-SKU orders), none for contention`,
+      `(${hotAfterInjectedFaults} of them hot-SKU orders), none moved by the redrive policy, none for contention`,
   );
   return results;
 }
@@ -501,6 +512,17 @@ export type DrillTable = 'orders' | 'outbox' | 'inbox' | 'inventory';
 
 /** What the drill did on purpose, beside the tables. */
 export type DrillFacts = Omit<DrillSnapshot, DrillTable | 'cursors' | 'parked' | 'reservations'>;
+
+/** How many dead letters the consumer sent with its reason, and how many SQS's redrive policy moved without one. */
+export function deadLetterCounts(deadLetters: readonly DeadLetterCopy[]): {
+  readonly byConsumer: number;
+  readonly byRedrivePolicy: number;
+} {
+  const byRedrivePolicy = deadLetters.filter(
+    (letter) => readDeadLetter(letter).cause === DeadLetterCause.REDRIVE_POLICY,
+  ).length;
+  return { byConsumer: deadLetters.length - byRedrivePolicy, byRedrivePolicy };
+}
 
 /**
  * Reads every table the invariants need and adds what the drill did on purpose. The consumer's inbox table also

@@ -46,7 +46,7 @@ import {
   faultyPublisher,
   seededRandom,
 } from './faults.ts';
-import { type DrillTable, drillResult, ORDER_SCOPE, takeSnapshot } from './invariants.ts';
+import { type DrillTable, deadLetterCounts, drillResult, ORDER_SCOPE, takeSnapshot } from './invariants.ts';
 import { CONSUMER_ACTOR } from './metric-invariants.ts';
 import { MetricsTally } from './observed-metrics.ts';
 import {
@@ -433,6 +433,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     hotOrders,
     rogueMessages,
     deadLetters: queues.peek(DEAD_LETTER_QUEUE),
+    maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
   });
   return drillResult(
     {
@@ -453,7 +454,9 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       'ordering gaps found by the sweepers (parked past the gap timeout)': orderingGaps,
       'hot SKU orders (one burst)': hotOrders.size,
       'TransactionConflict cancellations (injected)': faults.injected.hotSkuConflict,
-      'dead-lettered by consumer': queues.depth(DEAD_LETTER_QUEUE),
+      'dead letters sent by the consumer, with its reason': deadLetterCounts(snapshot.deadLetters).byConsumer,
+      "dead letters moved by the queue's redrive policy (no reason)": deadLetterCounts(snapshot.deadLetters)
+        .byRedrivePolicy,
     },
   );
 }

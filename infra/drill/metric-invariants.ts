@@ -1,12 +1,13 @@
 import {
   APPLIED,
-  DEAD_LETTER_ATTRIBUTES,
+  DeadLetterCause,
   HistoryEvent,
   historyOf,
   MESSAGE_ATTRIBUTES,
   MessageStatus,
   OutboxMetricName,
   parseEnvelope,
+  readDeadLetter,
   UNKNOWN_TOPIC,
 } from 'serverless-outbox';
 import { RELEASED } from '../../functions/inventory/apply-order/plan-stock-release.ts';
@@ -196,7 +197,8 @@ function tableFigures(snapshot: DrillSnapshot): Map<string, TableFigures> {
     else of(topic).rejectedRows += 1;
   }
   for (const letter of snapshot.deadLetters) {
-    if (letter.attributes[DEAD_LETTER_ATTRIBUTES.reason] === undefined) continue;
+    // SQS's redrive policy moves a message itself, with no reason: the consumer never counted it.
+    if (readDeadLetter(letter).cause === DeadLetterCause.REDRIVE_POLICY) continue;
     of(deadLetterTopic(letter)).consumerDeadLetters += 1;
   }
   return figures;

@@ -22,11 +22,13 @@ import {
   sweeperDeps,
 } from 'serverless-outbox/lambda';
 import { planInventory } from '../../functions/inventory/apply-order/plan-inventory.ts';
+import { stockConflictKeys } from '../../functions/inventory/apply-order/stock-conflict-keys.ts';
 import { handler as cancelOrderHandler } from '../../functions/orders/cancel-order/handler.ts';
 import { handler as createOrderHandler } from '../../functions/orders/create-order/handler.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { type LocalRuntime, startLocalRuntime } from '../local/runtime.ts';
 import { seedStock } from '../stacks/local-plugin.ts';
+import { CallsInFlight } from './calls-in-flight.ts';
 import { scaleOutConsumer } from './consumer-scale-out.ts';
 import { OptimisticConcurrency } from './contention.ts';
 import { type DrillConfig, type DrillResult, drillRates, type Progress } from './drill-config.ts';
@@ -43,6 +45,7 @@ import {
 import {
   type DeadLetterCopy,
   type DrillTable,
+  deadLetterCounts,
   drillResult,
   ORDER_SCOPE,
   stalledMessages,
@@ -65,15 +68,21 @@ import { UnreportedCommits } from './unreported-commits.ts';
 /** The drill's retry policy for both order topics. */
 const DRILL_RETRY = { baseDelayMs: 500, multiplier: 2, maxDelayMs: 3_000, maxAttempts: 8 };
 
-/** The drill's gap timeout: how long the consumer holds a message for its predecessor before the sweeper acts. */
-const DRILL_GAP_TIMEOUT_MS = 20_000;
+/**
+ * The drill's gap timeout: how long the consumer holds a message for its predecessor before the sweeper acts. As long
+ * as the confirmation deadline: past it the sweeper resends the predecessor, which a consumer that is merely behind
+ * has not reached yet (at 20 s, every parked cancel brought its create another copy every 20 s).
+ */
+const DRILL_GAP_TIMEOUT_MS = 120_000;
 
 /**
  * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,
- * a 30 s confirmation deadline (about the pipeline's p95 latency on moto under load: a slow consumer taken for a
- * lost delivery is only checked, or resent and deduplicated, while a copy the consumer dead-lettered after the
- * injected faults is resent without a long wait), a 10 s stream grace period, 10 s leases, 1–4 s visibility
- * backoff, and a 20 s gap timeout for the ordered order topics (as the stack orders them, in scope `order`).
+ * a 2-minute confirmation deadline (a copy the consumer dead-lettered after the injected faults is resent without a
+ * long wait, and a consumer that is merely behind — the pipeline's p95 on a busy moto is about a minute — is not
+ * taken for a lost delivery: at 30 s, reconciliation resent most messages several times, each resend costing the
+ * one emulator every hop shares a claim, a send, a mark and a delivery, until the consumer fell minutes behind),
+ * a 10 s stream grace period, 10 s leases, 1–4 s visibility backoff, and a 2-minute gap timeout for the ordered
+ * order topics (as the stack orders them, in scope `order`).
  */
 const DRILL_ENV = {
   RETRY_POLICIES: JSON.stringify({ [ORDER_CREATED]: DRILL_RETRY, [ORDER_CANCELLED]: DRILL_RETRY }),
@@ -89,13 +98,15 @@ const DRILL_ENV = {
       sequence: 'aggregate-version',
     },
   }),
-  CONFIRM_DEADLINE_MS: '30000',
+  CONFIRM_DEADLINE_MS: '120000',
   STREAM_GRACE_MS: '10000',
   VISIBILITY_BACKOFF_BASE_SECONDS: '1',
   VISIBILITY_BACKOFF_MAX_SECONDS: '4',
 };
 const LEASE_MS = 10_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
+/** The shortest pause between two looks at the tables while the pipeline settles. */
+const SETTLE_POLL_MS = 1_000;
 const CLIENT_CONCURRENCY = 8;
 const CONSUMER = 'Outbox/InventoryConsumer';
 /** Consumer invocations beside the runtime's poller, so that orders for one SKU meet in concurrent transactions. */
@@ -124,6 +135,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   // What the functions would have published, from the same cores and the same functions as the handler factories.
   const metrics = new MetricsTally();
   const commits = new UnreportedCommits();
+  const inFlight = new CallsInFlight();
   let deliveries = 0;
   // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
   const counting = commits.logger(() => {
@@ -176,18 +188,22 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         const { plan, deps, failures } = consumerParts({ ...env, ...DRILL_ENV }, (consumerEnv) =>
           planInventory(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
         );
-        const faulty = faultyConsumerDeps(
-          { ...deps, client: faultyDocumentClient(concurrency.wrap(deps.client), faults) },
-          faults,
-          commits,
+        const faulty = inFlight.track(
+          faultyConsumerDeps(
+            { ...deps, client: faultyDocumentClient(concurrency.wrap(deps.client), faults) },
+            faults,
+            commits,
+          ),
         );
         return async (event, context) => {
           const { response, topics } = await commits.invocation(() =>
+            // The shipped handler's conflict keys: a batch's orders for different SKUs apply at once, one SKU's in turn.
             consumeSqsEvent(event as SQSEvent, context as Context, {
               plan,
               deps: faulty,
               logger: counting,
               failures,
+              conflictKeys: stockConflictKeys,
             }),
           );
           metrics.add(consumeMetrics(topics));
@@ -221,6 +237,10 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
     const { acknowledged, writeMs, settleMs, sweepers, consumers } = await driveUntilSettled(run);
     trace('pausing the pollers');
     await runtime.pausePollers();
+    // An invocation that outlived its timeout is still running (Lambda would have stopped it), and one that handed
+    // records back returned with their current call still out: both may still commit.
+    await Promise.all(Object.values(runtime.functions).map((fn) => fn.idle()));
+    await inFlight.settled();
     trace('reading the tables and the dead-letter queue');
     // Nothing is in flight any more: the metrics are read at the same point as the tables.
     const observed = metrics.totals();
@@ -235,6 +255,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       hotOrders: run.hotOrders,
       rogueMessages: run.rogueMessages,
       deadLetters: await readDeadLetters(runtime),
+      maxReceiveCount: readSetting(runtime.env[CONSUMER] ?? {}, OutboxSettings.maxReceiveCount),
     });
     // The hot SKU's conflicts are real here, not injected: they are counted below.
     const injected = Object.fromEntries(
@@ -258,7 +279,10 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         [`consumer invocations by the ${CONSUMER_SCALE_OUT} extra instances`]: consumers.invocations(),
         'hot SKU orders (one burst)': run.hotOrders.size,
         'TransactionConflict cancellations (concurrent consumers)': concurrency.conflicts,
-        'dead-lettered by consumer': snapshot.deadLetters.length,
+        'dead letters sent by the consumer, with its reason': deadLetterCounts(snapshot.deadLetters)
+          .byConsumer,
+        "dead letters moved by the queue's redrive policy (no reason)": deadLetterCounts(snapshot.deadLetters)
+          .byRedrivePolicy,
       },
     );
   } finally {
@@ -340,7 +364,9 @@ function startSweepers(run: DrillRun) {
           ),
           owner: `${name}-${run}`,
           remainingMs: () => (running ? deadline - Date.now() : 0),
-          settings: { ...DEFAULT_SWEEPER_SETTINGS, leaseMs: LEASE_MS, idleWaitMs: 500, stopBeforeMs: 0 },
+          // The shipped idle pause: every idle round queries each due shard, and moto answers a query on an index by
+          // reading the whole table (two sweepers at 500 ms made those queries the emulator's biggest load).
+          settings: { ...DEFAULT_SWEEPER_SETTINGS, leaseMs: LEASE_MS, stopBeforeMs: 0 },
         });
         errors += report.errors;
         gaps += Object.values(report.orderingGaps).reduce((sum, found) => sum + found, 0);
@@ -435,7 +461,14 @@ async function writeOrders(run: DrillRun): Promise<Set<string>> {
   burstWhenHalfway();
   await burst;
   await Promise.all(immediate);
-  await Promise.all(later.map(cancel));
+  // The later cancels go through the same few clients: all at once, they timed out the cancel function by the dozen.
+  let nextCancel = 0;
+  const canceller = async () => {
+    for (let orderId = later[nextCancel++]; orderId !== undefined; orderId = later[nextCancel++]) {
+      await cancel(orderId);
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENT_CONCURRENCY }, canceller));
   return acknowledged;
 }
 
@@ -503,6 +536,7 @@ async function writeRogueMessages(run: DrillRun): Promise<void> {
 async function waitUntilSettled(runtime: LocalRuntime, orders: number, progress: Progress): Promise<void> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   while (Date.now() < deadline) {
+    const polledAt = Date.now();
     const outbox = await scanAll(runtime, 'outbox');
     const inbox = await scanAll(runtime, 'inbox');
     const stalled = stalledMessages({
@@ -519,7 +553,10 @@ async function waitUntilSettled(runtime: LocalRuntime, orders: number, progress:
     ).length;
     progress(orders + (orders - open), orders * 2, `settling: ${open} open`);
     if (open === 0 && outbox.length >= orders) return;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The scans cost the emulator what they cost the pipeline: polled at most a third of the time, the watcher
+    // never takes the backend it watches (two consistent scans took 4–12 s on a busy moto, polled every second).
+    const scanMs = Date.now() - polledAt;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(SETTLE_POLL_MS, 2 * scanMs)));
   }
 }
 
@@ -560,12 +597,15 @@ async function readDeadLetters(runtime: LocalRuntime): Promise<DeadLetterCopy[]>
           VisibilityTimeout: 600,
           WaitTimeSeconds: 0,
           MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
         }),
       );
       if (Messages.length === 0) return letters;
       for (const message of Messages) {
+        const receiveCount = Number(message.Attributes?.ApproximateReceiveCount);
         letters.push({
           body: message.Body ?? '',
+          ...(Number.isInteger(receiveCount) ? { receiveCount } : {}),
           attributes: Object.fromEntries(
             Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
               name,

@@ -17,6 +17,11 @@ interface Unreported {
   readonly commits: Map<string, Commit>;
   /** Messages this invocation moved to CONFIRMED. */
   readonly confirmations: Set<string>;
+  /**
+   * Whether the invocation has returned. A record it handed back at its wrap-up point may still be in a call that
+   * then commits: its counts were published without it, so it is counted at once.
+   */
+  ended: boolean;
 }
 
 /**
@@ -45,17 +50,15 @@ export class UnreportedCommits {
 
   /** Runs one consumer invocation; what it wrote and did not report is counted when it ends. */
   async invocation<T>(run: () => Promise<T>): Promise<T> {
-    const unreported: Unreported = { commits: new Map(), confirmations: new Set() };
+    const unreported: Unreported = { commits: new Map(), confirmations: new Set(), ended: false };
     try {
       return await this.#context.run(unreported, run);
     } finally {
-      for (const commit of unreported.commits.values()) {
-        if (commit.applied) this.#of(commit.topic).applied += 1;
-        else this.#of(commit.topic).rejected += 1;
-      }
-      for (const messageId of unreported.confirmations) {
-        this.#of(this.#topicOf.get(messageId) ?? UNKNOWN_TOPIC).confirmed += 1;
-      }
+      unreported.ended = true;
+      for (const commit of unreported.commits.values()) this.#countCommit(commit);
+      for (const messageId of unreported.confirmations) this.#countConfirmation(messageId);
+      unreported.commits.clear();
+      unreported.confirmations.clear();
     }
   }
 
@@ -67,16 +70,18 @@ export class UnreportedCommits {
       // A parked row (`parked#…`) is no inbox row: its message's row is written when it is applied.
       if (typeof item?.messageId !== 'string' || typeof item.outcome !== 'string') continue;
       this.#topicOf.set(item.messageId, String(item.topic));
-      this.#context.getStore()?.commits.set(item.messageId, {
-        topic: String(item.topic),
-        applied: isAppliedOutcome(item.outcome),
-      });
+      const commit = { topic: String(item.topic), applied: isAppliedOutcome(item.outcome) };
+      const unreported = this.#context.getStore();
+      if (unreported?.ended) this.#countCommit(commit);
+      else unreported?.commits.set(item.messageId, commit);
     }
   }
 
   /** Notes that this invocation moved `messageId` to CONFIRMED. */
   confirmed(messageId: string): void {
-    this.#context.getStore()?.confirmations.add(messageId);
+    const unreported = this.#context.getStore();
+    if (unreported?.ended) this.#countConfirmation(messageId);
+    else unreported?.confirmations.add(messageId);
   }
 
   /**
@@ -85,6 +90,8 @@ export class UnreportedCommits {
    */
   reported(messageId: string, logged: { readonly kind?: unknown; readonly confirmation?: unknown }): void {
     const unreported = this.#context.getStore();
+    // After its invocation returned nothing more is published: what it wrote then stays counted as unreported.
+    if (unreported?.ended) return;
     if (logged.kind === 'APPLIED' || logged.kind === 'REJECTED') unreported?.commits.delete(messageId);
     if (logged.confirmation === 'CONFIRMED') unreported?.confirmations.delete(messageId);
   }
@@ -115,6 +122,15 @@ export class UnreportedCommits {
   /** Every row counted so far. */
   total(): number {
     return Object.values(this.#counts).reduce((sum, { applied, rejected }) => sum + applied + rejected, 0);
+  }
+
+  #countCommit(commit: Commit): void {
+    if (commit.applied) this.#of(commit.topic).applied += 1;
+    else this.#of(commit.topic).rejected += 1;
+  }
+
+  #countConfirmation(messageId: string): void {
+    this.#of(this.#topicOf.get(messageId) ?? UNKNOWN_TOPIC).confirmed += 1;
   }
 
   #of(topic: string): { applied: number; rejected: number; confirmed: number } {

@@ -25,6 +25,8 @@ export interface ReceivedQueueMessage {
   readonly attributes: Readonly<Record<string, QueueMessageAttribute>>;
   /** FIFO: the message group. */
   readonly groupId?: string;
+  /** SQS's ApproximateReceiveCount, this receive included (a message SQS's redrive policy moved keeps its count). */
+  readonly receiveCount?: number;
 }
 
 /** A message to send. */
@@ -94,12 +96,13 @@ export class SqsAdminQueues implements AdminQueues {
         VisibilityTimeout: options.visibilityTimeoutSeconds,
         WaitTimeSeconds: RECEIVE_WAIT_SECONDS,
         MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['MessageGroupId'],
+        MessageSystemAttributeNames: ['MessageGroupId', 'ApproximateReceiveCount'],
       }),
     );
     return (response.Messages ?? []).flatMap((message) => {
       if (message.MessageId === undefined || message.ReceiptHandle === undefined) return [];
       const groupId = message.Attributes?.MessageGroupId;
+      const receiveCount = Number(message.Attributes?.ApproximateReceiveCount);
       return [
         {
           sqsMessageId: message.MessageId,
@@ -109,6 +112,7 @@ export class SqsAdminQueues implements AdminQueues {
             Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, fromSqs(value)]),
           ),
           ...(groupId === undefined ? {} : { groupId }),
+          ...(Number.isInteger(receiveCount) && receiveCount > 0 ? { receiveCount } : {}),
         },
       ];
     });

@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DeadLetterCause, readDeadLetter } from '../consumer/dead-letter-cause.ts';
 import { DEAD_LETTER_ATTRIBUTES } from '../consumer/sqs-queue-operations.ts';
 import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
 import type { AdminDeps } from './admin-deps.ts';
@@ -58,12 +59,23 @@ export interface DeadLetterInfo {
   readonly sqsMessageId: string;
   readonly messageId?: string;
   readonly topic?: string;
+  /**
+   * Why it is there: the consumer's reason (POISON, MAX_RECEIVES), or REDRIVE_POLICY for a message that carries
+   * none (SQS moved it after maxReceiveCount receives the consumer never finished).
+   */
+  readonly cause: DeadLetterCause;
+  /** The consumer's last error, when it dead-lettered the message itself. */
+  readonly lastError?: string;
+  /** Receives in the source queue, when known (see `readDeadLetter`). */
+  readonly receives?: number;
 }
 
 /** What a redrive did in one DLQ. */
 export interface RedriveQueueReport extends RedriveCounts {
   readonly deadLetterQueueUrl: string;
   readonly sourceQueueUrl: string;
+  /** The chosen messages by why they were there (see {@link DeadLetterInfo.cause}). */
+  readonly causes: Readonly<Record<string, number>>;
   /** Dry run: the messages that would move. */
   readonly wouldMove?: readonly DeadLetterInfo[];
 }
@@ -71,6 +83,8 @@ export interface RedriveQueueReport extends RedriveCounts {
 /** What a redrive did. */
 export interface RedriveReport extends RedriveCounts {
   readonly dryRun: boolean;
+  /** The chosen messages of every DLQ by why they were there. */
+  readonly causes: Readonly<Record<string, number>>;
   readonly queues: readonly RedriveQueueReport[];
 }
 
@@ -176,8 +190,13 @@ export async function redriveDeadLetters(deps: Deps, input: RedriveInput): Promi
     }
   }
   const total = (field: keyof RedriveCounts) => queues.reduce((sum, queue) => sum + queue[field], 0);
+  const causes: Record<string, number> = {};
+  for (const queue of queues) {
+    for (const [cause, count] of Object.entries(queue.causes)) causes[cause] = (causes[cause] ?? 0) + count;
+  }
   return {
     dryRun: input.dryRun,
+    causes,
     examined: total('examined'),
     matched: total('matched'),
     moved: total('moved'),
@@ -205,6 +224,7 @@ async function redriveQueue(run: Pass, route: DeadLetterRoute): Promise<RedriveQ
   const { deps } = run;
   const dlq = route.deadLetterQueueUrl;
   const counts = { examined: 0, matched: 0, moved: 0, resumed: 0, left: 0 };
+  const causes: Record<string, number> = {};
   const wouldMove: DeadLetterInfo[] = [];
   /** SQS message id → latest receipt handle of every message to release when the pass ends. */
   const held = new Map<string, string>();
@@ -232,11 +252,13 @@ async function redriveQueue(run: Pass, route: DeadLetterRoute): Promise<RedriveQ
         } else if (run.dryRun) {
           run.budget.left -= 1;
           counts.matched += 1;
+          causes[info.cause] = (causes[info.cause] ?? 0) + 1;
           wouldMove.push(info);
           held.set(message.sqsMessageId, message.receiptHandle);
         } else {
           run.budget.left -= 1;
           counts.matched += 1;
+          causes[info.cause] = (causes[info.cause] ?? 0) + 1;
           try {
             const outcome = await moveOne(run, { route, message, info });
             counts[outcome === 'RESUMED' ? 'resumed' : 'moved'] += 1;
@@ -267,6 +289,7 @@ async function redriveQueue(run: Pass, route: DeadLetterRoute): Promise<RedriveQ
     deadLetterQueueUrl: dlq,
     sourceQueueUrl: route.sourceQueueUrl,
     ...counts,
+    causes,
     ...(run.dryRun ? { wouldMove } : {}),
   };
 }
@@ -345,7 +368,10 @@ function outgoing(message: ReceivedQueueMessage, sourceQueueUrl: string): Outgoi
   };
 }
 
-/** The outbox message id and topic of a DLQ message: its attributes, or else its body (the envelope). */
+/**
+ * The outbox message id and topic of a DLQ message (its attributes, or else its body, the envelope), and why it is
+ * there.
+ */
 export function identify(message: ReceivedQueueMessage): DeadLetterInfo {
   let messageId = message.attributes[MESSAGE_ATTRIBUTES.messageId]?.stringValue;
   let topic = message.attributes[MESSAGE_ATTRIBUTES.topic]?.stringValue;
@@ -361,10 +387,17 @@ export function identify(message: ReceivedQueueMessage): DeadLetterInfo {
       // Not an envelope: only a filter-less redrive moves it.
     }
   }
+  const reading = readDeadLetter({
+    attributes: Object.fromEntries(
+      Object.entries(message.attributes).map(([name, value]) => [name, value.stringValue]),
+    ),
+    ...(message.receiveCount === undefined ? {} : { receiveCount: message.receiveCount }),
+  });
   return {
     sqsMessageId: message.sqsMessageId,
     ...(messageId === undefined ? {} : { messageId }),
     ...(topic === undefined ? {} : { topic }),
+    ...reading,
   };
 }
 

@@ -11,6 +11,7 @@ import type { OutboxStats } from '../admin/outbox-stats.ts';
 import type { RedriveReport } from '../admin/redrive-dead-letters.ts';
 import type { MessageDetails } from '../admin/show-message.ts';
 import type { SkipOrderGapResult } from '../admin/skip-order-gap.ts';
+import { DeadLetterCause } from '../consumer/dead-letter-cause.ts';
 import type { RecoverReport } from './recover.ts';
 
 /** Columns aligned with spaces, a header row first; cells are shown as they are. */
@@ -186,12 +187,15 @@ export function formatRedrive(report: RedriveReport): string {
       info.sqsMessageId,
       info.messageId ?? '(none)',
       info.topic ?? '',
+      info.cause,
+      info.receives === undefined ? '' : String(info.receives),
     ]),
   );
   return [
     report.dryRun
       ? `dry run: would move ${report.matched} of ${report.examined} dead letter(s)`
       : `moved ${report.moved} dead letter(s) back (${report.resumed} resumed from an interrupted run, ${report.left} left)`,
+    ...formatCauses(report.causes),
     ...(rows.length === 0
       ? []
       : [
@@ -200,8 +204,32 @@ export function formatRedrive(report: RedriveReport): string {
         ]),
     ...(wouldMove.length === 0
       ? []
-      : ['', formatTable(['DEAD-LETTER QUEUE', 'SQS MESSAGE ID', 'MESSAGE ID', 'TOPIC'], wouldMove)]),
+      : [
+          '',
+          formatTable(
+            ['DEAD-LETTER QUEUE', 'SQS MESSAGE ID', 'MESSAGE ID', 'TOPIC', 'CAUSE', 'RECEIVES'],
+            wouldMove,
+          ),
+        ]),
   ].join('\n');
+}
+
+/**
+ * The dead letters chosen, by why they were there; one line on REDRIVE_POLICY when there are some, since they carry
+ * no reason of the consumer's.
+ */
+function formatCauses(causes: Readonly<Record<string, number>>): string[] {
+  const entries = Object.entries(causes).filter(([, count]) => count > 0);
+  if (entries.length === 0) return [];
+  const lines = [`by cause: ${entries.map(([cause, count]) => `${count} ${cause}`).join(', ')}`];
+  if ((causes[DeadLetterCause.REDRIVE_POLICY] ?? 0) > 0) {
+    lines.push(
+      `  ${DeadLetterCause.REDRIVE_POLICY}: moved by the queue's redrive policy, without a reason, after maxReceiveCount ` +
+        'receives the consumer never finished (invocations stopped at their timeout or crashed): check the ' +
+        "consumer's duration and errors before moving them back",
+    );
+  }
+  return lines;
 }
 
 /** The SQS message move tasks started. */

@@ -10,7 +10,10 @@ export interface TopicConsumeCounts {
   rejected: number;
   /** Messages the consumer sent to the dead-letter queue itself (poison, or on their last receive). */
   deadLettered: number;
-  /** Messages put back on the queue as fresh copies after losing to concurrent transactions. */
+  /**
+   * Messages put back on the queue as fresh copies, their receive count starting again: they lost every try to
+   * concurrent transactions, or the invocation reached its wrap-up point before they finished.
+   */
   requeued: number;
   /** Ordered topics: messages held until their predecessor is applied (applied later, when it is). */
   parked: number;

@@ -12,6 +12,7 @@ import {
 import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import { APPLIED, inboxPut } from './inbox.ts';
+import { assertTimeLeft } from './invocation-budget.ts';
 import { isOrdered } from './order-cursor.ts';
 import { consumeOrdered } from './ordered-consume.ts';
 
@@ -64,6 +65,13 @@ export interface ConsumeDeps {
   readonly sleep?: (ms: number) => Promise<void>;
   /** @default Math.random */
   readonly random?: () => number;
+  /**
+   * Milliseconds the invocation may still start work in (until its wrap-up point, before the function's timeout):
+   * conflict retries stop before it, and no step starts after it (an {@link OutOfTimeError} instead). The SQS
+   * consumer sets it per invocation from the Lambda context.
+   * @default no bound
+   */
+  readonly remainingMs?: () => number;
 }
 
 /** What consuming one message did. */
@@ -130,6 +138,7 @@ export async function consumeMessage(
   deps: ConsumeDeps,
 ): Promise<ConsumeResult> {
   if (isOrdered(received)) return consumeOrdered(received, plan, deps);
+  assertTimeLeft(deps.remainingMs, `consuming ${received.messageId}`);
   // The plan always sees the payload as it was written, fetched and verified when it was claim-checked.
   const message = await resolveClaimCheck(received, deps.claimCheck);
   const decided = plan(message);
@@ -140,9 +149,11 @@ export async function consumeMessage(
     {
       sleep: deps.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
       random: deps.random ?? Math.random,
+      ...(deps.remainingMs === undefined ? {} : { remainingMs: deps.remainingMs }),
     },
   );
   // Confirm duplicates too: the previous delivery may have crashed between its commit and its confirm.
+  assertTimeLeft(deps.remainingMs, `confirming ${message.messageId}`);
   const confirmation = await deps.confirmer?.confirm(message.messageId, deps.clock(), recorded.outcome);
   return { ...recorded, confirmation };
 }

@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { describeError, PoisonMessageError, TransactionConflictError } from '../errors.ts';
+import { describeError, OutOfTimeError, PoisonMessageError, TransactionConflictError } from '../errors.ts';
 
 /** SQS's longest visibility timeout: 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
@@ -68,9 +68,10 @@ export type FailureDisposition = 'DEAD_LETTERED' | 'RETRY_LATER' | 'REQUEUED';
 /**
  * Decides what a failed record becomes: a poison message, or one on its last receive, goes to the DLQ now
  * with its reason and last error (so an operator can replay it knowing why it failed); a message that only
- * lost to concurrent transactions (a hot item) is requeued as a fresh copy after a short jittered delay, so
- * contention alone never spends its receives and never dead-letters it; any other failure is retried after an
- * exponential, jittered visibility timeout instead of the queue's fixed one.
+ * lost to concurrent transactions (a hot item), or that the invocation ran out of time for, is requeued as a
+ * fresh copy after a short jittered delay, so contention and a slow backend never spend its receives and never
+ * dead-letter it; any other failure is retried after an exponential, jittered visibility timeout instead of the
+ * queue's fixed one.
  */
 export async function handleFailedRecord(
   record: SQSRecord,
@@ -78,9 +79,8 @@ export async function handleFailedRecord(
   handling: FailureHandling,
 ): Promise<FailureDisposition> {
   const lastError = describeError(error);
-  if (error instanceof TransactionConflictError) {
-    const delaySeconds = 1 + Math.floor(handling.random() * handling.backoff.baseSeconds);
-    await handling.queues.requeue(handling.sourceQueueUrl, record, delaySeconds);
+  if (error instanceof TransactionConflictError || error instanceof OutOfTimeError) {
+    await requeueRecord(record, handling);
     return 'REQUEUED';
   }
   const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
@@ -92,4 +92,13 @@ export async function handleFailedRecord(
   const seconds = visibilityTimeoutSeconds(receiveCount, handling.backoff, handling.random);
   await handling.queues.changeVisibility(handling.sourceQueueUrl, record.receiptHandle, seconds);
   return 'RETRY_LATER';
+}
+
+/**
+ * Puts a fresh copy of `record` back on its queue after a short jittered delay (1 s to the backoff's base), for the
+ * caller to acknowledge the received one: its receive count starts again.
+ */
+export async function requeueRecord(record: SQSRecord, handling: FailureHandling): Promise<void> {
+  const delaySeconds = 1 + Math.floor(handling.random() * handling.backoff.baseSeconds);
+  await handling.queues.requeue(handling.sourceQueueUrl, record, delaySeconds);
 }

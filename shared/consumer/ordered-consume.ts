@@ -13,6 +13,7 @@ import type {
   PlanEffect,
 } from './consume-message.ts';
 import { APPLIED, INBOX_KEYS, inboxPut } from './inbox.ts';
+import { assertTimeLeft } from './invocation-budget.ts';
 import {
   cursorAdvance,
   cursorBehind,
@@ -66,6 +67,7 @@ export async function consumeOrdered(
   deps: ConsumeDeps,
 ): Promise<ConsumeResult> {
   const placed = await placeMessage(received, { plan, deps, fromParked: false });
+  if (placed.confirm) assertTimeLeft(deps.remainingMs, `confirming ${received.messageId}`);
   const confirmation = placed.confirm
     ? await deps.confirmer?.confirm(received.messageId, deps.clock(), placed.outcome)
     : undefined;
@@ -87,6 +89,7 @@ interface Placing {
 /** Applies, rejects, parks or skips one message, trying again when its predecessor commits meanwhile. */
 async function placeMessage(received: OrderedEnvelope, placing: Placing): Promise<Placed> {
   const { plan, deps } = placing;
+  assertTimeLeft(deps.remainingMs, `consuming ${received.messageId}`);
   // The plan always sees the payload as it was written, fetched and verified when it was claim-checked.
   const resolved = await resolveClaimCheck(received, deps.claimCheck);
   const message: OrderedEnvelope = { ...resolved, orderKey: received.orderKey, seq: received.seq };
@@ -225,6 +228,8 @@ async function drainAfter(
   const { deps } = draining;
   const drained: DrainedMessage[] = [];
   for (let seq = message.seq + 1; ; seq += 1) {
+    // Out of time, the drain stops here: its successors stay parked, and the next apply or resend drains them.
+    if (deps.remainingMs !== undefined && deps.remainingMs() <= 0) return { drained };
     const row = await readParked(deps, { orderKey: message.orderKey, seq });
     if (row === undefined) return { drained };
     const parked = parkedMessageOf(row);
@@ -232,6 +237,7 @@ async function drainAfter(
       const placed = await placeMessage(parked, { ...draining, fromParked: true });
       if (placed.kind === 'PARKED') return { drained };
       if (placed.kind === 'DUPLICATE') await deleteParked(deps, { orderKey: message.orderKey, seq });
+      if (placed.confirm) assertTimeLeft(deps.remainingMs, `confirming ${parked.messageId}`);
       const confirmation = placed.confirm
         ? await deps.confirmer?.confirm(parked.messageId, deps.clock(), placed.outcome)
         : undefined;
@@ -276,6 +282,7 @@ function retrying(deps: ConsumeDeps): <T>(write: () => Promise<T>) => Promise<T>
   const clock = {
     sleep: deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,
+    ...(deps.remainingMs === undefined ? {} : { remainingMs: deps.remainingMs }),
   };
   return (write) => retryConflicts(write, retry, clock);
 }

@@ -5,7 +5,7 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { PoisonMessageError } from '../errors.ts';
+import { OutOfTimeError, PoisonMessageError } from '../errors.ts';
 import type { LogSink } from '../lambda/log-sink.ts';
 import { type Envelope, parseEnvelope } from '../message/envelope.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
@@ -19,7 +19,18 @@ import {
   type DrainFailure,
   type PlanEffect,
 } from './consume-message.ts';
-import { type FailureHandling, handleFailedRecord, visibilityTimeoutSeconds } from './failure-handling.ts';
+import {
+  type FailureHandling,
+  handleFailedRecord,
+  requeueRecord,
+  visibilityTimeoutSeconds,
+} from './failure-handling.ts';
+import {
+  DEFAULT_WRAP_UP_RESERVE,
+  type InvocationBudget,
+  invocationBudget,
+  type WrapUpReserve,
+} from './invocation-budget.ts';
 import { scheduleByKeys } from './key-scheduler.ts';
 
 /**
@@ -54,6 +65,11 @@ export interface SqsConsumer {
    * @default every record shares one key: the batch is applied one record after another
    */
   readonly conflictKeys?: ConflictKeys;
+  /**
+   * How much of the invocation's time is kept back to hand unfinished records back before the function's timeout.
+   * @default DEFAULT_WRAP_UP_RESERVE: 5 s, or a fifth of the invocation's time when that is less
+   */
+  readonly wrapUp?: WrapUpReserve;
 }
 
 /** A consumed SQS batch: the response for Lambda, and what happened per topic for the metrics. */
@@ -68,6 +84,13 @@ export interface ConsumedSqsBatch {
  * failed record is also given an exponential visibility backoff, and a poison message (or one on its last
  * receive) is dead-lettered at once with its reason. On a FIFO queue a failed record fails only the records of
  * its message group that follow it; the other groups go on.
+ *
+ * The batch keeps to the invocation's time (the context's remaining time, less `wrapUp`): conflict retries stop
+ * before the wrap-up point, and there every record not finished — still running on a slow backend, or waiting for
+ * an earlier record of its key — is handed back as a fresh copy (with `failures`) and acknowledged, so the function
+ * returns before Lambda stops it. A stopped invocation returns no partial batch response: SQS would count a receive
+ * against every record of the batch, and after maxReceiveCount of them its redrive policy would dead-letter
+ * records that never failed, without a reason.
  */
 export async function consumeSqsBatch(
   event: SQSEvent,
@@ -88,7 +111,34 @@ export async function consumeSqsEvent(
   context: Context,
   consumer: SqsConsumer,
 ): Promise<ConsumedSqsBatch> {
-  const { plan, deps, logger, failures } = consumer;
+  const budget = invocationBudget(context, consumer.wrapUp ?? DEFAULT_WRAP_UP_RESERVE);
+  // This invocation's deps: every step and conflict retry of its records keeps to its budget.
+  const deps: ConsumeDeps = { ...consumer.deps, remainingMs: budget.remainingMs };
+  try {
+    return await consumeWithin(event, context, { consumer, deps, budget });
+  } finally {
+    budget.close();
+  }
+}
+
+/** What one invocation's records are consumed with. */
+interface Invocation {
+  readonly consumer: SqsConsumer;
+  /** The consumer's deps, bounded by the budget. */
+  readonly deps: ConsumeDeps;
+  readonly budget: InvocationBudget;
+}
+
+/** Marks a record whose work was still running at the wrap-up point. */
+const WRAPPED_UP: unique symbol = Symbol('wrapped up');
+
+async function consumeWithin(
+  event: SQSEvent,
+  context: Context,
+  invocation: Invocation,
+): Promise<ConsumedSqsBatch> {
+  const { consumer, deps, budget } = invocation;
+  const { plan, logger, failures } = consumer;
   const topics: ConsumeCountsByTopic = {};
   const records = Array.isArray(event.Records) ? event.Records : [];
   const reads = records.map((record) => readRecord(record, consumer.conflictKeys ?? (() => WHOLE_BATCH)));
@@ -99,7 +149,8 @@ export async function consumeSqsEvent(
     try {
       if ('failure' in read) throw read.failure;
       const { message } = read;
-      const result = await consumeMessage(message, plan, deps);
+      const result = await beforeWrapUp(consumeMessage(message, plan, deps), budget);
+      if (result === WRAPPED_UP) return await handBack(topics, { record, message, invocation });
       const { drained, drainFailure, ...own } = result;
       countConsumed(consumeCountsOf(topics, message.topic), {
         message,
@@ -161,6 +212,43 @@ export async function consumeSqsEvent(
     processInParallel: true,
   });
   return { response, topics };
+}
+
+/**
+ * `work`, or {@link WRAPPED_UP} when the budget's wrap-up point comes first. The work of a record handed back goes
+ * on only until its current call returns (no step starts past the wrap-up point), and its outcome is dropped: the
+ * copy put back is the record now, and its inbox check makes whatever the work committed count once.
+ */
+async function beforeWrapUp<T>(work: Promise<T>, budget: InvocationBudget): Promise<T | typeof WRAPPED_UP> {
+  work.catch(() => {});
+  const wrappedUp = budget.spent.then((): typeof WRAPPED_UP => WRAPPED_UP);
+  return Promise.race([work, wrappedUp]);
+}
+
+/**
+ * Hands a record the invocation has no time left for back to its queue as a fresh copy, then acknowledges it: the
+ * backend was slow, not the message, so no receive is spent (its count starts again). Without failure handling it
+ * is reported as failed, for SQS to redeliver.
+ */
+async function handBack(
+  topics: ConsumeCountsByTopic,
+  handing: { readonly record: SQSRecord; readonly message: Envelope; readonly invocation: Invocation },
+): Promise<'REQUEUED'> {
+  const { record, message, invocation } = handing;
+  const { failures, logger } = invocation.consumer;
+  const names = namesOf(message);
+  if (failures === undefined) {
+    throw new OutOfTimeError(`no time left in the invocation for ${message.messageId}; left to SQS`);
+  }
+  await requeueRecord(record, failures);
+  consumeCountsOf(topics, message.topic).requeued += 1;
+  logger.warn('message handed back', {
+    ...names,
+    sqsMessageId: record.messageId,
+    disposition: 'REQUEUED',
+    remainingMs: invocation.budget.remainingMs(),
+  });
+  return 'REQUEUED';
 }
 
 /** A parked message applied after its predecessor: counted and logged under its own topic. */

@@ -113,7 +113,9 @@ export function consumerParts(
  * your plan's actions commit in one transaction), the producer's outbox is told, a transient failure is
  * retried alone with backoff, and a message that can never be processed is dead-lettered with its reason.
  * Messages of an ordered topic are applied in their order per aggregate (one that arrives early is parked until
- * its predecessor is applied); on a FIFO queue a failed record holds back only its own message group.
+ * its predecessor is applied); on a FIFO queue a failed record holds back only its own message group. It keeps to
+ * the function's timeout: 5 s before it, the records not finished (a slow backend, a hot item) are handed back as
+ * fresh copies, so Lambda never stops an invocation that would spend a receive of every record in its batch.
  * It publishes MessagesApplied, DuplicatesSuppressed, BusinessRejections, DeadLettered, Requeued,
  * MessagesParked (ordered topics) and ConfirmLatencyMs per topic, and traces its SDK calls (the invocation joins the producer's trace through the
  * message's `AWSTraceHeader`). Deploy it with `TransactionalOutbox.addConsumer`, which sets its environment

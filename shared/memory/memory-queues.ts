@@ -427,18 +427,19 @@ export class MemoryQueues implements MessagePublisher, QueueOperations {
     });
   }
 
-  /** Messages currently in a queue (visible or not). */
+  /** Messages currently in a queue (visible or not), with their receive count. */
   depth(queueUrl: string): number {
     return this.#queue(queueUrl).messages.size;
   }
 
   /** Bodies and attributes (string values) of a queue's messages, for inspection. */
-  peek(queueUrl: string): { body: string; attributes: Record<string, string> }[] {
-    return [...this.#queue(queueUrl).messages.values()].map(({ body, attributes }) => ({
+  peek(queueUrl: string): { body: string; attributes: Record<string, string>; receiveCount: number }[] {
+    return [...this.#queue(queueUrl).messages.values()].map(({ body, attributes, receiveCount }) => ({
       body,
       attributes: Object.fromEntries(
         Object.entries(attributes).map(([name, value]) => [name, value.stringValue ?? '']),
       ),
+      receiveCount,
     }));
   }
 

@@ -21,12 +21,19 @@ export interface RetryClock {
   readonly sleep: (ms: number) => Promise<void>;
   /** Uniform in [0, 1): the jitter. */
   readonly random: () => number;
+  /**
+   * Milliseconds left for tries (a consumer's invocation before its wrap-up point): no wait is taken that would end
+   * past it, and the conflict is thrown instead, for the caller to hand the work back while it still can.
+   * @default no bound but the attempts
+   */
+  readonly remainingMs?: () => number;
 }
 
 /**
  * Runs `write` and, while DynamoDB cancels it for a conflict with a concurrent transaction
  * ({@link TransactionConflictError}), runs it again after a short jittered wait; any other outcome is returned or
- * thrown at once. After the last try the conflict is thrown, for the caller to retry later.
+ * thrown at once. After the last try, or when the clock's time left would run out during the wait, the conflict is
+ * thrown, for the caller to retry later.
  * @example
  * await retryConflicts(() => transactWrite(client, actions), DEFAULT_CONFLICT_RETRY, { sleep, random: Math.random });
  */
@@ -41,7 +48,11 @@ export async function retryConflicts<T>(
     } catch (error) {
       if (!(error instanceof TransactionConflictError) || attempt >= retry.attempts) throw error;
       const ceiling = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
-      await clock.sleep(Math.floor(clock.random() * ceiling));
+      const wait = Math.floor(clock.random() * ceiling);
+      // A try that would start past the time left is not made: on a slow backend the conflicts of a hot item would
+      // otherwise outlast the invocation, and a stopped invocation spends a receive of every record in its batch.
+      if (clock.remainingMs !== undefined && clock.remainingMs() - wait <= 0) throw error;
+      await clock.sleep(wait);
     }
   }
 }

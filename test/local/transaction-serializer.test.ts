@@ -11,10 +11,12 @@ import {
   BatchWriteItemCommand,
   CreateTableCommand,
   DynamoDBClient,
+  GetItemCommand,
   PutItemCommand,
   ScanCommand,
   TransactionCanceledException,
   TransactWriteItemsCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
@@ -24,6 +26,7 @@ import {
   startTransactionSerializer,
   TRANSACT_WRITE_ITEMS_TARGET,
   type TransactionSerializer,
+  writtenTables,
 } from '../../infra/local/transaction-serializer.ts';
 import { describeOnMoto } from '../integration/support/backend.ts';
 
@@ -371,6 +374,34 @@ describe('startTransactionSerializer', () => {
     expect(fake.writes.most).toBe(count);
   });
 
+  it('sends plain writes to one table one at a time, beside those to other tables', async () => {
+    const inFlight = new Map<string, number>();
+    const most = new Map<string, number>();
+    fake.answer = async (received, response) => {
+      const table = String((JSON.parse(received.body.toString()) as { TableName?: unknown }).TableName);
+      inFlight.set(table, (inFlight.get(table) ?? 0) + 1);
+      most.set(table, Math.max(most.get(table) ?? 0, inFlight.get(table) ?? 0));
+      // Answered a few turns later, so writes that were sent together overlap here.
+      for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      inFlight.set(table, (inFlight.get(table) ?? 1) - 1);
+      response.end('{}');
+    };
+    const update = (TableName: string, id: number) =>
+      dynamodb(serializer.endpoint, {
+        operation: 'UpdateItem',
+        body: JSON.stringify({ TableName, Key: { id: { S: `m-${id}` } } }),
+      });
+
+    const answers = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((id) => update(id % 2 ? 'outbox' : 'inbox', id)),
+    );
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    // moto's items are unlocked: two updates of one item at once each read it, and one drops the other's change.
+    expect(Object.fromEntries(most)).toEqual({ inbox: 1, outbox: 1 });
+    expect(fake.writes.most).toBe(2);
+  });
+
   it('lets reads and other requests through while a transaction is held', async () => {
     const held = gate();
     fake.answer = async (received, response) => {
@@ -566,6 +597,70 @@ describeOnMoto('the forwarder exists for moto: this checks that moto keeps every
         expect(put.length).toBeGreaterThan(30);
         expect(written.filter((id) => !ids.has(id))).toEqual([]);
         expect(put.filter((id) => !ids.has(id))).toEqual([]);
+      } finally {
+        client.destroy();
+        await serializer.stop();
+        await moto.stop();
+      }
+    });
+  },
+);
+
+describe('writtenTables', () => {
+  it('names the table of a plain write, every table of a batch, and none for a body it cannot read', () => {
+    expect(writtenTables(Buffer.from('{"TableName":"outbox","Key":{}}'))).toEqual(['outbox']);
+    expect(writtenTables(Buffer.from('{"RequestItems":{"orders":[],"audit":[]}}'))).toEqual([
+      'audit',
+      'orders',
+    ]);
+    expect(writtenTables(Buffer.from('put 1'))).toEqual([]);
+    expect(writtenTables(Buffer.from('{"Statement":"UPDATE outbox SET a = 1"}'))).toEqual([]);
+  });
+});
+
+describeOnMoto('moto loses concurrent updates of one item; the forwarder is what keeps them')(
+  'startTransactionSerializer in front of moto: updates of one item',
+  () => {
+    it('keeps every one of concurrent updates of one item, which moto drops when they run together', async () => {
+      const moto = await startMotoServer();
+      const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
+      const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
+      try {
+        const TableName = 'history';
+        await client.send(
+          new CreateTableCommand({
+            TableName,
+            BillingMode: 'PAY_PER_REQUEST',
+            AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+            KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+          }),
+        );
+        const kept: number[] = [];
+        // As an outbox message's transitions append to its history: 20 at once, in 10 rounds (straight to moto, some
+        // round kept fewer than 20 nearly every time).
+        for (let round = 0; round < 10; round += 1) {
+          const id = { S: `message-${round}` };
+          await client.send(new PutItemCommand({ TableName, Item: { id, history: { L: [] } } }));
+          await Promise.all(
+            Array.from({ length: 20 }, (_, entry) =>
+              client.send(
+                new UpdateItemCommand({
+                  TableName,
+                  Key: { id },
+                  UpdateExpression: 'SET #history = list_append(#history, :entry)',
+                  ExpressionAttributeNames: { '#history': 'history' },
+                  ExpressionAttributeValues: { ':entry': { L: [{ N: String(entry) }] } },
+                }),
+              ),
+            ),
+          );
+          const { Item } = await client.send(
+            new GetItemCommand({ TableName, Key: { id }, ConsistentRead: true }),
+          );
+          kept.push(Item?.history?.L?.length ?? 0);
+        }
+
+        expect(kept).toEqual(Array.from({ length: 10 }, () => 20));
       } finally {
         client.destroy();
         await serializer.stop();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkInvariants, type DrillSnapshot } from '../../../infra/drill/invariants.ts';
+import { checkInvariants, type DrillSnapshot, deadLetterCounts } from '../../../infra/drill/invariants.ts';
 
 const rogueId = '01JROGUE00000000000000000A';
 const created = {
@@ -54,6 +54,7 @@ const base: DrillSnapshot = {
   hotOrders: new Set(['o-1']),
   rogueMessages: new Map([[rogueId, { kind: 'set', reason: /payload\.tags: a Set is not plain JSON/ }]]),
   deadLetters: [],
+  maxReceiveCount: 5,
 };
 
 /** The same order cancelled after it was applied: its stock back, its reservation gone, its cursor at seq 2. */
@@ -133,15 +134,28 @@ describe('checkInvariants', () => {
       dead_letter_reason: 'MAX_RECEIVES',
       last_error: 'TransactionConflictError: transaction conflicted with a concurrent write; retry',
     });
-    const redriven = deadLetter('o-1', {});
 
-    for (const letter of [contention, redriven]) {
-      const result = invariant({ ...base, deadLetters: [letter] }, 'contention dead-letters nothing');
-      expect(result).toMatchObject({
-        ok: false,
-        detail: expect.stringContaining('hot order o-1 dead-lettered'),
-      });
-    }
+    const result = invariant({ ...base, deadLetters: [contention] }, 'contention dead-letters nothing');
+
+    expect(result).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('hot order o-1 dead-lettered (MAX_RECEIVES: TransactionConflictError'),
+    });
+  });
+
+  it("names a dead letter SQS's redrive policy moved, without a reason, by its receives against maxReceiveCount", () => {
+    // Five receives that each ended unacknowledged (the invocation stopped), then the drill's own read.
+    const redriven = { ...deadLetter('o-1', { message_id: 'm-9', topic: 'order.created' }), receiveCount: 6 };
+
+    const result = invariant({ ...base, deadLetters: [redriven] }, 'contention dead-letters nothing');
+
+    expect(result).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining(
+        "hot order o-1 moved to the DLQ by the queue's redrive policy after 6 receives (maxReceiveCount 5), with no reason",
+      ),
+    });
+    expect(deadLetterCounts([redriven])).toEqual({ byConsumer: 0, byRedrivePolicy: 1 });
   });
 
   it('accepts a poisoned order in the DLQ, and one dead-lettered after injected faults on every receive', () => {
@@ -160,7 +174,8 @@ describe('checkInvariants', () => {
     expect(invariant(snapshot, 'contention dead-letters nothing')).toMatchObject({
       ok: true,
       detail:
-        '2 dead letters, 1 after injected faults on every receive (1 of them hot-SKU orders), none for contention',
+        '2 dead letters, 1 after injected faults on every receive (1 of them hot-SKU orders), none moved by the ' +
+        'redrive policy, none for contention',
     });
   });
 });

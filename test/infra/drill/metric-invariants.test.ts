@@ -49,6 +49,7 @@ const snapshot: DrillSnapshot = {
   hotOrders: new Set(),
   rogueMessages: new Map(),
   deadLetters: [],
+  maxReceiveCount: 5,
 };
 
 /** What the functions published for that snapshot, with m-2's rejection committed by a delivery that then failed. */

@@ -102,6 +102,32 @@ describe('UnreportedCommits', () => {
     expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0, confirmed: 0 } });
   });
 
+  it('counts what a record handed back at the wrap-up point commits after its invocation returned', async () => {
+    const commits = new UnreportedCommits();
+    const logger = commits.logger(() => {});
+    let answer: () => void = () => {};
+    const stillInFlight = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    let late: Promise<void> = Promise.resolve();
+
+    await commits.invocation(async () => {
+      // The record's transaction is still in flight when the invocation returns (it was handed back).
+      late = stillInFlight.then(() => {
+        commits.committed(inboxPut('m-1', 'APPLIED'), 'inbox');
+        commits.confirmed('m-1');
+        // Nothing the invocation publishes can count it any more, whatever is logged.
+        logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED', confirmation: 'CONFIRMED' });
+      });
+    });
+    expect(commits.total()).toBe(0);
+
+    answer();
+    await late;
+
+    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0, confirmed: 1 } });
+  });
+
   it('ignores writes that are not inbox rows: another table, or a parked row', async () => {
     const commits = new UnreportedCommits();
 

@@ -96,6 +96,7 @@ export class MemoryAdminQueues implements AdminQueues {
         body: message.body,
         attributes: message.attributes,
         ...(message.groupId === undefined ? {} : { groupId: message.groupId }),
+        receiveCount: message.receiveCount,
       }));
   }
 

@@ -140,10 +140,43 @@ describe('redriveDeadLetters', () => {
       sqsMessageId: expect.any(String),
       messageId: expect.any(String),
       topic: 'order.cancelled',
+      cause: 'MAX_RECEIVES',
+      lastError: 'Error: inventory down',
     });
+    expect(report.causes).toEqual({ MAX_RECEIVES: 4 });
     expect(fixture.queues.depth(ORDER_QUEUE)).toBe(0);
     expect(fixture.queues.counts(ORDER_DLQ)).toEqual({ visible: 12, inFlight: 0, delayed: 0 });
     expect(fixture.db.itemCount('audit')).toBe(0);
+  });
+
+  it("names a dead letter SQS's redrive policy moved (no reason of the consumer's) by its cause and receives", async () => {
+    // A message whose five receives all ended unacknowledged (each invocation stopped): the sixth receive finds it
+    // past maxReceiveCount and SQS moves it, attributes untouched, receive count kept.
+    fixture.queues.send(ORDER_QUEUE, {
+      body: sqsRecord(order(7)).body,
+      attributes: { message_id: { dataType: 'String', stringValue: id(7) } },
+    });
+    for (let receive = 1; receive <= 5; receive += 1) {
+      expect(fixture.queues.receiveMessages(ORDER_QUEUE, { max: 10, visibilityTimeoutMs: 0 })).toHaveLength(
+        1,
+      );
+    }
+    expect(fixture.queues.receiveMessages(ORDER_QUEUE, { max: 10 })).toEqual([]);
+    await deadLetter(order(8));
+
+    const report = await redriveDeadLetters(fixture.deps, { ...base, dryRun: true });
+
+    const byId = new Map(report.queues[0]?.wouldMove?.map((info) => [info.messageId, info]));
+    // Five receives in the source queue and this one: more than maxReceiveCount (5), as only SQS moves them.
+    expect(byId.get(id(7))).toEqual({
+      sqsMessageId: expect.any(String),
+      messageId: id(7),
+      topic: 'order.created',
+      cause: 'REDRIVE_POLICY',
+      receives: 6,
+    });
+    expect(byId.get(id(8))).toMatchObject({ cause: 'MAX_RECEIVES', lastError: 'Error: inventory down' });
+    expect(report.causes).toEqual({ REDRIVE_POLICY: 1, MAX_RECEIVES: 1 });
   });
 
   it('keeps to the rate and to the most messages asked for', async () => {

@@ -30,14 +30,14 @@ beforeEach(() => {
 });
 
 describe('SqsAdminQueues', () => {
-  it('receives with every message attribute, the group, a visibility timeout and a long poll', async () => {
+  it('receives with every message attribute, the group, the receive count, a visibility timeout and a long poll', async () => {
     sqs.on(ReceiveMessageCommand).resolves({
       Messages: [
         {
           MessageId: 'm-1',
           ReceiptHandle: 'r-1',
           Body: '{"a":1}',
-          Attributes: { MessageGroupId: 'order-1' },
+          Attributes: { MessageGroupId: 'order-1', ApproximateReceiveCount: '6' },
           MessageAttributes: {
             topic: { DataType: 'String', StringValue: 'order.created' },
             blob: { DataType: 'Binary', BinaryValue: new Uint8Array([1, 2]) },
@@ -55,7 +55,7 @@ describe('SqsAdminQueues', () => {
       VisibilityTimeout: 300,
       WaitTimeSeconds: 1,
       MessageAttributeNames: ['All'],
-      MessageSystemAttributeNames: ['MessageGroupId'],
+      MessageSystemAttributeNames: ['MessageGroupId', 'ApproximateReceiveCount'],
     });
     expect(received).toEqual([
       {
@@ -63,6 +63,7 @@ describe('SqsAdminQueues', () => {
         receiptHandle: 'r-1',
         body: '{"a":1}',
         groupId: 'order-1',
+        receiveCount: 6,
         attributes: {
           topic: { dataType: 'String', stringValue: 'order.created' },
           blob: { dataType: 'Binary', binaryValue: new Uint8Array([1, 2]) },

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { formatAge, formatRecover, formatStats, formatTable } from '../../../shared/cli/format-output.ts';
+import type { RedriveReport } from '../../../shared/admin/redrive-dead-letters.ts';
+import {
+  formatAge,
+  formatRecover,
+  formatRedrive,
+  formatStats,
+  formatTable,
+} from '../../../shared/cli/format-output.ts';
 import { bar } from '../../../shared/cli/progress.ts';
 import type { RecoverReport } from '../../../shared/cli/recover.ts';
 
@@ -66,6 +73,63 @@ describe('formatStats', () => {
     expect(text).toMatch(/^total +2 +1 +3 +0$/m);
     expect(text).toMatch(/^dlq-1 +order\.created +4 +1$/m);
     expect(text).toContain('CONFIRMED is not counted: no index holds them');
+  });
+});
+
+describe('formatRedrive', () => {
+  const dlq = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events-dlq';
+  const dryRun: RedriveReport = {
+    dryRun: true,
+    examined: 2,
+    matched: 2,
+    moved: 0,
+    resumed: 0,
+    left: 0,
+    causes: { MAX_RECEIVES: 1, REDRIVE_POLICY: 1 },
+    queues: [
+      {
+        deadLetterQueueUrl: dlq,
+        sourceQueueUrl: dlq.replace('-dlq', ''),
+        examined: 2,
+        matched: 2,
+        moved: 0,
+        resumed: 0,
+        left: 0,
+        causes: { MAX_RECEIVES: 1, REDRIVE_POLICY: 1 },
+        wouldMove: [
+          {
+            sqsMessageId: 's-1',
+            messageId: 'm-1',
+            topic: 'order.created',
+            cause: 'MAX_RECEIVES',
+            receives: 5,
+          },
+          {
+            sqsMessageId: 's-2',
+            messageId: 'm-2',
+            topic: 'order.created',
+            cause: 'REDRIVE_POLICY',
+            receives: 6,
+          },
+        ],
+      },
+    ],
+  };
+
+  it("names each dead letter's cause and receives, and says what a redrive-policy one means", () => {
+    const text = formatRedrive(dryRun);
+
+    expect(text).toContain('by cause: 1 MAX_RECEIVES, 1 REDRIVE_POLICY');
+    expect(text).toContain("REDRIVE_POLICY: moved by the queue's redrive policy, without a reason");
+    expect(text).toMatch(/CAUSE\s+RECEIVES/);
+    expect(text).toMatch(/s-2\s+m-2\s+order\.created\s+REDRIVE_POLICY\s+6/);
+  });
+
+  it('says nothing of the redrive policy when every dead letter carries its reason', () => {
+    const text = formatRedrive({ ...dryRun, causes: { POISON: 2 } });
+
+    expect(text).toContain('by cause: 2 POISON');
+    expect(text).not.toContain('redrive policy');
   });
 });
 

@@ -8,7 +8,7 @@ import {
   type VisibilityBackoff,
   visibilityTimeoutSeconds,
 } from '../../../shared/consumer/failure-handling.ts';
-import { PoisonMessageError, TransactionConflictError } from '../../../shared/errors.ts';
+import { OutOfTimeError, PoisonMessageError, TransactionConflictError } from '../../../shared/errors.ts';
 import { sqsRecord, withReceiveCount } from '../../support/factories.ts';
 
 const SQS_MAX_VISIBILITY_SECONDS = 43_200;
@@ -177,6 +177,22 @@ describe('handleFailedRecord', () => {
       expect(queues.changeVisibility).not.toHaveBeenCalled();
     },
   );
+
+  it('requeues, never dead-letters, a record the invocation ran out of time for, even on its last receive', async () => {
+    const { queues, settings } = handling({ random: () => 0.5 });
+    const record = withReceiveCount(sqsRecord(), 5);
+
+    const disposition = await handleFailedRecord(
+      record,
+      new OutOfTimeError('the invocation reached its wrap-up point'),
+      settings,
+    );
+
+    // The backend was slow, not the message: a fresh copy, its receive count starting again.
+    expect(disposition).toBe('REQUEUED');
+    expect(queues.requeue).toHaveBeenCalledExactlyOnceWith(SOURCE, record, 6);
+    expect(queues.deadLetter).not.toHaveBeenCalled();
+  });
 
   it('names a poison message POISON even on its last receive', async () => {
     const { queues, settings } = handling();

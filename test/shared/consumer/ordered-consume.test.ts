@@ -400,6 +400,35 @@ describe('consumeMessage on an ordered topic', () => {
   });
 });
 
+describe('consumeMessage on an ordered topic, at the wrap-up point', () => {
+  it('stops draining once the invocation has no time left: the successors stay parked for the next apply', async () => {
+    for (const seq of [3, 2]) await consumeMessage(ordered(seq), plan, deps);
+    let left = 1_000;
+    const timed: ConsumeDeps = {
+      ...deps,
+      remainingMs: () => left,
+      confirmer: {
+        confirm: async (messageId: string, _now: Date, outcome?: string): Promise<ConfirmOutcome> => {
+          confirmed.push({ messageId, outcome });
+          // Seq 1's confirm used the last of the invocation's time.
+          left = 0;
+          return 'CONFIRMED';
+        },
+      },
+    };
+
+    const result = await consumeMessage(ordered(1), plan, timed);
+
+    expect(result).toEqual({ kind: 'APPLIED', outcome: 'APPLIED', confirmation: 'CONFIRMED', drained: [] });
+    expect(await history()).toEqual(['step-1']);
+    expect(await inboxRow(parkedKeyOf(ORDER_KEY, 2))).toBeDefined();
+    // The next delivery that reaches the key drains them, in order.
+    const later = await consumeMessage(ordered(1), plan, deps);
+    expect(settled(later).map(([seq]) => seq)).toEqual(['self', '2', '3']);
+    expect(await history()).toEqual(['step-1', 'step-2', 'step-3']);
+  });
+});
+
 /** The in-memory client with every parked row read answered "none": a delivery that does not drain. */
 function withoutParkedReads(memory: MemoryDocumentClient): ConsumeDeps['client'] {
   return {

@@ -159,6 +159,7 @@ describe('MemoryQueues', () => {
           dead_letter_reason: 'POISON',
           last_error: 'PoisonMessageError: no envelope',
         },
+        receiveCount: 0,
       },
     ]);
   });

@@ -78,6 +78,26 @@ describe('retryConflicts', () => {
     expect(write.calls()).toBe(3);
   });
 
+  it('takes no wait that would end past the time left, and throws the conflict instead', async () => {
+    const { sleeps, clock } = recorded(0.999);
+    let left = 300;
+    const bounded = {
+      sleep: async (ms: number) => {
+        await clock.sleep(ms);
+        left -= ms;
+      },
+      random: clock.random,
+      remainingMs: () => left,
+    };
+    const last = conflict();
+    const write = failing(conflict(), conflict(), conflict(), last);
+
+    // Waits of 24, 49, 99 ms leave 128 ms: the fourth try fails, and a wait of 199 ms would end past them.
+    await expect(retryConflicts(write.write, { ...RETRY, attempts: 8 }, bounded)).rejects.toBe(last);
+    expect(write.calls()).toBe(4);
+    expect(sleeps).toEqual([24, 49, 99]);
+  });
+
   it('does not retry any other error', async () => {
     const { sleeps, clock } = recorded();
     const refused = new TransactionConditionError([{ index: 0, code: 'ConditionalCheckFailed' }]);
