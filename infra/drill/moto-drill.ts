@@ -69,40 +69,37 @@ import { UnreportedCommits } from './unreported-commits.ts';
 const DRILL_RETRY = { baseDelayMs: 500, multiplier: 2, maxDelayMs: 3_000, maxAttempts: 8 };
 
 /**
- * The drill's gap timeout: how long the consumer holds a message for its predecessor before the sweeper acts. As long
- * as the confirmation deadline: past it the sweeper resends the predecessor, which a consumer that is merely behind
- * has not reached yet (at 20 s, every parked cancel brought its create another copy every 20 s).
+ * How long a SENT message may go unconfirmed, and a message wait for its predecessor, before the sweeper acts: the
+ * time the pipeline needs at this size, from 30 s (30 orders) to 2 minutes (200 orders and more). Every message
+ * that lost its copy to an injected fault (a crash between the SENT mark and the send, a dead-lettered copy) waits
+ * this long before reconciliation resends it, so the drill's settling time is a few of these. Not shorter than
+ * the pipeline's p95 (about a minute for 200 orders on a busy moto): a consumer that is merely behind is then
+ * taken for a lost delivery, and at 30 s for 200 orders reconciliation resent most messages several times, each
+ * resend costing the one emulator every hop shares a claim, a send, a mark and a delivery, until the consumer fell
+ * minutes behind. The gap timeout is as long: past it the sweeper resends the predecessor, which a consumer that
+ * is merely behind has not reached yet (at 20 s, every parked cancel brought its create another copy every 20 s).
  */
-const DRILL_GAP_TIMEOUT_MS = 120_000;
+export function drillDeadlineMs(orders: number): number {
+  return Math.min(120_000, Math.max(30_000, orders * 600));
+}
 
 /**
- * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts,
- * a 2-minute confirmation deadline (a copy the consumer dead-lettered after the injected faults is resent without a
- * long wait, and a consumer that is merely behind — the pipeline's p95 on a busy moto is about a minute — is not
- * taken for a lost delivery: at 30 s, reconciliation resent most messages several times, each resend costing the
- * one emulator every hop shares a claim, a send, a mark and a delivery, until the consumer fell minutes behind),
- * a 10 s stream grace period, 10 s leases, 1–4 s visibility backoff, and a 2-minute gap timeout for the ordered
- * order topics (as the stack orders them, in scope `order`).
+ * Short timings so the drill settles in minutes rather than hours: retries capped at 3 s and 8 attempts, the
+ * deadlines of {@link drillDeadlineMs}, a 10 s stream grace period, 10 s leases, 1–4 s visibility backoff, and the
+ * ordered order topics as the stack orders them (in scope `order`).
  */
-const DRILL_ENV = {
-  RETRY_POLICIES: JSON.stringify({ [ORDER_CREATED]: DRILL_RETRY, [ORDER_CANCELLED]: DRILL_RETRY }),
-  ORDERED_TOPICS: JSON.stringify({
-    [ORDER_CREATED]: {
-      scope: ORDER_SCOPE,
-      gapTimeoutMs: DRILL_GAP_TIMEOUT_MS,
-      sequence: 'aggregate-version',
-    },
-    [ORDER_CANCELLED]: {
-      scope: ORDER_SCOPE,
-      gapTimeoutMs: DRILL_GAP_TIMEOUT_MS,
-      sequence: 'aggregate-version',
-    },
-  }),
-  CONFIRM_DEADLINE_MS: '120000',
-  STREAM_GRACE_MS: '10000',
-  VISIBILITY_BACKOFF_BASE_SECONDS: '1',
-  VISIBILITY_BACKOFF_MAX_SECONDS: '4',
-};
+function drillEnv(orders: number): Record<string, string> {
+  const deadlineMs = drillDeadlineMs(orders);
+  const ordered = { scope: ORDER_SCOPE, gapTimeoutMs: deadlineMs, sequence: 'aggregate-version' };
+  return {
+    RETRY_POLICIES: JSON.stringify({ [ORDER_CREATED]: DRILL_RETRY, [ORDER_CANCELLED]: DRILL_RETRY }),
+    ORDERED_TOPICS: JSON.stringify({ [ORDER_CREATED]: ordered, [ORDER_CANCELLED]: ordered }),
+    CONFIRM_DEADLINE_MS: String(deadlineMs),
+    STREAM_GRACE_MS: '10000',
+    VISIBILITY_BACKOFF_BASE_SECONDS: '1',
+    VISIBILITY_BACKOFF_MAX_SECONDS: '4',
+  };
+}
 const LEASE_MS = 10_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
 /** The shortest pause between two looks at the tables while the pipeline settles. */
@@ -125,6 +122,7 @@ const TERMINAL: ReadonlySet<string> = new Set([
  * tables and the consumer's dead-letter queue once everything has settled.
  */
 export async function runMotoDrill(config: DrillConfig, progress: Progress): Promise<DrillResult> {
+  const overrides = drillEnv(config.orders);
   const faults = new FaultInjector(drillRates(config), seededRandom(config.seed + 1));
   const random = seededRandom(config.seed);
   const poisoned = new Set<string>();
@@ -154,7 +152,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
     pollIntervalMs: 100,
     handlers: {
       CreateOrder: (_base, env) => {
-        const base = createOrderHandler.withEnv({ ...env, ...DRILL_ENV });
+        const base = createOrderHandler.withEnv({ ...env, ...overrides });
         return async (event, context) => {
           // Throttled before the write: nothing is written and the client retries (see below).
           if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
@@ -162,14 +160,14 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         };
       },
       CancelOrder: (_base, env) => {
-        const base = cancelOrderHandler.withEnv({ ...env, ...DRILL_ENV });
+        const base = cancelOrderHandler.withEnv({ ...env, ...overrides });
         return async (event, context) => {
           if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
           return base(event as APIGatewayProxyEvent, context);
         };
       },
       'Outbox/Relay': (_base, env) => {
-        const deps = relayDeps({ ...env, ...DRILL_ENV });
+        const deps = relayDeps({ ...env, ...overrides });
         const relay: RelayDeps = {
           ...deps,
           publisher: faultyPublisher(deps.publisher, faults, poison),
@@ -185,7 +183,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
         };
       },
       [CONSUMER]: (_base, env) => {
-        const { plan, deps, failures } = consumerParts({ ...env, ...DRILL_ENV }, (consumerEnv) =>
+        const { plan, deps, failures } = consumerParts({ ...env, ...overrides }, (consumerEnv) =>
           planInventory(requireEnv(consumerEnv, 'INVENTORY_TABLE'), () => new Date()),
         );
         const faulty = inFlight.track(
@@ -346,12 +344,13 @@ async function driveUntilSettled(run: DrillRun) {
 /** Two sweepers side by side, each looping in short runs, one of which may crash at any step. */
 function startSweepers(run: DrillRun) {
   const { runtime, faults, poison, random, metrics } = run;
+  const overrides = drillEnv(run.config.orders);
   let running = true;
   let errors = 0;
   let gaps = 0;
   const loop = async (name: string) => {
     for (let run = 0; running; run += 1) {
-      const deps = sweeperDeps({ ...runtime.env['Outbox/Sweeper'], ...DRILL_ENV });
+      const deps = sweeperDeps({ ...runtime.env['Outbox/Sweeper'], ...overrides });
       const deadline = Date.now() + 5_000;
       try {
         const report = await sweep({

@@ -1,11 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { DrillConfig } from '../../infra/drill/drill-config.ts';
 import { uniformRates } from '../../infra/drill/faults.ts';
 import { runMotoDrill } from '../../infra/drill/moto-drill.ts';
 import { metricTotal } from '../../infra/drill/observed-metrics.ts';
 import { formatReport } from '../../infra/drill/report.ts';
+import { describeOnMoto } from './support/backend.ts';
 
-describe('the fault drill on moto (small)', () => {
+/** Why this file runs only on moto. */
+const NEEDS_MOTO =
+  "the drill's moto mode measures the pipeline against moto itself (its threaded server, its streams and queues); the same cores on in-memory tables and queues are drilled in test/infra/drill/memory-drill.test.ts";
+
+describeOnMoto(NEEDS_MOTO)('the fault drill on moto (small)', () => {
   it('keeps every invariant with 10 % faults at every hop, rogue messages, a hot SKU burst and cancelled orders, and says so in its report, with the metrics it observed', async () => {
     const config: DrillConfig = {
       orders: 30,
@@ -19,6 +24,9 @@ describe('the fault drill on moto (small)', () => {
     };
 
     const result = await runMotoDrill(config, () => {});
+    const report = formatReport(result);
+    // The report belongs in the log of the run (CI's included), passed or failed: it is what a reader wants first.
+    process.stdout.write(`${report}\n`);
 
     expect(result.invariants.map(({ name, ok, detail }) => ({ name, ok, detail }))).toEqual(
       result.invariants.map(({ name, detail }) => ({ name, ok: true, detail })),
@@ -30,7 +38,6 @@ describe('the fault drill on moto (small)', () => {
     // How many depends on how the concurrent consumers interleave on the machine, so it is reported, not required
     // (the memory drill injects conflicts; hot-key.test.ts forces them).
     expect(result.counts).toHaveProperty(['TransactionConflict cancellations (concurrent consumers)']);
-    const report = formatReport(result);
     expect(report).toMatch(/PASS stock moved exactly once/);
     expect(report).toMatch(
       /PASS every rogue message .* 4 FAILED \(bigint, set, oversized, unreadable-number\)/,
