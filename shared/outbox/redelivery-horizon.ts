@@ -22,8 +22,9 @@ export interface RedeliveryLimits {
  * delivery round starts after every earlier round's confirmation deadline and its own send retries, a copy sent
  * then can wait in the queue for its retention, be dead-lettered (a fresh send) just before it expires, and wait in
  * the dead-letter queue for that queue's retention until an operator redrives it. A consumer's inbox must keep its
- * rows longer than this, or a late copy applies twice. A redrive sends the copy again, with a fresh retention in the
- * queue: the redrive refuses copies too old for that (see `redriveDeadLetters`).
+ * rows longer than this, or a late copy applies twice. A redrive sends the copy back with a fresh retention in the
+ * queue, so with a dead-letter queue the horizon counts the queue's retention once more. It counts one pass through
+ * the dead-letter queue: a redriven copy that is dead-lettered again and redriven again can outlive it.
  * @example
  * redeliveryHorizonMs({
  *   policy: DEFAULT_RETRY_POLICY,
@@ -42,5 +43,8 @@ export function redeliveryHorizonMs(limits: RedeliveryLimits): number {
   let rounds = 0;
   for (let round = 0; round < policy.maxAttempts; round += 1)
     rounds += confirmDeadlineAfter(confirmDeadlineMs, round);
-  return rounds + (policy.maxAttempts + 1) * sendRetries + queueRetentionMs + deadLetterRetentionMs;
+  const redriven = deadLetterRetentionMs > 0 ? queueRetentionMs : 0;
+  return (
+    rounds + (policy.maxAttempts + 1) * sendRetries + queueRetentionMs + deadLetterRetentionMs + redriven
+  );
 }

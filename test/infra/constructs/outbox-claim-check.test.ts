@@ -94,20 +94,21 @@ describe('the claim check of a TransactionalOutbox (default: a new bucket)', () 
 
   it('expires claim-check objects after the retention plus the longest redelivery horizon', () => {
     // The default policy's horizon: 4 days in the queue then 14 in the dead-letter queue, ten confirmation rounds
-    // (≈ 45 h) and their send retries (≈ 3 h); with 10 days' retention and a day's margin: 10 + 20.0… → 31 + 1.
-    expect(expirationDays).toBe(32);
+    // (≈ 45 h), their send retries (≈ 3 h) and 4 days in the queue again after a redrive; with 10 days' retention
+    // and a day's margin: 10 + 24.0… → 35 + 1.
+    expect(expirationDays).toBe(36);
     expect(propertiesOf(json, bucketId).LifecycleConfiguration).toEqual({
       Rules: [
         {
           Id: 'expire-claim-checks',
           Prefix: CLAIM_CHECK_PREFIX,
           Status: 'Enabled',
-          ExpirationInDays: 32,
+          ExpirationInDays: 36,
           AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         },
       ],
     });
-    expect(expirationDays * DAY_MS).toBeGreaterThan(10 * DAY_MS + 4 * DAY_MS + 14 * DAY_MS);
+    expect(expirationDays * DAY_MS).toBeGreaterThan(10 * DAY_MS + 4 * DAY_MS + 14 * DAY_MS + 4 * DAY_MS);
   });
 
   it('lets a writer put objects under claim-check/ only, and tells it the bucket and threshold', () => {

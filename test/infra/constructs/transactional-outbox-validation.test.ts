@@ -204,7 +204,8 @@ describe('TransactionalOutbox validation at synth', () => {
   describe('inbox retention', () => {
     /**
      * The longest a copy of order.created can still arrive, with the default policy, deadline and queues: 4 days in
-     * the queue, then (dead-lettered by the consumer, a fresh send) 14 in the dead-letter queue.
+     * the queue, then (dead-lettered by the consumer, a fresh send) 14 in the dead-letter queue, then (redriven, a
+     * fresh send again) 4 in the queue.
      */
     const horizonDays =
       redeliveryHorizonMs({
@@ -214,11 +215,12 @@ describe('TransactionalOutbox validation at synth', () => {
         deadLetterRetentionMs: 14 * DAY_MS,
       }) / DAY_MS;
 
-    it('adds the queue’s retention to the dead-letter queue’s: about 20 days with the defaults', () => {
-      expect(horizonDays).toBeGreaterThan(4 + 14 + 1.5);
+    it('adds the queue’s retention, the dead-letter queue’s and the queue’s again for a redrive: about 24 days with the defaults', () => {
+      expect(horizonDays).toBeGreaterThan(4 + 14 + 4 + 1.5);
       expect(horizonDays).toBeLessThan(30);
-      // 18 days would have passed when only the longer of the two retentions counted.
+      // 18 days would have passed when only the longer of the two retentions counted, 22 without the redrive.
       expect(synthError(withConsumer({ inboxRetention: Duration.days(18) }))).toMatch(/redelivery horizon/);
+      expect(synthError(withConsumer({ inboxRetention: Duration.days(22) }))).toMatch(/redelivery horizon/);
     });
 
     it('refuses an inbox that forgets a message before its last copy can arrive', () => {

@@ -604,6 +604,8 @@ describe('function environments', () => {
       policy: DEFAULT_RETRY_POLICY,
       confirmDeadlineMs: Number(env('Outbox/Sweeper').CONFIRM_DEADLINE_MS),
       queueRetentionMs:
+        Number(propertiesOf(json, target('orderEventsQueueUrl')).MessageRetentionPeriod) * 1000,
+      deadLetterRetentionMs:
         Number(propertiesOf(json, target('orderEventsDeadLetterQueueUrl')).MessageRetentionPeriod) * 1000,
     });
     const inboxRetentionMs = Number(env('Outbox/InventoryConsumer').INBOX_RETENTION_DAYS) * 86_400_000;
