@@ -24,7 +24,13 @@ const program = new Command()
   )
   .option('--scale', 'run against in-memory tables and queues on a simulated clock (default 100000 orders)')
   .option('--orders <n>', 'orders to create (default: 200 on moto, 100000 with --scale)', positiveInteger)
-  .option('--fault-rate <r>', 'rate of every injected fault', rate, 0.1)
+  .option('--fault-rate <r>', 'rate of every injected fault but the two below', rate, 0.1)
+  .option(
+    '--unknown-outcome-rate <r>',
+    "rate of the faults that leave a send's outcome unknown (an SQS timeout, a crash between the SENT mark and the send): each costs its messages a reconciliation round, whose deadline doubles round after round",
+    rate,
+    0.02,
+  )
   .option('--poison-rate <r>', 'fraction of orders whose message SQS rejects forever', rate, 0.01)
   .option(
     '--cancel-rate <r>',
@@ -47,6 +53,7 @@ async function main(): Promise<void> {
     scale?: boolean;
     orders?: number;
     faultRate: number;
+    unknownOutcomeRate: number;
     poisonRate: number;
     cancelRate: number;
     hotConflictRate: number;
@@ -57,7 +64,11 @@ async function main(): Promise<void> {
   const orders = options.orders ?? (options.scale ? 100_000 : 200);
   const config: DrillConfig = {
     orders,
-    rates: uniformRates(options.faultRate),
+    rates: {
+      ...uniformRates(options.faultRate),
+      sqsTimeout: options.unknownOutcomeRate,
+      relayCrashAfterSend: options.unknownOutcomeRate,
+    },
     poisonRate: options.poisonRate,
     cancelRate: options.cancelRate,
     hotConflictRate: options.hotConflictRate,

@@ -12,6 +12,7 @@ import { isReservationKey, reservationKeyOf } from '../../functions/inventory/re
 import { ORDER_CANCELLED, ORDER_CREATED, OrderStatus } from '../../functions/orders/order.ts';
 import type { DrillResult } from './drill-config.ts';
 import { checkMetrics, type MetricObservations } from './metric-invariants.ts';
+import type { OperatorFacts } from './operator-actions.ts';
 import type { RogueMessage } from './rogue-messages.ts';
 
 /** A message in the consumer's dead-letter queue: its body and its string attributes (the reason it is there). */
@@ -25,7 +26,10 @@ export interface DeadLetterCopy {
 /** The tables' contents at the end of a drill, plus what the drill did on purpose. */
 export interface DrillSnapshot {
   readonly orders: readonly Record<string, unknown>[];
+  /** The outbox at the end, with the messages the operator erased as they were just before the erase. */
   readonly outbox: readonly Record<string, unknown>[];
+  /** Erased messages still found in the outbox at the end (there must be none). */
+  readonly erasedLeft: readonly string[];
   /** The consumer's inbox rows, one per message applied or rejected (its cursor and parked rows apart). */
   readonly inbox: readonly Record<string, unknown>[];
   /** The consumer's cursor rows (`cursor#<orderKey>`, `lastSeq`), kept in its inbox table. */
@@ -60,6 +64,8 @@ export interface DrillSnapshot {
   readonly deadLetters: readonly DeadLetterCopy[];
   /** The source queue's maxReceiveCount: after that many receives its redrive policy moves a message itself. */
   readonly maxReceiveCount: number;
+  /** What the operator did while the drill ran. */
+  readonly operator: OperatorFacts;
 }
 
 /** One checked invariant. */
@@ -125,6 +131,10 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
   const outcomeOf = (message: Record<string, unknown> | undefined) =>
     message === undefined ? undefined : inboxById.get(String(message.messageId))?.outcome;
   const stalled = stalledMessages(snapshot);
+  const { operator } = snapshot;
+  const cancelledByOperator = (message: Record<string, unknown>) =>
+    operator.cancelled.has(String(message.messageId)) ||
+    (message.topic === ORDER_CREATED && operator.skippedOrders.has(String(message.aggregateId)));
 
   check(
     'every acknowledged order was written with its messages: seq 1 order.created, seq 2 order.cancelled if cancelled',
@@ -150,13 +160,15 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
     orderMessages.flatMap((message) => {
       const orderId = String(message.aggregateId);
       const poisoned =
-        snapshot.poisonedOrders.has(orderId) ||
-        (snapshot.stalledOrders.has(orderId) && message.topic === ORDER_CREATED);
+        !operator.replayed.has(String(message.messageId)) &&
+        (snapshot.poisonedOrders.has(orderId) ||
+          (snapshot.stalledOrders.has(orderId) && message.topic === ORDER_CREATED));
       if (message.status === MessageStatus.CONFIRMED) {
         return poisoned ? [`poisoned order ${orderId} was confirmed`] : [];
       }
       if (message.status === MessageStatus.FAILED && poisoned && typeof message.lastError === 'string')
         return [];
+      if (message.status === MessageStatus.CANCELLED && cancelledByOperator(message)) return [];
       const stall = stalled.get(String(message.messageId));
       if (stall !== undefined) return stall.problem === undefined ? [] : [stall.problem];
       return [
@@ -172,6 +184,7 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
   check(
     'a poisoned aggregate stalls alone: the cancel of each order whose create alone was poisoned is held, never applied',
     [...snapshot.stalledOrders].flatMap((orderId) => {
+      if (operator.skippedOrders.has(orderId)) return [];
       if (!snapshot.cancelledOrders.has(orderId)) return [`stalled order ${orderId} was never cancelled`];
       const cancel = messageOf(orderId, ORDER_CANCELLED);
       if (cancel === undefined) return [`stalled order ${orderId} has no order.cancelled`];
@@ -179,20 +192,47 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
         ? []
         : [`cancel of stalled order ${orderId} is ${String(cancel.status)}, not stalled`];
     }),
-    `${snapshot.stalledOrders.size} order(s) stalled, every other aggregate settled`,
+    `${snapshot.stalledOrders.size - operator.skippedOrders.size} order(s) stalled, every other aggregate settled`,
   );
 
+  check(
+    "a skipped gap releases what waited behind it: the order's FAILED create is CANCELLED and skipped, its cancel applied",
+    [...operator.skippedOrders].flatMap((orderId) => {
+      const created = messageOf(orderId, ORDER_CREATED);
+      const cancel = messageOf(orderId, ORDER_CANCELLED);
+      const failures: string[] = [];
+      if (created?.status !== MessageStatus.CANCELLED || typeof created.skippedAt !== 'string')
+        failures.push(
+          `order ${orderId}: its create is ${String(created?.status)}, not CANCELLED and skipped`,
+        );
+      if (cancel?.status !== MessageStatus.CONFIRMED || outcomeOf(cancel) !== NOTHING_TO_RELEASE)
+        failures.push(
+          `order ${orderId}: its cancel is ${String(cancel?.status)} (${String(outcomeOf(cancel) ?? 'no inbox row')}), not applied with nothing to release`,
+        );
+      return failures;
+    }),
+    `${operator.skippedOrders.size} gap(s) skipped, each order's cancel then applied`,
+  );
+
+  let appliedBeforeCancel = 0;
   check(
     'every CONFIRMED message has exactly one inbox row; no poisoned one has any',
     snapshot.outbox.flatMap((message) => {
       const row = inboxById.get(String(message.messageId));
       if (message.status === MessageStatus.CONFIRMED && !row)
         return [`${String(message.messageId)} confirmed without inbox row`];
-      if (message.status !== MessageStatus.CONFIRMED && row)
+      if (message.status !== MessageStatus.CONFIRMED && row) {
+        // A copy handed to SQS before the cancel (a send whose answer was lost, then retried) is still applied:
+        // delivery is at least once, and the history records APPLIED_AFTER_CANCEL.
+        if (message.status === MessageStatus.CANCELLED && operator.cancelled.has(String(message.messageId))) {
+          appliedBeforeCancel += 1;
+          return [];
+        }
         return [`${String(message.messageId)} has inbox row but is ${String(message.status)}`];
+      }
       return [];
     }),
-    `${snapshot.inbox.length} inbox rows`,
+    `${snapshot.inbox.length} inbox rows (${appliedBeforeCancel} of messages cancelled after an earlier copy was sent)`,
   );
 
   let releasedAfterApplied = 0;
@@ -205,6 +245,8 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
       const cancelOutcome = outcomeOf(cancelled);
       if (cancelOutcome === undefined) return [];
       const createdOutcome = outcomeOf(created);
+      // A skipped create is never applied: the cancel behind it finds nothing reserved (checked above).
+      if (operator.skippedOrders.has(orderId) && createdOutcome === undefined) return [];
       const expected =
         createdOutcome === APPLIED_OUTCOME
           ? RELEASED
@@ -238,11 +280,14 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
     [...messagesByOrder.keys()].map((orderId) => cursorKeyOf(orderKeyOf(ORDER_SCOPE, orderId))),
   );
   check(
-    "each order key's cursor lastSeq = its messages applied or rejected",
+    "each order key's cursor lastSeq = its messages applied or rejected (or skipped)",
     [
       ...[...messagesByOrder].flatMap(([orderId, messages]) => {
         const key = cursorKeyOf(orderKeyOf(ORDER_SCOPE, orderId));
-        const expected = messages.filter((message) => inboxById.has(String(message.messageId))).length;
+        // A skip moves the cursor past the skipped seq as if it had been applied.
+        const expected =
+          messages.filter((message) => inboxById.has(String(message.messageId))).length +
+          (operator.skippedOrders.has(orderId) ? 1 : 0);
         const lastSeq = cursorsByKey.get(key)?.lastSeq ?? 0;
         return lastSeq === expected ? [] : [`${key}: lastSeq ${String(lastSeq)}, ${expected} processed`];
       }),
@@ -361,6 +406,27 @@ export function checkInvariants(snapshot: DrillSnapshot): InvariantResult[] {
     `${snapshot.deadLetters.length} dead letters, ${afterInjectedFaults} after injected faults on every receive ` +
       `(${hotAfterInjectedFaults} of them hot-SKU orders), none moved by the redrive policy, none for contention`,
   );
+
+  const erasedIds = operator.erased.map((item) => String(item.messageId));
+  check(
+    'operator actions mid-run: each answered as documented; a FAILED message replayed after its fix was applied, an erased one is gone and kept its inbox row',
+    [
+      ...operator.problems,
+      ...snapshot.erasedLeft.map((messageId) => `erased ${messageId} is still in the outbox`),
+      ...erasedIds
+        .filter((messageId) => !inboxById.has(messageId))
+        .map((id) => `erased ${id} lost its inbox row`),
+      ...[...operator.replayed].flatMap((messageId) => {
+        const message = snapshot.outbox.find((candidate) => candidate.messageId === messageId);
+        return message?.status === MessageStatus.CONFIRMED && inboxById.has(messageId)
+          ? []
+          : [`replayed ${messageId} is ${String(message?.status)}, not CONFIRMED and applied`];
+      }),
+    ],
+    `${operator.cancelled.size} PENDING message(s) cancelled right after their write, ${operator.cancelsRefused} ` +
+      `cancel(s) refused as already SENT, ${operator.replayed.size} FAILED replayed after the fix and applied, ` +
+      `${operator.skippedOrders.size} gap(s) skipped, ${erasedIds.length} order(s) erased`,
+  );
   return results;
 }
 
@@ -469,6 +535,12 @@ export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
   counts['cursor rows'] = snapshot.cursors.length;
   counts['parked rows left'] = snapshot.parked.length;
   counts['reservation rows'] = snapshot.reservations.length;
+  const { operator } = snapshot;
+  counts['operator: PENDING creates cancelled right after their write'] = operator.cancelled.size;
+  counts['operator: cancels refused (already marked SENT)'] = operator.cancelsRefused;
+  counts['operator: FAILED messages replayed'] = operator.replayed.size;
+  counts['operator: FAILED seq 1 skipped'] = operator.skippedOrders.size;
+  counts['operator: settled orders erased'] = operator.erased.length;
   return counts;
 }
 
@@ -511,7 +583,10 @@ export function drillResult(
 export type DrillTable = 'orders' | 'outbox' | 'inbox' | 'inventory';
 
 /** What the drill did on purpose, beside the tables. */
-export type DrillFacts = Omit<DrillSnapshot, DrillTable | 'cursors' | 'parked' | 'reservations'>;
+export type DrillFacts = Omit<
+  DrillSnapshot,
+  DrillTable | 'cursors' | 'parked' | 'reservations' | 'erasedLeft'
+>;
 
 /** How many dead letters the consumer sent with its reason, and how many SQS's redrive policy moved without one. */
 export function deadLetterCounts(deadLetters: readonly DeadLetterCopy[]): {
@@ -534,10 +609,17 @@ export async function takeSnapshot(
 ): Promise<DrillSnapshot> {
   const inboxTable = await read('inbox');
   const inventoryTable = await read('inventory');
+  const outbox = await read('outbox');
   const keyed = (row: Record<string, unknown>, prefix: string) => String(row.messageId).startsWith(prefix);
+  const live = new Set(outbox.map((message) => String(message.messageId)));
+  const erasedLeft = facts.operator.erased
+    .map((item) => String(item.messageId))
+    .filter((messageId) => live.has(messageId));
   return {
     orders: await read('orders'),
-    outbox: await read('outbox'),
+    // The erased messages as they were, so that the order ledger and the metrics still add up.
+    outbox: [...outbox, ...facts.operator.erased.filter((item) => !live.has(String(item.messageId)))],
+    erasedLeft,
     inbox: inboxTable.filter((row) => !keyed(row, CURSOR_PREFIX) && !keyed(row, PARKED_PREFIX)),
     cursors: inboxTable.filter((row) => keyed(row, CURSOR_PREFIX)),
     parked: inboxTable.filter((row) => keyed(row, PARKED_PREFIX)),

@@ -3,6 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import {
+  AUDIT_KEYS,
   DEFAULT_DUE_SHARDS,
   DEFAULT_GAP_TIMEOUT_MS,
   DEFAULT_RETRY_POLICY,
@@ -49,6 +50,7 @@ import {
 import { type DrillTable, deadLetterCounts, drillResult, ORDER_SCOPE, takeSnapshot } from './invariants.ts';
 import { CONSUMER_ACTOR } from './metric-invariants.ts';
 import { MetricsTally } from './observed-metrics.ts';
+import { DrillOperator } from './operator-actions.ts';
 import {
   HOT_SKU,
   hotOrderCount,
@@ -98,14 +100,21 @@ const ORDERING: OrderingByTopic = {
 const LATE_CANCEL_MAX_TICKS = 60;
 /** The stalled order (its create alone poisoned) is cancelled this many ticks after it was acknowledged. */
 const STALLED_CANCEL_TICKS = 5;
+/** Of the orders neither cancelled by their client nor poisoned, the share whose create an operator cancels at once. */
+const OPERATOR_CANCEL_SHARE = 0.1;
+/** FAILED messages of poisoned orders an operator replays once their cause is fixed (SQS takes them then). */
+const OPERATOR_REPLAYS = 3;
+/** How long the operator's cancelled messages are kept (the admin API's default retention). */
+const OPERATOR_RETENTION_DAYS = 30;
 
 /**
  * The tables of the example as the stack creates them: the library's outbox (with its sparse due index, its
- * aggregate index and its order index) and inbox, and the example's orders (keyed `orderId`) and inventory (keyed
- * `sku`).
+ * aggregate index and its order index), inbox and audit trail, and the example's orders (keyed `orderId`) and
+ * inventory (keyed `sku`).
  */
-const TABLES: Readonly<Record<DrillTable, MemoryTableSchema>> = {
+const TABLES: Readonly<Record<DrillTable | 'audit', MemoryTableSchema>> = {
   orders: { partitionKey: 'orderId' },
+  audit: { partitionKey: AUDIT_KEYS.partitionKey, sortKey: AUDIT_KEYS.sortKey },
   inventory: { partitionKey: 'sku' },
   outbox: {
     partitionKey: OUTBOX_KEYS.partitionKey,
@@ -193,8 +202,14 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: CONFIRM_DEADLINE_MS, actor });
   const poisoned = new Set<string>();
   const stalled = new Set<string>();
+  // Messages an operator fixed before replaying them: SQS takes them from then on.
+  const healed = new Set<string>();
   const relayDeps: RelayDeps = {
-    publisher: faultyPublisher(queues, faults, poisonedMessages({ orders: poisoned, createsOf: stalled })),
+    publisher: faultyPublisher(
+      queues,
+      faults,
+      poisonedMessages({ orders: poisoned, createsOf: stalled, healed }),
+    ),
     store: crashingAfterSend(store('relay'), faults),
     queueFor: (topic) => (topic === ORDER_CREATED || topic === ORDER_CANCELLED ? QUEUE : undefined),
     retryPolicyFor: () => DEFAULT_RETRY_POLICY,
@@ -254,6 +269,29 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       now: () => simulatedNow,
     });
 
+  // The operator acts through the admin core on tables without injected faults (its own calls are not the drill's).
+  let auditIds = 0;
+  const operator = new DrillOperator(
+    {
+      client: memory.asDocumentClient(),
+      outboxTable: 'outbox',
+      auditTable: 'audit',
+      deliveryInboxes: { [ORDER_CREATED]: 'inbox', [ORDER_CANCELLED]: 'inbox' },
+      orderedTopics: ORDERING,
+      dueShards: DEFAULT_DUE_SHARDS,
+      retentionDays: OPERATOR_RETENTION_DAYS,
+      clock,
+      newId: () => {
+        auditIds += 1;
+        return `audit-${String(auditIds).padStart(10, '0')}`;
+      },
+    },
+    (messageId) => healed.add(messageId),
+  );
+  const skipTargets = new Set<string>();
+  let replays = 0;
+  let eraseTarget = false;
+  let firstWithdrawn = false;
   const acknowledged = new Set<string>();
   const cancelled = new Set<string>();
   // Cancels to send, by the tick they are due (a cancel retried after a throttle is due again at once).
@@ -265,9 +303,13 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const addOrder = (items: readonly { sku: string; quantity: number }[]): string => {
     written += 1;
     const orderId = `order-${String(written).padStart(7, '0')}`;
-    // The first order's create alone is poisoned and the order is cancelled: its cancel must stall behind it.
+    // The first order's create alone is poisoned and the order is cancelled: its cancel must stall behind it. The
+    // second is poisoned the same way, and the operator skips its FAILED create: its cancel must then be applied.
     if (written === 1) stalled.add(orderId);
-    else if (random() < config.poisonRate) poisoned.add(orderId);
+    else if (written === 2) {
+      stalled.add(orderId);
+      skipTargets.add(orderId);
+    } else if (random() < config.poisonRate) poisoned.add(orderId);
     pending.push({
       orderId,
       body: JSON.stringify({ orderId, customerId: `customer-${written % 97}`, items }),
@@ -321,6 +363,27 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
           cancelRate: config.cancelRate,
         });
         if (dueAt !== undefined) cancels.push({ orderId: request.orderId, dueAt });
+        const { orderId } = request;
+        const { messageId } = JSON.parse(response.body) as { messageId?: string };
+        if (messageId !== undefined && response.statusCode === 201) {
+          if (skipTargets.has(orderId)) operator.skipWhenFailed(orderId, messageId);
+          else if (poisoned.has(orderId) && replays < OPERATOR_REPLAYS) {
+            replays += 1;
+            operator.replayWhenFailed(orderId, messageId);
+          } else if (dueAt === undefined && !poisoned.has(orderId) && !hotOrders.has(orderId)) {
+            // An order that stays as written: the operator withdraws some at once (before the relay reads the
+            // stream), and erases one once it has settled.
+            const withdraw = random() < OPERATOR_CANCEL_SHARE;
+            // The first such order always: a small drill then withdraws one too.
+            if (withdraw || !firstWithdrawn) {
+              firstWithdrawn = true;
+              await operator.cancelAfterWrite(messageId);
+            } else if (!eraseTarget) {
+              eraseTarget = true;
+              operator.eraseWhenConfirmed(orderId, messageId);
+            }
+          }
+        }
       } catch (error) {
         if (!(error instanceof Error) || error.name !== 'ProvisionedThroughputExceededException') throw error;
         retry.push(request);
@@ -409,6 +472,9 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       }
     }
 
+    // 5. The operator: each action whose message has reached its status.
+    await operator.step();
+
     simulatedNow += TICK_MS;
     tick += 1;
     const settled = acknowledged.size - open.size;
@@ -418,6 +484,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       written === config.orders &&
       pending.length === 0 &&
       cancels.length === 0 &&
+      operator.done() &&
       [...open].every((messageId) => ledger.stalled(messageId))
     )
       break;
@@ -434,6 +501,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     rogueMessages,
     deadLetters: queues.peek(DEAD_LETTER_QUEUE),
     maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
+    operator: operator.facts(),
   });
   return drillResult(
     {

@@ -3,6 +3,7 @@ import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import {
+  adminDeps,
   DEFAULT_SWEEPER_SETTINGS,
   type Envelope,
   MessageStatus,
@@ -52,6 +53,7 @@ import {
   takeSnapshot,
 } from './invariants.ts';
 import { MetricsTally } from './observed-metrics.ts';
+import { DrillOperator } from './operator-actions.ts';
 import {
   HOT_SKU,
   hotOrderCount,
@@ -105,6 +107,10 @@ const SETTLE_TIMEOUT_MS = 15 * 60_000;
 /** The shortest pause between two looks at the tables while the pipeline settles. */
 const SETTLE_POLL_MS = 1_000;
 const CLIENT_CONCURRENCY = 8;
+/** Of the orders neither cancelled by their client nor poisoned, the share whose create an operator cancels at once. */
+const OPERATOR_CANCEL_SHARE = 0.1;
+/** FAILED messages of poisoned orders an operator replays once their cause is fixed (SQS takes them then). */
+const OPERATOR_REPLAYS = 3;
 const CONSUMER = 'Outbox/InventoryConsumer';
 /** Consumer invocations beside the runtime's poller, so that orders for one SKU meet in concurrent transactions. */
 const CONSUMER_SCALE_OUT = 4;
@@ -127,7 +133,8 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
   const random = seededRandom(config.seed);
   const poisoned = new Set<string>();
   const stalled = new Set<string>();
-  const poison = poisonedMessages({ orders: poisoned, createsOf: stalled });
+  const healed = new Set<string>();
+  const poison = poisonedMessages({ orders: poisoned, createsOf: stalled, healed });
   // moto never answers TransactionConflict: the consumer's client gets DynamoDB's optimistic concurrency.
   const concurrency = new OptimisticConcurrency();
   // What the functions would have published, from the same cores and the same functions as the handler factories.
@@ -218,9 +225,14 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       runtime.apiUrl,
       [...initialStock].map(([sku, available]) => ({ sku, available })),
     );
+    const operator = new DrillOperator(adminDeps(runtime.env['Outbox/Admin'] ?? {}), (messageId) =>
+      healed.add(messageId),
+    );
     const run: DrillRun = {
       runtime,
       config,
+      operator,
+      skipTargets: new Set(),
       faults,
       poisoned,
       stalled,
@@ -254,6 +266,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       rogueMessages: run.rogueMessages,
       deadLetters: await readDeadLetters(runtime),
       maxReceiveCount: readSetting(runtime.env[CONSUMER] ?? {}, OutboxSettings.maxReceiveCount),
+      operator: operator.facts(),
     });
     // The hot SKU's conflicts are real here, not injected: they are counted below.
     const injected = Object.fromEntries(
@@ -296,6 +309,10 @@ function trace(step: string): void {
 interface DrillRun {
   readonly runtime: LocalRuntime;
   readonly config: DrillConfig;
+  /** The operator acting on the outbox while the orders are written and settle. */
+  readonly operator: DrillOperator;
+  /** Stalled orders (create alone poisoned, then cancelled) whose FAILED create the operator skips. */
+  readonly skipTargets: Set<string>;
   readonly faults: FaultInjector;
   /** Orders whose messages SQS refuses forever; filled while the orders are written. */
   readonly poisoned: Set<string>;
@@ -331,7 +348,7 @@ async function driveUntilSettled(run: DrillRun) {
     const acknowledged = await writeOrders(run);
     const writeMs = performance.now() - writeStarted;
     const settleStarted = performance.now();
-    await waitUntilSettled(run.runtime, acknowledged.size + run.cancelled.size, run.progress);
+    await waitUntilSettled(run, acknowledged.size + run.cancelled.size);
     const settleMs = performance.now() - settleStarted;
     trace('settled');
     return { acknowledged, writeMs, settleMs, sweepers, consumers };
@@ -402,9 +419,13 @@ async function writeOrders(run: DrillRun): Promise<Set<string>> {
   const regularOrders = config.orders - hotOrderCount(config.orders);
   const requests = Array.from({ length: config.orders }, (_, index): OrderRequest => {
     const orderId = `drill-${config.seed}-${String(index + 1).padStart(6, '0')}`;
-    // The first order's create alone is poisoned and the order is cancelled: its cancel must stall behind it.
+    // The first order's create alone is poisoned and the order is cancelled: its cancel must stall behind it. The
+    // second is poisoned the same way, and the operator skips its FAILED create: its cancel must then be applied.
     if (index === 0) stalled.add(orderId);
-    else if (random() < config.poisonRate) poisoned.add(orderId);
+    else if (index === 1) {
+      stalled.add(orderId);
+      run.skipTargets.add(orderId);
+    } else if (random() < config.poisonRate) poisoned.add(orderId);
     const hot = index >= regularOrders;
     if (hot) run.hotOrders.add(orderId);
     return {
@@ -425,11 +446,21 @@ async function writeOrders(run: DrillRun): Promise<Set<string>> {
     await postCancel(run.runtime, orderId);
     run.cancelled.add(orderId);
   };
+  let replays = 0;
+  let eraseTarget = false;
+  let firstWithdrawn = false;
   const post = async (request: OrderRequest) => {
-    await postOrder(run.runtime, request);
-    acknowledged.add(request.orderId);
+    const { orderId } = request;
+    const messageId = await postOrder(run.runtime, request);
+    acknowledged.add(orderId);
     progress(acknowledged.size, config.orders * 2, `written ${acknowledged.size}/${config.orders}`);
-    if (stalled.has(request.orderId)) later.push(request.orderId);
+    if (messageId !== undefined && run.skipTargets.has(orderId))
+      run.operator.skipWhenFailed(orderId, messageId);
+    else if (messageId !== undefined && poisoned.has(orderId) && replays < OPERATOR_REPLAYS) {
+      replays += 1;
+      run.operator.replayWhenFailed(orderId, messageId);
+    }
+    if (stalled.has(orderId)) later.push(orderId);
     else if (random() < config.cancelRate) {
       if (random() >= IMMEDIATE_CANCEL_SHARE) later.push(request.orderId);
       else {
@@ -437,6 +468,18 @@ async function writeOrders(run: DrillRun): Promise<Set<string>> {
         // Awaited once the clients are done; an early failure must not count as an unhandled rejection meanwhile.
         cancelled.catch(() => {});
         immediate.push(cancelled);
+      }
+    } else if (messageId !== undefined && !poisoned.has(orderId) && !run.hotOrders.has(orderId)) {
+      // An order that stays as written: the operator withdraws some at once (racing the relay), and erases one
+      // once it has settled.
+      const withdraw = random() < OPERATOR_CANCEL_SHARE;
+      // The first such order always: a small drill then withdraws one too.
+      if (withdraw || !firstWithdrawn) {
+        firstWithdrawn = true;
+        await run.operator.cancelAfterWrite(messageId);
+      } else if (!eraseTarget) {
+        eraseTarget = true;
+        run.operator.eraseWhenConfirmed(orderId, messageId);
       }
     }
   };
@@ -484,8 +527,11 @@ async function postCancel(runtime: LocalRuntime, orderId: string): Promise<void>
   }
 }
 
-/** POSTs one order, retrying a 5xx with the same order id (the write is idempotent by order id). */
-async function postOrder(runtime: LocalRuntime, request: OrderRequest): Promise<void> {
+/**
+ * POSTs one order, retrying a 5xx with the same order id (the write is idempotent by order id); the id of its
+ * message when the answer names it (a 409 does not).
+ */
+async function postOrder(runtime: LocalRuntime, request: OrderRequest): Promise<string | undefined> {
   for (let attempt = 1; ; attempt += 1) {
     const response = await fetch(`${runtime.apiUrl}/orders`, {
       method: 'POST',
@@ -494,7 +540,8 @@ async function postOrder(runtime: LocalRuntime, request: OrderRequest): Promise<
     });
     // A retry of a request that was written after all is answered with the original 201 (the order id is an
     // idempotency key); 409 only when it raced a concurrent attempt of itself.
-    if (response.status === 201 || response.status === 409) return;
+    if (response.status === 201) return ((await response.json()) as { messageId?: string }).messageId;
+    if (response.status === 409) return undefined;
     if (response.status < 500 || attempt >= 20)
       throw new Error(`POST /orders answered ${response.status}: ${await response.text()}`);
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
@@ -532,10 +579,12 @@ async function writeRogueMessages(run: DrillRun): Promise<void> {
  * Waits until every message is CONFIRMED or FAILED, or stalled as designed behind a FAILED predecessor (held
  * PENDING, or delivered and parked), reading the outbox and inbox tables.
  */
-async function waitUntilSettled(runtime: LocalRuntime, orders: number, progress: Progress): Promise<void> {
+async function waitUntilSettled(run: DrillRun, orders: number): Promise<void> {
+  const { runtime, progress, operator } = run;
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const polledAt = Date.now();
+    await operator.step();
     const outbox = await scanAll(runtime, 'outbox');
     const inbox = await scanAll(runtime, 'inbox');
     const stalled = stalledMessages({
@@ -551,7 +600,21 @@ async function waitUntilSettled(runtime: LocalRuntime, orders: number, progress:
       (message) => !TERMINAL.has(String(message.status)) && !waitsAsDesigned(String(message.messageId)),
     ).length;
     progress(orders + (orders - open), orders * 2, `settling: ${open} open`);
-    if (open === 0 && outbox.length >= orders) return;
+    if (process.env.DRILL_TRACE) {
+      const unsettled = outbox.filter(
+        (message) => !TERMINAL.has(String(message.status)) && !waitsAsDesigned(String(message.messageId)),
+      );
+      trace(
+        `${open} open: ${unsettled
+          .slice(0, 5)
+          .map(
+            (m) =>
+              `${String(m.topic)} ${String(m.aggregateId)} ${String(m.status)} a=${String(m.attempts)} r=${String(m.resends ?? 0)}`,
+          )
+          .join('; ')}; operator done: ${operator.done()}`,
+      );
+    }
+    if (open === 0 && outbox.length >= orders && operator.done()) return;
     // The scans cost the emulator what they cost the pipeline: polled at most a third of the time, the watcher
     // never takes the backend it watches (two consistent scans took 4–12 s on a busy moto, polled every second).
     const scanMs = Date.now() - polledAt;

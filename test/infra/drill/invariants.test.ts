@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkInvariants, type DrillSnapshot, deadLetterCounts } from '../../../infra/drill/invariants.ts';
+import { NO_OPERATOR_ACTIONS } from '../../../infra/drill/operator-actions.ts';
 
 const rogueId = '01JROGUE00000000000000000A';
 const created = {
@@ -55,6 +56,8 @@ const base: DrillSnapshot = {
   rogueMessages: new Map([[rogueId, { kind: 'set', reason: /payload\.tags: a Set is not plain JSON/ }]]),
   deadLetters: [],
   maxReceiveCount: 5,
+  erasedLeft: [],
+  operator: NO_OPERATOR_ACTIONS,
 };
 
 /** The same order cancelled after it was applied: its stock back, its reservation gone, its cursor at seq 2. */
@@ -335,5 +338,99 @@ describe('checkInvariants on the ordered order topics', () => {
       const confirmed = { ...stalled, outbox: [created, { ...poisonedCreate, status: 'CONFIRMED' }, rogue] };
       expect(invariant(confirmed, 'no message lost')?.detail).toContain('poisoned order o-2 was confirmed');
     });
+  });
+});
+
+describe('checkInvariants with operator actions mid-run', () => {
+  const withdrawn = { ...created, status: 'CANCELLED' };
+  const untouched: DrillSnapshot = {
+    ...base,
+    outbox: [withdrawn, rogue],
+    inbox: [],
+    cursors: [],
+    inventory: [{ sku: 'A', available: 10 }],
+    reservations: [],
+  };
+
+  it('accepts a create the operator cancelled while PENDING, and catches a CANCELLED one nobody cancelled', () => {
+    const operator = { ...NO_OPERATOR_ACTIONS, cancelled: new Set(['m-1']) };
+    expect(failures({ ...untouched, operator })).toEqual([]);
+    expect(failures(untouched)).toEqual([
+      'no message lost: each is CONFIRMED, FAILED with its reason only if poisoned, or stalled behind a FAILED seq 1',
+    ]);
+  });
+
+  it('counts a cancelled message applied from a copy sent before the cancel, and its stock moved once', () => {
+    const operator = { ...NO_OPERATOR_ACTIONS, cancelled: new Set(['m-1']) };
+    const applied = { ...base, outbox: [withdrawn, rogue], operator };
+    expect(failures(applied)).toEqual([]);
+    expect(invariant(applied, 'every CONFIRMED message')?.detail).toBe(
+      '1 inbox rows (1 of messages cancelled after an earlier copy was sent)',
+    );
+    expect(invariant({ ...applied, inventory: [{ sku: 'A', available: 6 }] }, 'stock moved')?.ok).toBe(false);
+  });
+
+  describe('a skipped gap', () => {
+    const skippedCreate = {
+      ...created,
+      status: 'CANCELLED',
+      skippedAt: '2030-01-01T00:01:00.000Z',
+      lastError: 'InvalidMessageContents: poisoned by the drill',
+    };
+    const releasedNothing = { ...cancelRow, outcome: 'NOTHING_TO_RELEASE' };
+    const skipped: DrillSnapshot = {
+      ...cancelled,
+      outbox: [skippedCreate, { ...cancel, status: 'CONFIRMED' }, rogue],
+      inbox: [releasedNothing],
+      cursors: [{ messageId: 'cursor#order#o-1', lastSeq: 2 }],
+      reservations: [],
+      stalledOrders: new Set(['o-1']),
+      operator: { ...NO_OPERATOR_ACTIONS, skippedOrders: new Set(['o-1']) },
+    };
+
+    it("passes a skipped FAILED create whose order's cancel was then applied, the cursor past both", () => {
+      expect(failures(skipped)).toEqual([]);
+    });
+
+    it('catches the cancel still waiting after the skip, and a create that was not marked skipped', () => {
+      const waiting = {
+        ...skipped,
+        outbox: [skippedCreate, { ...cancel, status: 'PENDING' }, rogue],
+        inbox: [],
+      };
+      expect(invariant(waiting, 'a skipped gap')?.detail).toContain(
+        'order o-1: its cancel is PENDING (no inbox row), not applied with nothing to release',
+      );
+      const unmarked = {
+        ...skipped,
+        outbox: [{ ...skippedCreate, skippedAt: undefined }, { ...cancel, status: 'CONFIRMED' }, rogue],
+      };
+      expect(invariant(unmarked, 'a skipped gap')?.detail).toContain(
+        'its create is CANCELLED, not CANCELLED and skipped',
+      );
+    });
+  });
+
+  it('catches an erased message still in the outbox, or gone with its inbox row, and a replay that was not applied', () => {
+    const erased = { ...base, operator: { ...NO_OPERATOR_ACTIONS, erased: [created] } };
+    expect(failures(erased)).toEqual([]);
+    const name = 'operator actions mid-run';
+    expect(invariant({ ...erased, erasedLeft: ['m-1'] }, name)?.detail).toContain(
+      'erased m-1 is still in the outbox',
+    );
+    expect(invariant({ ...erased, inbox: [] }, name)?.detail).toContain('erased m-1 lost its inbox row');
+    const replayed = { ...base, operator: { ...NO_OPERATOR_ACTIONS, replayed: new Set(['m-1']) } };
+    expect(failures(replayed)).toEqual([]);
+    const unapplied = {
+      ...replayed,
+      outbox: [{ ...created, status: 'FAILED', lastError: 'x' }, rogue],
+      inbox: [],
+    };
+    expect(invariant(unapplied, name)?.detail).toContain('replayed m-1 is FAILED, not CONFIRMED and applied');
+    const problem = {
+      ...base,
+      operator: { ...NO_OPERATOR_ACTIONS, problems: ['skip of m-9 never became due'] },
+    };
+    expect(invariant(problem, name)?.ok).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import {
   type CountedMetric,
   type ObservedMetrics,
 } from '../../../infra/drill/observed-metrics.ts';
+import { NO_OPERATOR_ACTIONS } from '../../../infra/drill/operator-actions.ts';
 
 const TOPIC = 'order.created';
 
@@ -50,6 +51,8 @@ const snapshot: DrillSnapshot = {
   rogueMessages: new Map(),
   deadLetters: [],
   maxReceiveCount: 5,
+  erasedLeft: [],
+  operator: NO_OPERATOR_ACTIONS,
 };
 
 /** What the functions published for that snapshot, with m-2's rejection committed by a delivery that then failed. */
