@@ -507,23 +507,40 @@ describe('startTransactionSerializer', () => {
   });
 });
 
+/**
+ * Runs `use` with a client that reaches a fresh moto through the forwarder, after creating there a table keyed on a
+ * string `id`; stops the client, the forwarder and moto afterwards.
+ */
+async function withTableBehindForwarder(
+  TableName: string,
+  use: (client: DynamoDBClient) => Promise<void>,
+): Promise<void> {
+  const moto = await startMotoServer();
+  const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
+  const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      }),
+    );
+    await use(client);
+  } finally {
+    client.destroy();
+    await serializer.stop();
+    await moto.stop();
+  }
+}
+
 describeOnMoto('the forwarder exists for moto: this checks that moto keeps every write behind it')(
   'startTransactionSerializer in front of moto',
   () => {
     it('keeps every write of concurrent transactions and plain writes, cancelled transactions among them', async () => {
-      const moto = await startMotoServer();
-      const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
-      const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
-      try {
-        const TableName = 'serialized';
-        await client.send(
-          new CreateTableCommand({
-            TableName,
-            BillingMode: 'PAY_PER_REQUEST',
-            AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-            KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-          }),
-        );
+      const TableName = 'serialized';
+      await withTableBehindForwarder(TableName, async (client) => {
         // A few hundred items make moto's copy of the table slow enough for concurrent transactions to overlap.
         for (let batch = 0; batch < 12; batch += 1) {
           await client.send(
@@ -597,11 +614,7 @@ describeOnMoto('the forwarder exists for moto: this checks that moto keeps every
         expect(put.length).toBeGreaterThan(30);
         expect(written.filter((id) => !ids.has(id))).toEqual([]);
         expect(put.filter((id) => !ids.has(id))).toEqual([]);
-      } finally {
-        client.destroy();
-        await serializer.stop();
-        await moto.stop();
-      }
+      });
     });
   },
 );
@@ -622,19 +635,8 @@ describeOnMoto('moto loses concurrent updates of one item; the forwarder is what
   'startTransactionSerializer in front of moto: updates of one item',
   () => {
     it('keeps every one of concurrent updates of one item, which moto drops when they run together', async () => {
-      const moto = await startMotoServer();
-      const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
-      const client = new DynamoDBClient({ ...emulatorClientConfig(serializer.endpoint), maxAttempts: 1 });
-      try {
-        const TableName = 'history';
-        await client.send(
-          new CreateTableCommand({
-            TableName,
-            BillingMode: 'PAY_PER_REQUEST',
-            AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-            KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-          }),
-        );
+      const TableName = 'history';
+      await withTableBehindForwarder(TableName, async (client) => {
         const kept: number[] = [];
         // As an outbox message's transitions append to its history: 20 at once, in 10 rounds (straight to moto, some
         // round kept fewer than 20 nearly every time).
@@ -661,11 +663,7 @@ describeOnMoto('moto loses concurrent updates of one item; the forwarder is what
         }
 
         expect(kept).toEqual(Array.from({ length: 10 }, () => 20));
-      } finally {
-        client.destroy();
-        await serializer.stop();
-        await moto.stop();
-      }
+      });
     });
   },
 );
