@@ -1,4 +1,10 @@
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   EarlierGapError,
@@ -13,7 +19,7 @@ import { GONE_SKIP_MIN_AGE_MS, skipOrderGap } from '../../../shared/admin/skip-o
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { claimUpdate } from '../../../shared/outbox/claim-updates.ts';
-import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
+import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import { testMessageId } from '../../support/factories.ts';
 import {
   type AdminFixture,
@@ -63,6 +69,42 @@ async function cursor(inboxTable = 'inbox'): Promise<number | undefined> {
     new GetCommand({ TableName: inboxTable, Key: { messageId: `cursor#${orderKey}` } }),
   );
   return (Item as { lastSeq?: number } | undefined)?.lastSeq;
+}
+
+/**
+ * Seq 2 FAILED with the cursor at 1, and seq 3 PENDING behind it, held back by the sweeper for five minutes (with
+ * `extra` set on it too). Returns seq 3's id and when it is due.
+ */
+async function storeHeldBackSuccessor(
+  extra: Partial<OutboxItem> = {},
+): Promise<{ readonly next: string; readonly later: string }> {
+  await storeSeq(2, FAILED);
+  const next = testMessageId(3);
+  const later = new Date(fixture.clock.now().getTime() + 300_000).toISOString();
+  await storeMessage(fixture, {
+    messageId: next,
+    status: PENDING,
+    orderKey,
+    seq: 3,
+    nextAttemptAt: later,
+    ...extra,
+  });
+  await putCursor(1);
+  return { next, later };
+}
+
+/**
+ * The fixture's client with `race` run once, just before the first transaction reaches the tables: another actor
+ * acts between the reads of the call under test and its write.
+ */
+function clientRacedBy(race: () => Promise<void>): DynamoDBDocumentClient {
+  let raced = false;
+  return interceptedClient(fixture, async (command) => {
+    if (command instanceof TransactWriteCommand && !raced) {
+      raced = true;
+      await race();
+    }
+  });
 }
 
 const transactions = () =>
@@ -186,11 +228,7 @@ describe('skipOrderGap', () => {
   );
 
   it('makes a PENDING successor the sweeper held back due now, and leaves one a sweeper is sending', async () => {
-    await storeSeq(2, FAILED);
-    const next = testMessageId(3);
-    const later = new Date(fixture.clock.now().getTime() + 300_000).toISOString();
-    await storeMessage(fixture, { messageId: next, status: PENDING, orderKey, seq: 3, nextAttemptAt: later });
-    await putCursor(1);
+    const { next, later } = await storeHeldBackSuccessor();
 
     const result = await skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor });
 
@@ -200,17 +238,9 @@ describe('skipOrderGap', () => {
       nextAttemptAt: fixture.clock.now().toISOString(),
     });
 
+    // A fresh fixture on the same start time, so `later` is seq 3's due time again.
     fixture = adminFixture({ orderedTopics: ORDERED });
-    await storeSeq(2, FAILED);
-    await storeMessage(fixture, {
-      messageId: next,
-      status: PENDING,
-      orderKey,
-      seq: 3,
-      nextAttemptAt: later,
-      leaseOwner: 'sweeper-run-9',
-    } as never);
-    await putCursor(1);
+    await storeHeldBackSuccessor({ leaseOwner: 'sweeper-run-9' });
 
     const claimed = await skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor });
 
@@ -339,14 +369,8 @@ describe('skipOrderGap', () => {
   it('reads again when the consumer applied the message between the read and the write, and leaves its cursor', async () => {
     const skipped = await storeSeq(2, PENDING);
     await putCursor(1);
-    let raced = false;
-    const client = interceptedClient(fixture, async (command) => {
-      if (command instanceof TransactWriteCommand && !raced) {
-        raced = true;
-        // The message arrived after all (a copy in flight): the consumer applied it and moved its cursor.
-        await putCursor(2);
-      }
-    });
+    // The message arrived after all (a copy in flight): the consumer applied it and moved its cursor.
+    const client = clientRacedBy(() => putCursor(2));
 
     const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
 
@@ -361,16 +385,8 @@ describe('skipOrderGap racing other actors', () => {
   it('reads again when an operator replays the CANCELLED message during the skip, and skips it as PENDING', async () => {
     const skipped = await storeSeq(2, CANCELLED);
     await putCursor(1);
-    let raced = false;
-    const client = interceptedClient(fixture, async (command) => {
-      if (command instanceof TransactWriteCommand && !raced) {
-        raced = true;
-        await replayMessage(fixture.deps, {
-          messageId: skipped,
-          reason: 'fixed after all',
-          actor: 'local:bo',
-        });
-      }
+    const client = clientRacedBy(async () => {
+      await replayMessage(fixture.deps, { messageId: skipped, reason: 'fixed after all', actor: 'local:bo' });
     });
 
     const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
@@ -385,31 +401,23 @@ describe('skipOrderGap racing other actors', () => {
   });
 
   it('leaves a successor a sweeper claimed during the skip to that sweeper: its lease is not undone', async () => {
-    await storeSeq(2, FAILED);
-    const next = testMessageId(3);
-    const later = new Date(fixture.clock.now().getTime() + 300_000).toISOString();
-    await storeMessage(fixture, { messageId: next, status: PENDING, orderKey, seq: 3, nextAttemptAt: later });
-    await putCursor(1);
+    const { next } = await storeHeldBackSuccessor();
     const leaseUntil = new Date(fixture.clock.now().getTime() + 60_000).toISOString();
-    let raced = false;
-    const client = interceptedClient(fixture, async (command) => {
-      if (command instanceof TransactWriteCommand && !raced) {
-        raced = true;
-        // A sweeper claims the successor between the skip's reads and its write.
-        await fixture.db.send(
-          new UpdateCommand({
-            TableName: 'outbox',
-            ...claimUpdate({
-              messageId: next,
-              status: PENDING,
-              owner: 'sweeper-run-7',
-              now: fixture.clock.now(),
-              leaseMs: 60_000,
-              early: true,
-            }),
+    // A sweeper claims the successor between the skip's reads and its write.
+    const client = clientRacedBy(async () => {
+      await fixture.db.send(
+        new UpdateCommand({
+          TableName: 'outbox',
+          ...claimUpdate({
+            messageId: next,
+            status: PENDING,
+            owner: 'sweeper-run-7',
+            now: fixture.clock.now(),
+            leaseMs: 60_000,
+            early: true,
           }),
-        );
-      }
+        }),
+      );
     });
 
     const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
@@ -490,12 +498,8 @@ describe('replay of a skipped message', () => {
   it('is refused when the skip lands between the replay’s read and its write', async () => {
     const skipped = await storeSeq(2, CANCELLED);
     await putCursor(1);
-    let raced = false;
-    const client = interceptedClient(fixture, async (command) => {
-      if (command instanceof TransactWriteCommand && !raced) {
-        raced = true;
-        await skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor });
-      }
+    const client = clientRacedBy(async () => {
+      await skipOrderGap(fixture.deps, { orderKey, seq: 2, reason, actor });
     });
 
     await expect(
