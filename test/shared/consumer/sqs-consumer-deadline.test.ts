@@ -1,15 +1,7 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it, type Mock, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
-import type { FailureHandling, QueueOperations } from '../../../shared/consumer/failure-handling.ts';
 import { consumeSqsEvent, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
 import type { ConfirmOutcome } from '../../../shared/outbox/outbox-store.ts';
 import {
@@ -21,21 +13,28 @@ import {
   transactionCanceled,
   withReceiveCount,
 } from '../../support/factories.ts';
+import {
+  client,
+  ddb,
+  failureHandling,
+  inboxMessageIdOf,
+  logger,
+  type QueueMocks,
+  queueMocks,
+  resetConsumerMocks,
+  SOURCE,
+  transactedIds,
+} from './consumer-fixture.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
 const plan: PlanEffect = () => ({ apply: [], onConditionFailure: 'REJECTED' });
-const logger = { info: vi.fn(), warn: vi.fn() };
 
-const SOURCE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
 const TIMEOUT_MS = 30_000;
 
 const slow = envelope({ messageId: testMessageId(1) });
 const quick = envelope({ messageId: testMessageId(2) });
 const behind = envelope({ messageId: testMessageId(3) });
 
-let requeue: Mock<QueueOperations['requeue']>;
-let changeVisibility: Mock<QueueOperations['changeVisibility']>;
+let queues: QueueMocks;
 let confirmed: string[];
 let consumer: SqsConsumer;
 
@@ -48,15 +47,8 @@ function runningContext(timeoutMs = TIMEOUT_MS): Context {
 /** Messages whose transaction never answers: the backend is stuck on them. */
 function stuckOn(...messageIds: string[]): void {
   ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
-    const messageId = input.TransactItems?.[0]?.Put?.Item?.messageId;
-    return messageIds.includes(String(messageId)) ? new Promise(() => {}) : Promise.resolve({});
+    return messageIds.includes(String(inboxMessageIdOf(input))) ? new Promise(() => {}) : Promise.resolve({});
   });
-}
-
-function transactedIds(): unknown[] {
-  return ddb
-    .commandCalls(TransactWriteCommand)
-    .map((call) => call.args[0].input.TransactItems?.[0]?.Put?.Item?.messageId);
 }
 
 /** Starts a batch and reports whether it has returned yet, and with what. */
@@ -70,21 +62,9 @@ function started(batch: Promise<{ response: SQSBatchResponse }>) {
 
 beforeEach(() => {
   vi.useFakeTimers({ now: FIXED_NOW });
-  ddb.reset();
-  logger.info.mockReset();
-  logger.warn.mockReset();
-  ddb.on(UpdateCommand).resolves({});
-  requeue = vi.fn<QueueOperations['requeue']>(async () => {});
-  changeVisibility = vi.fn<QueueOperations['changeVisibility']>(async () => {});
+  resetConsumerMocks();
+  queues = queueMocks();
   confirmed = [];
-  const failures: FailureHandling = {
-    queues: { requeue, changeVisibility, deadLetter: vi.fn(async () => {}) },
-    sourceQueueUrl: SOURCE,
-    deadLetterQueueUrl: `${SOURCE}-dlq`,
-    maxReceiveCount: 5,
-    backoff: { baseSeconds: 10, maxSeconds: 900 },
-    random: () => 0.5,
-  };
   const deps: ConsumeDeps = {
     client,
     inboxTable: 'inbox',
@@ -96,7 +76,13 @@ beforeEach(() => {
       },
     },
   };
-  consumer = { plan, deps, logger, failures, conflictKeys: (message) => [message.messageId] };
+  consumer = {
+    plan,
+    deps,
+    logger,
+    failures: failureHandling(queues),
+    conflictKeys: (message) => [message.messageId],
+  };
 });
 
 afterEach(() => {
@@ -118,8 +104,8 @@ describe('consumeSqsEvent keeps to the invocation time', () => {
 
     // Acknowledged, not failed: a failed record, or a stopped invocation, would spend its receive (its fifth).
     expect(batch.response).toEqual({ batchItemFailures: [] });
-    expect(requeue).toHaveBeenCalledExactlyOnceWith(SOURCE, slowRecord, 6);
-    expect(changeVisibility).not.toHaveBeenCalled();
+    expect(queues.requeue).toHaveBeenCalledExactlyOnceWith(SOURCE, slowRecord, 6);
+    expect(queues.changeVisibility).not.toHaveBeenCalled();
     expect(confirmed).toEqual([quick.messageId]);
     expect(logger.warn).toHaveBeenCalledWith(
       'message handed back',
@@ -142,7 +128,7 @@ describe('consumeSqsEvent keeps to the invocation time', () => {
     await vi.advanceTimersByTimeAsync(25_000);
 
     expect(batch.response).toEqual({ batchItemFailures: [] });
-    expect(requeue.mock.calls.map(([, record]) => record.messageId)).toEqual(['slow', 'behind']);
+    expect(queues.requeue.mock.calls.map(([, record]) => record.messageId)).toEqual(['slow', 'behind']);
     expect(transactedIds()).toEqual([slow.messageId]);
   });
 
@@ -169,7 +155,7 @@ describe('consumeSqsEvent keeps to the invocation time', () => {
 
     expect(batch.response).toEqual({ batchItemFailures: [] });
     expect(transactedIds()).toEqual([slow.messageId, slow.messageId, slow.messageId]);
-    expect(requeue).toHaveBeenCalledOnce();
+    expect(queues.requeue).toHaveBeenCalledOnce();
     expect(logger.warn).toHaveBeenCalledWith(
       'message failed',
       expect.objectContaining({ sqsMessageId: 'hot', disposition: 'REQUEUED' }),

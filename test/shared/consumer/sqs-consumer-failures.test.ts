@@ -1,18 +1,7 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it, type Mock, vi } from 'vitest';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
-import {
-  type FailureHandling,
-  type QueueOperations,
-  visibilityTimeoutSeconds,
-} from '../../../shared/consumer/failure-handling.ts';
+import { visibilityTimeoutSeconds } from '../../../shared/consumer/failure-handling.ts';
 import { consumeSqsBatch, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
 import {
   envelope,
@@ -23,9 +12,21 @@ import {
   transactionCanceled,
   withReceiveCount,
 } from '../../support/factories.ts';
+import {
+  BACKOFF,
+  client,
+  DLQ,
+  ddb,
+  failureHandling,
+  inboxMessageIdOf,
+  logger,
+  type QueueMocks,
+  queueMocks,
+  resetConsumerMocks,
+  SOURCE,
+  transactionsFailFor,
+} from './consumer-fixture.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
 const deps: ConsumeDeps = {
   client,
   inboxTable: 'inbox',
@@ -34,62 +35,31 @@ const deps: ConsumeDeps = {
   sleep: async () => {},
 };
 const plan: PlanEffect = () => ({ reject: 'NOTHING_TO_DO' });
-const logger = { info: vi.fn(), warn: vi.fn() };
-
-const SOURCE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created';
-const DLQ = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-created-dlq';
-const BACKOFF = { baseSeconds: 10, maxSeconds: 900 };
 
 const good1 = envelope({ messageId: testMessageId(1) });
 const flaky = envelope({ messageId: testMessageId(2) });
 const good3 = envelope({ messageId: testMessageId(3) });
 
-let queues: {
-  changeVisibility: Mock<QueueOperations['changeVisibility']>;
-  deadLetter: Mock<QueueOperations['deadLetter']>;
-  requeue: Mock<QueueOperations['requeue']>;
-};
-let failures: FailureHandling;
+let queues: QueueMocks;
 /** The consumer with failure handling on its queue and dead-letter queue. */
 let consumer: SqsConsumer;
 
 beforeEach(() => {
-  ddb.reset();
-  logger.info.mockReset();
-  logger.warn.mockReset();
-  ddb.on(TransactWriteCommand).resolves({});
-  ddb.on(UpdateCommand).resolves({});
-  queues = {
-    changeVisibility: vi.fn<QueueOperations['changeVisibility']>(async () => {}),
-    deadLetter: vi.fn<QueueOperations['deadLetter']>(async () => {}),
-    requeue: vi.fn<QueueOperations['requeue']>(async () => {}),
-  };
-  failures = {
-    queues,
-    sourceQueueUrl: SOURCE,
-    deadLetterQueueUrl: DLQ,
-    maxReceiveCount: 5,
-    backoff: BACKOFF,
-    random: () => 0.5,
-  };
-  consumer = { plan, deps, logger, failures };
+  resetConsumerMocks();
+  queues = queueMocks();
+  consumer = { plan, deps, logger, failures: failureHandling(queues) };
 });
 
 /** DynamoDB is unavailable for the inbox put of `messageId` only. */
 function unavailableFor(messageId: string): void {
-  ddb.on(TransactWriteCommand).callsFake(async (input: TransactWriteCommandInput) => {
-    if (input.TransactItems?.[0]?.Put?.Item?.messageId === messageId) {
-      throw new Error('ProvisionedThroughputExceededException: slow down');
-    }
-    return {};
-  });
+  transactionsFailFor(messageId, new Error('ProvisionedThroughputExceededException: slow down'));
 }
 
 function committedIds(): unknown[] {
   return ddb
     .commandCalls(TransactWriteCommand)
     .flatMap((call) => {
-      const id = call.args[0].input.TransactItems?.[0]?.Put?.Item?.messageId;
+      const id = inboxMessageIdOf(call.args[0].input);
       return id === undefined ? [] : [id];
     })
     .sort();
@@ -145,12 +115,10 @@ describe('consumeSqsBatch with failure handling', () => {
   });
 
   it('requeues a record that keeps conflicting on a hot item, even on its last receive, and acknowledges it', async () => {
-    ddb.on(TransactWriteCommand).callsFake(async (input: TransactWriteCommandInput) => {
-      if (input.TransactItems?.[0]?.Put?.Item?.messageId === flaky.messageId) {
-        throw transactionCanceled([{ Code: 'None' }, { Code: 'TransactionConflict' }]);
-      }
-      return {};
-    });
+    transactionsFailFor(
+      flaky.messageId,
+      transactionCanceled([{ Code: 'None' }, { Code: 'TransactionConflict' }]),
+    );
     const hot = withReceiveCount(sqsRecord(flaky, { messageId: 'hot' }), 5);
 
     const response = await consumeSqsBatch({ Records: [sqsRecord(good1), hot] }, lambdaContext(), consumer);

@@ -1,12 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { consumeSqsBatch, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
 import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
@@ -18,9 +11,15 @@ import {
   testMessageId,
   transactionCanceled,
 } from '../../support/factories.ts';
+import {
+  client,
+  ddb,
+  logger,
+  resetConsumerMocks,
+  transactedIds,
+  transactionsFailFor,
+} from './consumer-fixture.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'eu-west-1' }));
 const deps: ConsumeDeps = {
   client,
   inboxTable: 'inbox',
@@ -42,25 +41,12 @@ const plan: PlanEffect = (message) => ({
   ],
   onConditionFailure: 'REJECTED_OUT_OF_STOCK',
 });
-const logger = { info: vi.fn(), warn: vi.fn() };
 const consumer: SqsConsumer = { plan, deps, logger };
 
 const first = envelope({ messageId: testMessageId(1), aggregateId: 'order-1' });
 const second = envelope({ messageId: testMessageId(2), aggregateId: 'order-2' });
 const third = envelope({ messageId: testMessageId(3), aggregateId: 'order-3' });
 const messages = [first, second, third];
-
-function inboxMessageIdOf(input: TransactWriteCommandInput): unknown {
-  return input.TransactItems?.[0]?.Put?.Item?.messageId;
-}
-
-/** DynamoDB commits every transaction except the one for `messageId`, which fails with `error`. */
-function transactionsFailFor(messageId: string, error: Error) {
-  ddb.on(TransactWriteCommand).callsFake(async (input: TransactWriteCommandInput) => {
-    if (inboxMessageIdOf(input) === messageId) throw error;
-    return {};
-  });
-}
 
 function confirmedIds(): unknown[] {
   return ddb
@@ -70,10 +56,7 @@ function confirmedIds(): unknown[] {
 }
 
 beforeEach(() => {
-  ddb.reset();
-  logger.info.mockReset();
-  ddb.on(TransactWriteCommand).resolves({});
-  ddb.on(UpdateCommand).resolves({});
+  resetConsumerMocks();
 });
 
 describe('consumeSqsBatch', () => {
@@ -83,9 +66,7 @@ describe('consumeSqsBatch', () => {
     const response = await consumeSqsBatch(event, lambdaContext(), consumer);
 
     expect(response).toEqual({ batchItemFailures: [] });
-    expect(
-      ddb.commandCalls(TransactWriteCommand).map((call) => inboxMessageIdOf(call.args[0].input)),
-    ).toEqual(messages.map((m) => m.messageId));
+    expect(transactedIds()).toEqual(messages.map((m) => m.messageId));
     expect(confirmedIds()).toEqual(messages.map((m) => m.messageId));
   });
 

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
@@ -14,9 +14,9 @@ import {
   testMessageId,
   transactionCanceled,
 } from '../../support/factories.ts';
+import { ddb, resetConsumerMocks } from '../consumer/consumer-fixture.ts';
 import { byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const env = {
   INBOX_TABLE: 'inbox-table',
@@ -50,10 +50,8 @@ const handler = createConsumerHandler({ plan });
 let emf: EmfCapture;
 
 beforeEach(() => {
-  ddb.reset();
+  resetConsumerMocks();
   sqs.reset();
-  ddb.on(TransactWriteCommand).resolves({});
-  ddb.on(UpdateCommand).resolves({});
   sqs.on(SendMessageCommand).resolves({});
   // The messages were created at FIXED_NOW; the consumer confirms them 1.5 s later.
   vi.useFakeTimers({ now: FIXED_NOW.getTime() + 1_500, toFake: ['Date'] });
