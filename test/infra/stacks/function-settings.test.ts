@@ -18,6 +18,7 @@ import {
   WRITER_SETTINGS,
 } from '../../../shared/settings/outbox-settings.ts';
 import { readSetting, type Setting } from '../../../shared/settings/setting.ts';
+import { ORDER_MESSAGE_FUNCTIONS } from '../example-functions.ts';
 import {
   type CfnTemplate,
   deployedEnvironment,
@@ -153,14 +154,7 @@ describe('the settings the stack writes', () => {
       gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
       sequence: 'aggregate-version',
     });
-    for (const name of [
-      'Outbox/Relay',
-      'Outbox/Sweeper',
-      'Outbox/InventoryConsumer',
-      'Outbox/Admin',
-      'CreateOrder',
-      'CancelOrder',
-    ]) {
+    for (const name of ORDER_MESSAGE_FUNCTIONS) {
       expect(readSetting(deployed(name), OutboxSettings.orderedTopics), name).toEqual(ordered);
     }
   });
