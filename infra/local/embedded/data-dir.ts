@@ -617,52 +617,41 @@ type Attributes = Readonly<
   >
 >;
 
-function attributesToDisk(attributes: Attributes): Attributes {
-  return Object.fromEntries(
-    Object.entries(attributes).map(([name, value]) => [
-      name,
-      value.binaryValue === undefined
-        ? value
-        : {
-            ...value,
-            binaryValue: Buffer.from(value.binaryValue).toString('base64') as unknown as Uint8Array,
-          },
-    ]),
-  );
+/** A binary attribute value as the data dir keeps it: base64 text, which JSON carries. */
+function binaryToDisk(value: Uint8Array): Uint8Array {
+  return Buffer.from(value).toString('base64') as unknown as Uint8Array;
 }
 
-function attributesFromDisk(attributes: Attributes): Attributes {
-  return Object.fromEntries(
-    Object.entries(attributes).map(([name, value]) => [
-      name,
-      value.binaryValue === undefined
-        ? value
-        : {
-            ...value,
-            binaryValue: new Uint8Array(Buffer.from(value.binaryValue as unknown as string, 'base64')),
-          },
-    ]),
-  );
+function binaryFromDisk(value: Uint8Array): Uint8Array {
+  return new Uint8Array(Buffer.from(value as unknown as string, 'base64'));
+}
+
+/** `state` with the binary value of every message attribute, user and system, passed through `convert`. */
+function queueWithBinaries(
+  state: MemoryQueueState,
+  convert: (value: Uint8Array) => Uint8Array,
+): MemoryQueueState {
+  const converted = (attributes: Attributes): Attributes =>
+    Object.fromEntries(
+      Object.entries(attributes).map(([name, value]) => [
+        name,
+        value.binaryValue === undefined ? value : { ...value, binaryValue: convert(value.binaryValue) },
+      ]),
+    );
+  return {
+    ...state,
+    messages: state.messages.map((message) => ({
+      ...message,
+      attributes: converted(message.attributes),
+      systemAttributes: converted(message.systemAttributes),
+    })),
+  };
 }
 
 function queueToDisk(state: MemoryQueueState): MemoryQueueState {
-  return {
-    ...state,
-    messages: state.messages.map((message) => ({
-      ...message,
-      attributes: attributesToDisk(message.attributes),
-      systemAttributes: attributesToDisk(message.systemAttributes),
-    })),
-  };
+  return queueWithBinaries(state, binaryToDisk);
 }
 
 function queueFromDisk(state: MemoryQueueState): MemoryQueueState {
-  return {
-    ...state,
-    messages: state.messages.map((message) => ({
-      ...message,
-      attributes: attributesFromDisk(message.attributes),
-      systemAttributes: attributesFromDisk(message.systemAttributes),
-    })),
-  };
+  return queueWithBinaries(state, binaryFromDisk);
 }
