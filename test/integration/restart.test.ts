@@ -3,38 +3,29 @@
  * moto this test starts), orders posted, the process killed with SIGKILL while messages are in flight, and
  * started again — every order reaches CONFIRMED and the stock changes exactly once per order.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
-import { findFreePort, type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+import { type NpmStart, startNpm } from '../local/support/npm-start.ts';
 import { describeOnMoto, TEST_BACKEND } from './support/backend.ts';
 
 /** Why this file runs only on moto. */
 const NEEDS_MOTO =
   "an emulator that outlives npm start is deployed to through CloudFormation's CreateStack and UpdateStack, which among the local backends only moto serves; the embedded backend keeps its data across a SIGKILL with --data-dir, tested in test/local/data-dir.test.ts";
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const STARTUP_TIMEOUT_MS = 150_000;
 const ORDERS = 12;
 /** The default confirmation deadline and sweeper period, and a minute for a busy machine. */
 const RECOVERY_BOUND_MS = 7 * 60_000;
 
-/** One `npm start` process and what it printed. */
-interface Started {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly apiUrl: string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 let moto: MotoServer;
 let stateDir: string;
-const children: ChildProcess[] = [];
+const started: NpmStart[] = [];
 
 beforeAll(async () => {
   if (TEST_BACKEND !== 'moto') return;
@@ -43,51 +34,22 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children)
+  for (const { child } of started)
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await moto?.stop();
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-/** Starts `npm start` with the example's plug-in against the test's moto and waits until it is ready. */
-async function startCli(): Promise<Started> {
-  const port = await findFreePort();
-  // The runtime itself, not a tsx CLI in front of it: a SIGKILL must hit the process that holds the work.
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'infra/local/start.ts',
-      '--plugin',
-      'infra/stacks/local-plugin.ts',
-      '--state-file',
-      join(stateDir, 'poller-state.json'),
-    ],
-    {
-      cwd: ROOT,
-      env: { ...process.env, PORT: String(port), AWS_ENDPOINT_URL: moto.endpoint },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
+/** Starts what `npm start` runs, with the example's plug-in, against the test's moto and waits until it is ready. */
+async function startCli(): Promise<NpmStart> {
+  // The runtime itself, not npm in front of it: a SIGKILL must hit the process that holds the work.
+  const cli = await startNpm(['--state-file', join(stateDir, 'poller-state.json')], {
+    env: { AWS_ENDPOINT_URL: moto.endpoint },
+    timeoutMs: STARTUP_TIMEOUT_MS,
+    withoutNpm: true,
   });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
-  );
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (!output.includes('stops everything')) {
-    if (Date.now() > deadline || child.exitCode !== null)
-      throw new Error(`npm start did not become ready:\n${output}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
-  return { child, output: () => output, apiUrl: `http://127.0.0.1:${port}`, exited };
+  started.push(cli);
+  return cli;
 }
 
 /** The example stack's outputs, read from the emulator itself. */

@@ -3,76 +3,36 @@
  * credentials) on the test backend, an order taken through to CONFIRMED over HTTP, the operator's command it
  * prints run as printed, then Ctrl-C (SIGINT) and no emulator left behind.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answersHttp, findFreePort } from '../../infra/local/moto-server.ts';
+import { answersHttp } from '../../infra/local/moto-server.ts';
 import { runCli } from '../../shared/cli/run-cli.ts';
 import { TEST_BACKEND } from '../integration/support/backend.ts';
+import { isAlive, type NpmStart, startNpm } from './support/npm-start.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const STARTUP_TIMEOUT_MS = 150_000;
 
-let cli: ChildProcess;
-let output = '';
+let npm: NpmStart;
 let apiUrl: string;
 let motoPid: number;
 let motoEndpoint: string;
-let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Everything `npm start` printed so far. */
+const output = (): string => npm.output();
 
 beforeAll(async () => {
-  const port = await findFreePort();
-  // No AWS credentials or endpoint: `npm start` must work on a machine that has never seen AWS.
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port) };
-  for (const name of [
-    'AWS_ACCESS_KEY_ID',
-    'AWS_SECRET_ACCESS_KEY',
-    'AWS_SESSION_TOKEN',
-    'AWS_PROFILE',
-    'AWS_ENDPOINT_URL',
-  ]) {
-    delete env[name];
-  }
-  cli = spawn('npm', ['start', '--', '--backend', TEST_BACKEND, '--no-hot-reload'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  exited = new Promise((resolveExit) => cli.once('exit', (code, signal) => resolveExit({ code, signal })));
-  cli.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  cli.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-  while (!output.includes('stops everything')) {
-    if (Date.now() > deadline || cli.exitCode !== null) {
-      throw new Error(`npm start did not become ready:\n${output}`);
-    }
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
-  apiUrl = /REST API\s+(\S+)/.exec(output)?.[1] ?? '';
-  const backend = /backend\s+\S+ at (http:\/\/\S+)(?: \(pid (\d+)\))?/.exec(output);
+  npm = await startNpm(['--backend', TEST_BACKEND, '--no-hot-reload'], { timeoutMs: STARTUP_TIMEOUT_MS });
+  apiUrl = /REST API\s+(\S+)/.exec(output())?.[1] ?? '';
+  const backend = /backend\s+\S+ at (http:\/\/\S+)(?: \(pid (\d+)\))?/.exec(output());
   motoEndpoint = backend?.[1] ?? '';
   motoPid = backend?.[2] === undefined ? -1 : Number(backend[2]);
-  expect(apiUrl).toBe(`http://127.0.0.1:${port}`);
+  expect(apiUrl).toBe(`http://127.0.0.1:${npm.port}`);
 }, STARTUP_TIMEOUT_MS + 10_000);
 
 afterAll(async () => {
   // Whatever happened above, leave no process behind.
-  if (cli?.exitCode === null && cli.signalCode === null) {
-    cli.kill('SIGKILL');
-    await exited;
+  if (npm?.child.exitCode === null && npm.child.signalCode === null) {
+    npm.child.kill('SIGKILL');
+    await npm.exited;
   }
   if (motoPid > 0 && isAlive(motoPid)) process.kill(motoPid, 'SIGKILL');
 });
@@ -84,7 +44,9 @@ interface OrderPage {
 
 describe('npm start', () => {
   it('says first which backend runs and how to get the full-fidelity one', () => {
-    const first = output.split('\n').find((line) => line.startsWith('backend: '));
+    const first = output()
+      .split('\n')
+      .find((line) => line.startsWith('backend: '));
     expect(first).toBe(
       TEST_BACKEND === 'moto'
         ? 'backend: moto, fresh for this run (full fidelity); set AWS_ENDPOINT_URL to use an emulator you ' +
@@ -95,11 +57,11 @@ describe('npm start', () => {
   });
 
   it('runs the functions on the Node.js their runtime names, in a process of their own', () => {
-    expect(output).toMatch(/functions\s+Node v24\.\d+\.\d+, in a process of their own/);
+    expect(output()).toMatch(/functions\s+Node v24\.\d+\.\d+, in a process of their own/);
   });
 
   it('prints the command to operate it, and that command works as printed', async () => {
-    const printed = /AWS_ENDPOINT_URL=(\S+) npm run outbox -- stats/.exec(output);
+    const printed = /AWS_ENDPOINT_URL=(\S+) npm run outbox -- stats/.exec(output());
     expect(printed).not.toBeNull();
     let stdout = '';
     const code = await runCli(['stats'], {
@@ -109,7 +71,7 @@ describe('npm start', () => {
     });
     expect(code).toBe(0);
     expect(stdout).toMatch(/order\.created/);
-    expect(output).toContain(`npm run outbox -- call GET /inventory/SKU-APPLE --url ${apiUrl}`);
+    expect(output()).toContain(`npm run outbox -- call GET /inventory/SKU-APPLE --url ${apiUrl}`);
   });
 
   it('answers outbox call with the URL it prints and nothing else: no region, no credentials', async () => {
@@ -126,18 +88,20 @@ describe('npm start', () => {
   });
 
   it('prints the routes, pollers and schedules the template describes, the stock and how to try it', () => {
-    expect(output).toMatch(/stack\s+OutboxExample-local \(created\)/);
-    expect(output).toMatch(/POST\s+\/orders → CreateOrder/);
-    expect(output).toMatch(/GET\s+\/inventory\/\{sku\} → GetStock/);
-    expect(output).toMatch(/Outbox\/Relay ← OutboxExample-local-OutboxTable\S+ stream: batch 100, window 0s/);
-    expect(output).toMatch(
+    expect(output()).toMatch(/stack\s+OutboxExample-local \(created\)/);
+    expect(output()).toMatch(/POST\s+\/orders → CreateOrder/);
+    expect(output()).toMatch(/GET\s+\/inventory\/\{sku\} → GetStock/);
+    expect(output()).toMatch(
+      /Outbox\/Relay ← OutboxExample-local-OutboxTable\S+ stream: batch 100, window 0s/,
+    );
+    expect(output()).toMatch(
       /Outbox\/InventoryConsumer ← OutboxExample-local-OutboxorderEventsQueue\S+ queue: batch 10/,
     );
-    expect(output).toMatch(/Outbox\/Sweeper ← schedule Outbox\/SweeperSchedule: rate\(1 minute\)/);
-    expect(output).toContain(
+    expect(output()).toMatch(/Outbox\/Sweeper ← schedule Outbox\/SweeperSchedule: rate\(1 minute\)/);
+    expect(output()).toContain(
       'stock      SKU-APPLE=100, SKU-BANANA=100, SKU-CHERRY=50, SKU-DATE=10, SKU-EMPTY=0',
     );
-    expect(output).toContain('curl -s -X POST');
+    expect(output()).toContain('curl -s -X POST');
     if (TEST_BACKEND === 'moto') expect(isAlive(motoPid)).toBe(true);
   });
 
@@ -166,16 +130,14 @@ describe('npm start', () => {
       available: number;
     };
     expect(after).toEqual({ sku: 'SKU-APPLE', available: before.available - 3 });
-    await expect
-      .poll(() => output, { timeout: 5_000 })
-      .toMatch(/orders 1 · pending 0 · sent 0 · confirmed 1/);
+    await expect.poll(output, { timeout: 5_000 }).toMatch(/orders 1 · pending 0 · sent 0 · confirmed 1/);
   });
 
   it('stops everything on SIGINT and exits 0, leaving no emulator behind', async () => {
-    cli.kill('SIGINT');
+    npm.child.kill('SIGINT');
     // Exit code 0 only when everything stopped in order before the stop's deadline (a forced stop exits 1).
-    expect(await exited).toEqual({ code: 0, signal: null });
-    expect(output).toMatch(/^stopped\.$/m);
+    expect(await npm.exited).toEqual({ code: 0, signal: null });
+    expect(output()).toMatch(/^stopped\.$/m);
     if (motoPid > 0) expect(isAlive(motoPid)).toBe(false);
     expect(await answersHttp(motoEndpoint)).toBe(false);
     expect(await answersHttp(apiUrl)).toBe(false);

@@ -3,8 +3,9 @@
  * no AWS credentials; helpers to wait for it, find every process of its tree and check that none is left.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { findFreePort } from '../../../infra/local/moto-server.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
@@ -20,13 +21,43 @@ export interface NpmStart {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `npm start -- <args>` and resolves once it prints that it is ready (or fails with its output). */
-export async function startNpm(
-  args: readonly string[],
-  options: { readonly env?: Readonly<Record<string, string | undefined>>; readonly timeoutMs?: number } = {},
-): Promise<NpmStart> {
+/** How {@link startNpm} starts it. */
+export interface NpmStartOptions {
+  /** Set over the test's environment, after the AWS credentials and endpoint are taken out of it. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** How long it may take to be ready; 150 s by default. */
+  readonly timeoutMs?: number;
+  /**
+   * Runs what the start script runs without npm in front, so `child` is the runtime itself: a SIGKILL of it then
+   * hits the process that holds the work, where a SIGKILL of npm would leave the runtime to stop on its own.
+   */
+  readonly withoutNpm?: boolean;
+}
+
+/**
+ * The start script's arguments to node (`exec node <these>` in package.json), read from the script itself so a
+ * test that skips npm runs the same command.
+ */
+function startScriptNodeArgs(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const [exec, node, ...args] = scripts.start.trim().split(/\s+/);
+  if (exec !== 'exec' || node !== 'node') {
+    throw new Error(`package.json's start script is no longer "exec node …": ${scripts.start}`);
+  }
+  return args;
+}
+
+/**
+ * Starts `npm start -- <args>` (or, {@link NpmStartOptions.withoutNpm}, the command it runs) and resolves once it
+ * prints that it is ready (or fails with its output).
+ */
+export async function startNpm(args: readonly string[], options: NpmStartOptions = {}): Promise<NpmStart> {
   const port = await findFreePort();
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), ...options.env };
+  // No AWS credentials or endpoint unless the test gives them: `npm start` must work on a machine that has never
+  // seen AWS.
+  const env: Record<string, string | undefined> = { ...process.env };
   for (const name of [
     'AWS_ACCESS_KEY_ID',
     'AWS_SECRET_ACCESS_KEY',
@@ -36,8 +67,12 @@ export async function startNpm(
   ]) {
     delete env[name];
   }
+  Object.assign(env, { PORT: String(port) }, options.env);
+  const [command, commandArgs] = options.withoutNpm
+    ? [process.execPath, [...startScriptNodeArgs(), ...args]]
+    : ['npm', ['start', '--', ...args]];
   // Its own process group, as a terminal gives a command: the test can signal the group as Ctrl-C does.
-  const child = spawn('npm', ['start', '--', ...args], {
+  const child = spawn(command, commandArgs, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
