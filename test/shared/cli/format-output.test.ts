@@ -78,24 +78,23 @@ describe('formatStats', () => {
 
 describe('formatRedrive', () => {
   const dlq = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events-dlq';
-  const dryRun: RedriveReport = {
-    dryRun: true,
+  // One dead-letter queue: the report's totals are that queue's counts.
+  const counts = {
     examined: 2,
     matched: 2,
     moved: 0,
     resumed: 0,
     left: 0,
     causes: { MAX_RECEIVES: 1, REDRIVE_POLICY: 1 },
+  };
+  const dryRun: RedriveReport = {
+    dryRun: true,
+    ...counts,
     queues: [
       {
         deadLetterQueueUrl: dlq,
         sourceQueueUrl: dlq.replace('-dlq', ''),
-        examined: 2,
-        matched: 2,
-        moved: 0,
-        resumed: 0,
-        left: 0,
-        causes: { MAX_RECEIVES: 1, REDRIVE_POLICY: 1 },
+        ...counts,
         wouldMove: [
           {
             sqsMessageId: 's-1',
