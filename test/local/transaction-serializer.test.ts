@@ -508,12 +508,12 @@ describe('startTransactionSerializer', () => {
 });
 
 /**
- * Runs `use` with a client that reaches a fresh moto through the forwarder, after creating there a table keyed on a
- * string `id`; stops the client, the forwarder and moto afterwards.
+ * Runs `use` with a client that reaches a fresh moto through the forwarder, after creating there the table
+ * `TableName` keyed on a string `id`; stops the client, the forwarder and moto afterwards.
  */
 async function withTableBehindForwarder(
   TableName: string,
-  use: (client: DynamoDBClient) => Promise<void>,
+  use: (client: DynamoDBClient, TableName: string) => Promise<void>,
 ): Promise<void> {
   const moto = await startMotoServer();
   const serializer = await startTransactionSerializer({ upstream: moto.endpoint });
@@ -527,7 +527,7 @@ async function withTableBehindForwarder(
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
       }),
     );
-    await use(client);
+    await use(client, TableName);
   } finally {
     client.destroy();
     await serializer.stop();
@@ -539,8 +539,7 @@ describeOnMoto('the forwarder exists for moto: this checks that moto keeps every
   'startTransactionSerializer in front of moto',
   () => {
     it('keeps every write of concurrent transactions and plain writes, cancelled transactions among them', async () => {
-      const TableName = 'serialized';
-      await withTableBehindForwarder(TableName, async (client) => {
+      await withTableBehindForwarder('serialized', async (client, TableName) => {
         // A few hundred items make moto's copy of the table slow enough for concurrent transactions to overlap.
         for (let batch = 0; batch < 12; batch += 1) {
           await client.send(
@@ -635,8 +634,7 @@ describeOnMoto('moto loses concurrent updates of one item; the forwarder is what
   'startTransactionSerializer in front of moto: updates of one item',
   () => {
     it('keeps every one of concurrent updates of one item, which moto drops when they run together', async () => {
-      const TableName = 'history';
-      await withTableBehindForwarder(TableName, async (client) => {
+      await withTableBehindForwarder('history', async (client, TableName) => {
         const kept: number[] = [];
         // As an outbox message's transitions append to its history: 20 at once, in 10 rounds (straight to moto, some
         // round kept fewer than 20 nearly every time).
