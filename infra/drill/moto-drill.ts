@@ -103,7 +103,16 @@ function drillEnv(orders: number): Record<string, string> {
   };
 }
 const LEASE_MS = 10_000;
-const SETTLE_TIMEOUT_MS = 15 * 60_000;
+/**
+ * How long the pipeline may take to settle once every order is written: four reconciliation rounds at the drill's
+ * deadline (each round's deadline doubles: 1 + 2 + 4 + 8 deadlines), and 5 minutes more. A message whose send's
+ * outcome was left unknown (a timeout, a crash, a throttled bookkeeping write after a refusal) waits a round for
+ * reconciliation, and one SQS refuses forever must be refused 8 times before it is FAILED: at the default size a
+ * fixed 15 minutes left one such message short of FAILED (seed 295460, 200 orders).
+ */
+function settleTimeoutMs(orders: number): number {
+  return 15 * drillDeadlineMs(orders) + 5 * 60_000;
+}
 /** The shortest pause between two looks at the tables while the pipeline settles. */
 const SETTLE_POLL_MS = 1_000;
 const CLIENT_CONCURRENCY = 8;
@@ -581,7 +590,7 @@ async function writeRogueMessages(run: DrillRun): Promise<void> {
  */
 async function waitUntilSettled(run: DrillRun, orders: number): Promise<void> {
   const { runtime, progress, operator } = run;
-  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  const deadline = Date.now() + settleTimeoutMs(run.config.orders);
   while (Date.now() < deadline) {
     const polledAt = Date.now();
     await operator.step();

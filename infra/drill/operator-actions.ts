@@ -1,6 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  type AdminDeps,
   cancelMessage,
   eraseAggregate,
   MessageStatus,
@@ -12,20 +11,11 @@ import {
 } from 'serverless-outbox';
 import { ORDER_SCOPE } from './invariants.ts';
 
-/** What the operator's actions need: the admin core's deps, without the queues (no redrive here). */
-export type OperatorDeps = Pick<
-  AdminDeps,
-  | 'client'
-  | 'outboxTable'
-  | 'auditTable'
-  | 'deliveryInboxes'
-  | 'orderedTopics'
-  | 'dueShards'
-  | 'retentionDays'
-  | 'clock'
-  | 'newId'
-  | 'claimCheck'
->;
+/** What the operator's actions need: what each admin action it takes asks for (no queues: it redrives nothing). */
+export type OperatorDeps = Parameters<typeof cancelMessage>[0] &
+  Parameters<typeof replayMessage>[0] &
+  Parameters<typeof skipOrderGap>[0] &
+  Parameters<typeof eraseAggregate>[0];
 
 /** What the operator did during a drill, for the invariants. */
 export interface OperatorFacts {
