@@ -477,7 +477,8 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
 
     simulatedNow += TICK_MS;
     tick += 1;
-    const settled = acknowledged.size - open.size;
+    // Open counts messages (a cancelled order has two), so it can outnumber the orders acknowledged so far.
+    const settled = Math.max(0, acknowledged.size - open.size);
     progress(settled, config.orders, `written ${acknowledged.size}, open ${open.size}`);
     // Settled: nothing left open but the messages that wait, as designed, behind a FAILED predecessor.
     if (
