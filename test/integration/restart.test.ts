@@ -11,7 +11,7 @@ import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
 import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
-import { type NpmStart, startNpm } from '../local/support/npm-start.ts';
+import { type NpmStart, RECOVERY_BOUND_MS, startNpm } from '../local/support/npm-start.ts';
 import { describeOnMoto, TEST_BACKEND } from './support/backend.ts';
 
 /** Why this file runs only on moto. */
@@ -20,8 +20,6 @@ const NEEDS_MOTO =
 
 const STARTUP_TIMEOUT_MS = 150_000;
 const ORDERS = 12;
-/** The default confirmation deadline and sweeper period, and a minute for a busy machine. */
-const RECOVERY_BOUND_MS = 7 * 60_000;
 
 let moto: MotoServer;
 let stateDir: string;

@@ -10,6 +10,15 @@ import { findFreePort } from '../../../infra/local/moto-server.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 
+/**
+ * How long what was in flight when npm start was killed may take to finish after a start: usually seconds (the
+ * stream resumes at its checkpoint, the queue poller hands back the killed run's receives), but a kill between the
+ * relay's SENT mark and its send leaves a message SENT and never sent, which the sweeper resends once the
+ * confirmation deadline (5 minutes by default) has passed, at its next run (every minute); and a minute for a busy
+ * machine.
+ */
+export const RECOVERY_BOUND_MS = 7 * 60_000;
+
 /** A running `npm start`. */
 export interface NpmStart {
   readonly child: ChildProcess;
