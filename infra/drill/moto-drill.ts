@@ -241,6 +241,7 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
       runtime,
       config,
       operator,
+      overrides,
       skipTargets: new Set(),
       faults,
       poisoned,
@@ -320,6 +321,8 @@ interface DrillRun {
   readonly config: DrillConfig;
   /** The operator acting on the outbox while the orders are written and settle. */
   readonly operator: DrillOperator;
+  /** The drill's settings over each function's environment ({@link drillEnv}). */
+  readonly overrides: Record<string, string>;
   /** Stalled orders (create alone poisoned, then cancelled) whose FAILED create the operator skips. */
   readonly skipTargets: Set<string>;
   readonly faults: FaultInjector;
@@ -369,8 +372,7 @@ async function driveUntilSettled(run: DrillRun) {
 
 /** Two sweepers side by side, each looping in short runs, one of which may crash at any step. */
 function startSweepers(run: DrillRun) {
-  const { runtime, faults, poison, random, metrics } = run;
-  const overrides = drillEnv(run.config.orders);
+  const { runtime, faults, poison, random, metrics, overrides } = run;
   let running = true;
   let errors = 0;
   let gaps = 0;
