@@ -29,7 +29,6 @@ export {
   type QueueMessageAttribute,
   queueNameOf,
   type ReceivedQueueMessage,
-  SqsAdminQueues,
 } from './admin/admin-queues.ts';
 export {
   AUDIT_KEYS,
@@ -97,6 +96,12 @@ export {
   createS3Client,
   createSqsClient,
 } from './aws/clients.ts';
+export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './aws/dynamo-outbox-store.ts';
+export { S3ClaimCheckStore } from './aws/s3-claim-check-store.ts';
+export { SqsAdminQueues } from './aws/sqs-admin-queues.ts';
+export { SqsPublisher } from './aws/sqs-publisher.ts';
+export { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from './aws/sqs-queue-operations.ts';
+export { transactWrite } from './aws/transact-write.ts';
 export {
   ClaimCheckIntegrityError,
   ClaimCheckObjectMissingError,
@@ -116,7 +121,6 @@ export type {
   ClaimCheckWriting,
 } from './claim-check/claim-check-store.ts';
 export { resolveClaimCheck } from './claim-check/resolve-claim-check.ts';
-export { S3ClaimCheckStore } from './claim-check/s3-claim-check-store.ts';
 export type { HealthCheck, HealthCheckContext, HealthResult } from './cli/health-check.ts';
 export {
   APPLIED,
@@ -157,7 +161,6 @@ export {
   parkedKeyOf,
 } from './consumer/order-cursor.ts';
 export { PARKED } from './consumer/ordered-consume.ts';
-export { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from './consumer/sqs-queue-operations.ts';
 export {
   type CancelledAction,
   ConfigError,
@@ -254,8 +257,6 @@ export {
   DEFAULT_CONFIRM_DEADLINE_MS,
   type DueEntry,
   type DueMessage,
-  DynamoOutboxStore,
-  type DynamoOutboxStoreOptions,
   type MarkSentOutcome,
   type OutboxStore,
   type RecordFailureOutcome,
@@ -288,7 +289,6 @@ export {
   type PublishResult,
 } from './relay/message-publisher.ts';
 export { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from './relay/relay-messages.ts';
-export { SqsPublisher } from './relay/sqs-publisher.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry/retry-policy.ts';
 export {
   ADMIN_SETTINGS,
@@ -317,5 +317,4 @@ export {
   type RetryClock,
   retryConflicts,
 } from './transaction/retry-conflicts.ts';
-export { transactWrite } from './transaction/transact-write.ts';
 export { TRANSACTION_LIMITS, type TransactWriteAction } from './transaction/transaction-limits.ts';

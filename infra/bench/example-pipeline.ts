@@ -5,6 +5,7 @@ import type { AttributeValue, DynamoDBRecord, SQSEvent } from 'aws-lambda';
 import { planInventory } from '../../functions/inventory/apply-order/plan-inventory.ts';
 import { createOrder } from '../../functions/orders/create-order/create-order.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
+import { DynamoOutboxStore } from '../../shared/aws/dynamo-outbox-store.ts';
 import { INBOX_KEYS } from '../../shared/consumer/inbox.ts';
 import { consumeSqsEvent } from '../../shared/consumer/sqs-consumer.ts';
 import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../shared/memory/index.ts';
@@ -14,7 +15,6 @@ import {
   SEQUENCE_KEYS,
 } from '../../shared/ordering/ordering.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
-import { DynamoOutboxStore } from '../../shared/outbox/outbox-store.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
 import { relayStreamEvent } from '../../shared/relay/relay-stream-batch.ts';

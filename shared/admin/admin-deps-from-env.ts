@@ -1,10 +1,10 @@
 import { monotonicFactory } from 'ulid';
 import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from '../aws/clients.ts';
-import { S3ClaimCheckStore } from '../claim-check/s3-claim-check-store.ts';
+import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
+import { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 import type { AdminDeps } from './admin-deps.ts';
-import { SqsAdminQueues } from './admin-queues.ts';
 import { deadLetterRoutes } from './dead-letter-routes.ts';
 
 /**

@@ -1,11 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '../aws/transact-write.ts';
 import { TransactionConditionError } from '../errors.ts';
 import type { MessageStatus } from '../message/message-status.ts';
 import { cancelUpdate, replayUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
 import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
 import type { OutboxUpdate } from '../outbox/transition-updates.ts';
-import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { MessageNotFoundError, MessageSkippedError, WrongStatusError } from './admin-errors.ts';

@@ -1,4 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '../aws/transact-write.ts';
 import { INBOX_KEYS } from '../consumer/inbox.ts';
 import { cursorKeyOf } from '../consumer/order-cursor.ts';
 import { TransactionConditionError } from '../errors.ts';
@@ -9,7 +10,6 @@ import { cancelUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.t
 import { dueShardOf, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
 import type { OutboxUpdate } from '../outbox/transition-updates.ts';
-import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import {

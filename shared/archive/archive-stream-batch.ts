@@ -1,6 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { describeError } from '../errors.ts';
-import type { LogSink } from '../lambda/log-sink.ts';
+import type { LogSink } from '../observability/log-sink.ts';
 import { type ArchiveObject, archiveObjects } from './archive-objects.ts';
 
 /** Where archive objects go (S3 in Lambda, a map in tests). */

@@ -10,7 +10,6 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { monotonicFactory } from 'ulid';
 import type { AdminDeps } from '../admin/admin-deps.ts';
 import { InvalidAdminRequestError, MoveTaskUnavailableError } from '../admin/admin-errors.ts';
-import { SqsAdminQueues } from '../admin/admin-queues.ts';
 import { deadLetterRoutes } from '../admin/dead-letter-routes.ts';
 import { OutboxAdmin } from '../admin/outbox-admin.ts';
 import type { RedriveInput } from '../admin/redrive-dead-letters.ts';
@@ -20,6 +19,7 @@ import {
   createDocumentClient,
   createSqsClient,
 } from '../aws/clients.ts';
+import { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
 import { ConfigError, describeError, OutboxError } from '../errors.ts';
 import { type ApiAnswer, callApi, isLocalApi, LOCAL_SIGNING_CREDENTIALS, signingRegion } from './call-api.ts';
 import { EXIT_CODES_HELP, ExitCode, exitCodeOf, exitCodeOfHttpStatus } from './exit-codes.ts';

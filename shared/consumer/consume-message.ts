@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '../aws/transact-write.ts';
 import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
 import { resolveClaimCheck } from '../claim-check/resolve-claim-check.ts';
 import { TransactionConditionError } from '../errors.ts';
@@ -9,7 +10,6 @@ import {
   DEFAULT_CONFLICT_RETRY,
   retryConflicts,
 } from '../transaction/retry-conflicts.ts';
-import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import { APPLIED, inboxPut } from './inbox.ts';
 import { assertTimeLeft } from './invocation-budget.ts';

@@ -1,4 +1,4 @@
-import { DEAD_LETTER_ATTRIBUTES } from './sqs-queue-operations.ts';
+import { DEAD_LETTER_ATTRIBUTES } from '../aws/sqs-queue-operations.ts';
 
 /**
  * Why a message is in a dead-letter queue. POISON and MAX_RECEIVES are the consumer's own reasons (it sent the

@@ -1,8 +1,8 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '../aws/transact-write.ts';
 import { resolveClaimCheck } from '../claim-check/resolve-claim-check.ts';
 import { TransactionConditionError, TransactionConflictError } from '../errors.ts';
 import { DEFAULT_CONFLICT_RETRY, retryConflicts } from '../transaction/retry-conflicts.ts';
-import { transactWrite } from '../transaction/transact-write.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type {
   ConsumeDeps,

@@ -6,8 +6,8 @@ import {
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { OutOfTimeError, PoisonMessageError } from '../errors.ts';
-import type { LogSink } from '../lambda/log-sink.ts';
 import { type Envelope, parseEnvelope } from '../message/envelope.ts';
+import type { LogSink } from '../observability/log-sink.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
 import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
 import { type ConsumeCountsByTopic, consumeCountsOf, type TopicConsumeCounts } from './consume-counts.ts';

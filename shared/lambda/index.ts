@@ -10,6 +10,7 @@ export {
   type SqsConsumer,
 } from '../consumer/sqs-consumer.ts';
 export { createTracer } from '../observability/create-tracer.ts';
+export type { LogSink } from '../observability/log-sink.ts';
 export {
   createOutboxMetrics,
   type MetricsByTopic,
@@ -40,7 +41,6 @@ export {
 } from './consumer-handler.ts';
 export { createLogger } from './create-logger.ts';
 export { type EnvHandler, handlerFromEnv, isEnvHandler, type LambdaHandler } from './handler-from-env.ts';
-export type { LogSink } from './log-sink.ts';
 export { outboxWriterFromEnv } from './outbox-writer.ts';
 export { createRelayHandler, type RelayParts, relayDeps } from './relay-handler.ts';
 export { createSweeperHandler, sweeperDeps } from './sweeper-handler.ts';

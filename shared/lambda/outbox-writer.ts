@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { awsClientConfig, createDocumentClient, createS3Client } from '../aws/clients.ts';
-import { S3ClaimCheckStore } from '../claim-check/s3-claim-check-store.ts';
+import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import type { OutboxWriterOptions } from '../outbox/write-with-outbox.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { transactWrite } from '../aws/transact-write.ts';
 import { CLAIM_CHECK_HEADER, type ClaimCheckObject, checkIn } from '../claim-check/claim-check-reference.ts';
 import type { ClaimCheckWriting } from '../claim-check/claim-check-store.ts';
 import {
@@ -19,7 +20,6 @@ import type { OrderingByTopic } from '../ordering/ordering.ts';
 import { counterUpdate, readLastSeqs } from '../ordering/sequence-counter.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../relay/wire-format.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
-import { transactWrite } from '../transaction/transact-write.ts';
 import {
   assertWithinTransactionLimits,
   type TransactWriteAction,

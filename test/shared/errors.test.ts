@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { transactWrite } from '../../shared/aws/transact-write.ts';
 import {
   ConfigError,
   describeError,
@@ -13,7 +14,6 @@ import {
   TransactionLimit,
   TransactionLimitError,
 } from '../../shared/errors.ts';
-import { transactWrite } from '../../shared/transaction/transact-write.ts';
 import type { TransactWriteAction } from '../../shared/transaction/transaction-limits.ts';
 import { transactionCanceled } from '../support/factories.ts';
 

@@ -7,9 +7,9 @@ import {
   seededRandom,
   uniformRates,
 } from '../../../infra/drill/faults.ts';
+import { transactWrite } from '../../../shared/aws/transact-write.ts';
 import { TransactionConflictError } from '../../../shared/errors.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
-import { transactWrite } from '../../../shared/transaction/transact-write.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { MEMORY_TABLE_SCHEMAS } from '../../support/factories.ts';
 

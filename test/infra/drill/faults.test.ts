@@ -12,9 +12,9 @@ import {
   uniformRates,
 } from '../../../infra/drill/faults.ts';
 import { poisonedMessages } from '../../../infra/drill/order-factory.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import {
   envelope,
   FIXED_NOW,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { adminDeps } from '../../../shared/admin/admin-deps-from-env.ts';
-import { SqsAdminQueues } from '../../../shared/admin/admin-queues.ts';
+import { SqsAdminQueues } from '../../../shared/aws/sqs-admin-queues.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events';

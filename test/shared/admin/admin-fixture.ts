@@ -8,6 +8,7 @@ import type {
   ReceivedQueueMessage,
 } from '../../../shared/admin/admin-queues.ts';
 import { AUDIT_KEYS, type AuditRow } from '../../../shared/admin/audit-trail.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import {
   type ConsumeResult,
   consumeMessage,
@@ -26,7 +27,6 @@ import {
   OUTBOX_KEYS,
   type OutboxItem,
 } from '../../../shared/outbox/outbox-item.ts';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/sweeper/sweep.ts';
 import { type ManualClock, manualClock, outboxItem } from '../../support/factories.ts';

@@ -10,8 +10,9 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MoveTaskUnavailableError } from '../../../shared/admin/admin-errors.ts';
-import { queueNameOf, SqsAdminQueues } from '../../../shared/admin/admin-queues.ts';
+import { queueNameOf } from '../../../shared/admin/admin-queues.ts';
 import { startDeadLetterMoveTasks } from '../../../shared/admin/move-task.ts';
+import { SqsAdminQueues } from '../../../shared/aws/sqs-admin-queues.ts';
 import {
   adminFixture,
   auditRows,

@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createS3Client } from '../../../shared/archive/s3-archive-store.ts';
+import { createS3Client } from '../../../shared/aws/s3-archive-store.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { archiverStore, createArchiverHandler } from '../../../shared/lambda/archiver-handler.ts';
 import { lambdaContext } from '../../support/factories.ts';

@@ -7,9 +7,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { S3ClaimCheckStore } from '../../../shared/aws/s3-claim-check-store.ts';
 import { ClaimCheckObjectMissingError } from '../../../shared/claim-check/claim-check-errors.ts';
 import { sha256Hex } from '../../../shared/claim-check/claim-check-reference.ts';
-import { S3ClaimCheckStore } from '../../../shared/claim-check/s3-claim-check-store.ts';
 import { consumerParts } from '../../../shared/lambda/consumer-handler.ts';
 import { outboxWriterFromEnv } from '../../../shared/lambda/outbox-writer.ts';
 

@@ -2,13 +2,13 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import {
   type ConsumeDeps,
   consumeMessage,
   type PlanEffect,
 } from '../../../shared/consumer/consume-message.ts';
 import { PoisonMessageError, TransactionConflictError } from '../../../shared/errors.ts';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories.ts';
 

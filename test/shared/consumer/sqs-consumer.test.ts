@@ -1,8 +1,8 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { consumeSqsBatch, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
 import {
   envelope,
   FIXED_NOW,

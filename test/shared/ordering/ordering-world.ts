@@ -9,6 +9,7 @@ import { bulkReplay } from '../../../shared/admin/bulk-replay.ts';
 import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
 import { cancelMessage, replayMessage } from '../../../shared/admin/message-actions.ts';
 import { skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import {
   type ConsumeDeps,
   consumeMessage,
@@ -20,7 +21,7 @@ import { MemoryDocumentClient } from '../../../shared/memory/memory-document-cli
 import { createMessage, type Envelope, parseEnvelope } from '../../../shared/message/envelope.ts';
 import { type OrderingByTopic, orderKeyOf } from '../../../shared/ordering/ordering.ts';
 import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
-import { DynamoOutboxStore, type SweepStore } from '../../../shared/outbox/outbox-store.ts';
+import type { SweepStore } from '../../../shared/outbox/outbox-store.ts';
 import { type OutboxWrite, writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';

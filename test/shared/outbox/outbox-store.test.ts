@@ -3,13 +3,10 @@ import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
-import {
-  confirmDeadlineAfter,
-  DynamoOutboxStore,
-  MAX_CONFIRM_DEADLINE_MS,
-} from '../../../shared/outbox/outbox-store.ts';
+import { confirmDeadlineAfter, MAX_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
 import type { SendFailureDecision } from '../../../shared/outbox/transition-updates.ts';
 import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
 

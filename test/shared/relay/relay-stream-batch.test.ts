@@ -4,10 +4,10 @@ import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { SqsPublisher } from '../../../shared/aws/sqs-publisher.ts';
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
 import { relayStreamBatch, relayStreamEvent } from '../../../shared/relay/relay-stream-batch.ts';
-import { SqsPublisher } from '../../../shared/relay/sqs-publisher.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import { FIXED_NOW, outboxItem, streamRecord, testMessageId } from '../../support/factories.ts';
 

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SqsPublisher } from '../../../shared/relay/sqs-publisher.ts';
+import { SqsPublisher } from '../../../shared/aws/sqs-publisher.ts';
 import { messageBody, messageSizeBytes } from '../../../shared/relay/wire-format.ts';
 import { envelope, testMessageId } from '../../support/factories.ts';
 

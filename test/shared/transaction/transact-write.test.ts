@@ -6,12 +6,12 @@ import {
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { cancelledActions, transactWrite } from '../../../shared/aws/transact-write.ts';
 import {
   OutboxErrorCode,
   TransactionConditionError,
   TransactionConflictError,
 } from '../../../shared/errors.ts';
-import { cancelledActions, transactWrite } from '../../../shared/transaction/transact-write.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { transactionCanceled } from '../../support/factories.ts';
 

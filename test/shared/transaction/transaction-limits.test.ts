@@ -2,9 +2,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { transactWrite } from '../../../shared/aws/transact-write.ts';
 import { OutboxErrorCode, TransactionLimit, TransactionLimitError } from '../../../shared/errors.ts';
 import { itemSizeBytes } from '../../../shared/transaction/item-size.ts';
-import { transactWrite } from '../../../shared/transaction/transact-write.ts';
 import {
   assertWithinTransactionLimits,
   TRANSACTION_LIMITS,

@@ -1,5 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoOutboxStore } from '../../../../shared/aws/dynamo-outbox-store.ts';
 import {
   type ConsumeDeps,
   consumeMessage,
@@ -8,7 +9,6 @@ import {
 import { TransactionConditionError, TransactionConflictError } from '../../../../shared/errors.ts';
 import { MessageStatus } from '../../../../shared/message/message-status.ts';
 import { DEFAULT_STREAM_GRACE_MS, type OutboxItem } from '../../../../shared/outbox/outbox-item.ts';
-import { DynamoOutboxStore } from '../../../../shared/outbox/outbox-store.ts';
 import { type OutboxWrite, writeWithOutbox } from '../../../../shared/outbox/write-with-outbox.ts';
 import { inboxDeliveryCheck } from '../../../../shared/sweeper/inbox-delivery-check.ts';
 import { envelope, FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories.ts';

@@ -2,7 +2,10 @@ import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/clie
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CancelledAction, TransactionConditionError, TransactionConflictError } from '../errors.ts';
-import { assertWithinTransactionLimits, type TransactWriteAction } from './transaction-limits.ts';
+import {
+  assertWithinTransactionLimits,
+  type TransactWriteAction,
+} from '../transaction/transaction-limits.ts';
 
 /**
  * Sends one TransactWriteItems after checking DynamoDB's limits, and maps a cancellation to a named error:

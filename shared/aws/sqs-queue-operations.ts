@@ -5,7 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import type { DeadLetter, QueueOperations } from './failure-handling.ts';
+import type { DeadLetter, QueueOperations } from '../consumer/failure-handling.ts';
 
 /** SQS delays a message at most 15 minutes. */
 const MAX_DELAY_SECONDS = 900;

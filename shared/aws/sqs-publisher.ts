@@ -5,14 +5,14 @@ import {
 } from '@aws-sdk/client-sqs';
 import { describeError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
-import type { MessagePublisher, PublishOptions, PublishResult } from './message-publisher.ts';
+import type { MessagePublisher, PublishOptions, PublishResult } from '../relay/message-publisher.ts';
 import {
   fifoFields,
   isFifoQueue,
   messageAttributes,
   messageBody,
   messageSystemAttributes,
-} from './wire-format.ts';
+} from '../relay/wire-format.ts';
 
 /**
  * {@link MessagePublisher} on SQS SendMessageBatch; on FIFO queues each entry gets its order key (else its

@@ -1,7 +1,7 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { AwsClientConfig } from '../aws/clients.ts';
-import type { ArchiveObject } from './archive-objects.ts';
-import type { ArchiveStore } from './archive-stream-batch.ts';
+import type { ArchiveObject } from '../archive/archive-objects.ts';
+import type { ArchiveStore } from '../archive/archive-stream-batch.ts';
+import type { AwsClientConfig } from './clients.ts';
 
 /** Options of an {@link S3ArchiveStore}. */
 export interface S3ArchiveStoreOptions {

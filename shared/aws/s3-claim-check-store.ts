@@ -5,9 +5,9 @@ import {
   type S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { ClaimCheckObjectMissingError, type MissingObjectReason } from './claim-check-errors.ts';
-import type { ClaimCheckObject, ClaimCheckReference } from './claim-check-reference.ts';
-import type { ClaimCheckStore } from './claim-check-store.ts';
+import { ClaimCheckObjectMissingError, type MissingObjectReason } from '../claim-check/claim-check-errors.ts';
+import type { ClaimCheckObject, ClaimCheckReference } from '../claim-check/claim-check-reference.ts';
+import type { ClaimCheckStore } from '../claim-check/claim-check-store.ts';
 
 /** Claim-checked payloads in S3: one PutObject per large message, one GetObject per delivery. */
 export class S3ClaimCheckStore implements ClaimCheckStore {
