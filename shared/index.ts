@@ -100,7 +100,7 @@ export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './aws/dynamo-o
 export { S3ClaimCheckStore } from './aws/s3-claim-check-store.ts';
 export { SqsAdminQueues } from './aws/sqs-admin-queues.ts';
 export { SqsPublisher } from './aws/sqs-publisher.ts';
-export { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from './aws/sqs-queue-operations.ts';
+export { SqsQueueOperations } from './aws/sqs-queue-operations.ts';
 export { transactWrite } from './aws/transact-write.ts';
 export {
   ClaimCheckIntegrityError,
@@ -133,6 +133,7 @@ export {
   type PlanEffect,
 } from './consumer/consume-message.ts';
 export {
+  DEAD_LETTER_ATTRIBUTES,
   DeadLetterCause,
   type DeadLetterReading,
   type DeadLetterSeen,

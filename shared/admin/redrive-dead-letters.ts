@@ -1,6 +1,9 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { DEAD_LETTER_ATTRIBUTES } from '../aws/sqs-queue-operations.ts';
-import { type DeadLetterCause, readDeadLetter } from '../consumer/dead-letter-cause.ts';
+import {
+  DEAD_LETTER_ATTRIBUTES,
+  type DeadLetterCause,
+  readDeadLetter,
+} from '../consumer/dead-letter-cause.ts';
 import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { InvalidAdminRequestError } from './admin-errors.ts';

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { safeUnmarshallOptions } from './dynamo-numbers.ts';
+import { safeUnmarshallOptions } from '../message/dynamo-numbers.ts';
 
 /** Settings every AWS client takes from the edge. */
 export interface AwsClientConfig {

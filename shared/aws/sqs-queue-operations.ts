@@ -5,18 +5,11 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { DEAD_LETTER_ATTRIBUTES } from '../consumer/dead-letter-cause.ts';
 import type { DeadLetter, QueueOperations } from '../consumer/failure-handling.ts';
 
 /** SQS delays a message at most 15 minutes. */
 const MAX_DELAY_SECONDS = 900;
-
-/** Attributes the consumer adds to a message it dead-letters itself. */
-export const DEAD_LETTER_ATTRIBUTES = {
-  reason: 'dead_letter_reason',
-  lastError: 'last_error',
-  receiveCount: 'receive_count',
-  sourceQueue: 'source_queue',
-} as const;
 
 /** {@link QueueOperations} on SQS. */
 export class SqsQueueOperations implements QueueOperations {

@@ -2,10 +2,10 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describeError } from '../errors.ts';
+import { safeUnmarshallOptions } from '../message/dynamo-numbers.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { OUTBOX_KEYS, type OutboxItem } from '../outbox/outbox-item.ts';
 import { readOutboxItem } from '../outbox/read-outbox-item.ts';
-import { safeUnmarshallOptions } from './dynamo-numbers.ts';
 
 /** What a stream record announces. */
 export type StreamRecordContent =

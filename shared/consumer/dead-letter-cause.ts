@@ -1,4 +1,10 @@
-import { DEAD_LETTER_ATTRIBUTES } from '../aws/sqs-queue-operations.ts';
+/** Attributes the consumer adds to a message it dead-letters itself. */
+export const DEAD_LETTER_ATTRIBUTES = {
+  reason: 'dead_letter_reason',
+  lastError: 'last_error',
+  receiveCount: 'receive_count',
+  sourceQueue: 'source_queue',
+} as const;
 
 /**
  * Why a message is in a dead-letter queue. POISON and MAX_RECEIVES are the consumer's own reasons (it sent the

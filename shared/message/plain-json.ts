@@ -1,5 +1,5 @@
-import { UnreadableNumber } from '../aws/dynamo-numbers.ts';
 import { InvalidMessageError } from '../errors.ts';
+import { UnreadableNumber } from './dynamo-numbers.ts';
 
 /**
  * DynamoDB nests documents at most 32 levels deep; the payload is itself one attribute of the outbox item, so

@@ -7,7 +7,8 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DEAD_LETTER_ATTRIBUTES, SqsQueueOperations } from '../../../shared/aws/sqs-queue-operations.ts';
+import { SqsQueueOperations } from '../../../shared/aws/sqs-queue-operations.ts';
+import { DEAD_LETTER_ATTRIBUTES } from '../../../shared/consumer/dead-letter-cause.ts';
 import { envelope, sqsRecord, testMessageId, withReceiveCount } from '../../support/factories.ts';
 
 const sqs = mockClient(SQSClient);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UnreadableNumber } from '../../../shared/aws/dynamo-numbers.ts';
 import { InvalidMessageError } from '../../../shared/errors.ts';
+import { UnreadableNumber } from '../../../shared/message/dynamo-numbers.ts';
 import { assertPlainJson, MAX_PAYLOAD_DEPTH } from '../../../shared/message/plain-json.ts';
 
 /** The error `assertPlainJson` throws for `value`. */

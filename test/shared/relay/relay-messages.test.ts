@@ -1,9 +1,9 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import { UnreadableNumber } from '../../../shared/aws/dynamo-numbers.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
+import { UnreadableNumber } from '../../../shared/message/dynamo-numbers.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { deliveryRoundOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import type { OutboxStore } from '../../../shared/outbox/outbox-store.ts';

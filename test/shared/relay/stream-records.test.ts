@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UnreadableNumber } from '../../../shared/aws/dynamo-numbers.ts';
 import { readStreamRecord } from '../../../shared/aws/stream-records.ts';
+import { UnreadableNumber } from '../../../shared/message/dynamo-numbers.ts';
 import { outboxItem, streamRecord, testMessageId } from '../../support/factories.ts';
 
 describe('readStreamRecord', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../shared/aws/clients.ts';
-import { readDynamoNumber, UnreadableNumber } from '../../../shared/aws/dynamo-numbers.ts';
 import { readStreamRecord } from '../../../shared/aws/stream-records.ts';
+import { readDynamoNumber, UnreadableNumber } from '../../../shared/message/dynamo-numbers.ts';
 import { outboxItem, streamRecord } from '../../support/factories.ts';
 
 describe('readDynamoNumber', () => {
