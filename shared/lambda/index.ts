@@ -19,7 +19,6 @@ export {
   type TopicMetricValues,
 } from '../observability/outbox-metrics-publisher.ts';
 export { consumeMetrics, sendMetrics } from '../observability/report-metrics.ts';
-export { type RelayedStreamBatch, relayStreamBatch, relayStreamEvent } from '../relay/relay-stream-batch.ts';
 export { type ActorPolicy, adminActor, type CallerIdentity } from './admin-actor.ts';
 export {
   type AdminHandlerOptions,
@@ -43,4 +42,5 @@ export { createLogger } from './create-logger.ts';
 export { type EnvHandler, handlerFromEnv, isEnvHandler, type LambdaHandler } from './handler-from-env.ts';
 export { outboxWriterFromEnv } from './outbox-writer.ts';
 export { createRelayHandler, type RelayParts, relayDeps } from './relay-handler.ts';
+export { type RelayedStreamBatch, relayStreamBatch, relayStreamEvent } from './relay-stream-batch.ts';
 export { createSweeperHandler, sweeperDeps } from './sweeper-handler.ts';

@@ -11,12 +11,12 @@ import { createTracer } from '../observability/create-tracer.ts';
 import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
 import { sendMetrics } from '../observability/report-metrics.ts';
 import type { RelayDeps } from '../relay/relay-messages.ts';
-import { relayStreamEvent } from '../relay/relay-stream-batch.ts';
 import { retryPolicyLookup } from '../retry/topic-policies.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readSetting } from '../settings/setting.ts';
 import { createLogger } from './create-logger.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
+import { relayStreamEvent } from './relay-stream-batch.ts';
 
 /** What the relay's adapters may be built with instead of their defaults. */
 export interface RelayParts {

@@ -3,10 +3,10 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import { relayDeps } from '../../shared/lambda/relay-handler.ts';
+import { relayStreamBatch } from '../../shared/lambda/relay-stream-batch.ts';
 import { sweeperDeps } from '../../shared/lambda/sweeper-handler.ts';
 import type { Envelope } from '../../shared/message/envelope.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
 import {
   documentClient,

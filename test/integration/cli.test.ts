@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../infra/local/runtime.ts';
 import { runCli } from '../../shared/cli/run-cli.ts';
 import { relayDeps } from '../../shared/lambda/relay-handler.ts';
+import { relayStreamBatch } from '../../shared/lambda/relay-stream-batch.ts';
 import { sweeperDeps } from '../../shared/lambda/sweeper-handler.ts';
 import type { Envelope } from '../../shared/message/envelope.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
-import { relayStreamBatch } from '../../shared/relay/relay-stream-batch.ts';
 import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
 import {

@@ -17,6 +17,7 @@ import {
 } from '../../../shared/consumer/consume-message.ts';
 import { cursorKeyOf } from '../../../shared/consumer/order-cursor.ts';
 import { consumeSqsEvent } from '../../../shared/consumer/sqs-consumer.ts';
+import { relayStreamEvent } from '../../../shared/lambda/relay-stream-batch.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { createMessage, type Envelope, parseEnvelope } from '../../../shared/message/envelope.ts';
 import { type OrderingByTopic, orderKeyOf } from '../../../shared/ordering/ordering.ts';
@@ -25,7 +26,6 @@ import type { SweepStore } from '../../../shared/outbox/outbox-store.ts';
 import { type OutboxWrite, writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
-import { relayStreamEvent } from '../../../shared/relay/relay-stream-batch.ts';
 import { messageBody } from '../../../shared/relay/wire-format.ts';
 import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
 import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check.ts';

@@ -1,7 +1,7 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { readStreamRecord } from '../aws/stream-records.ts';
 import type { LogSink } from '../observability/log-sink.ts';
-import { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from './relay-messages.ts';
+import { type RelayDeps, type RelayInput, type RelayReport, relayMessages } from '../relay/relay-messages.ts';
 
 /** A relayed stream batch: the response for Lambda, and what happened (per topic) for the metrics. */
 export interface RelayedStreamBatch {

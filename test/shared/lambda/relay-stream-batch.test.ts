@@ -6,8 +6,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { SqsPublisher } from '../../../shared/aws/sqs-publisher.ts';
+import { relayStreamBatch, relayStreamEvent } from '../../../shared/lambda/relay-stream-batch.ts';
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
-import { relayStreamBatch, relayStreamEvent } from '../../../shared/relay/relay-stream-batch.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import { FIXED_NOW, outboxItem, streamRecord, testMessageId } from '../../support/factories.ts';
 
