@@ -11,13 +11,13 @@ import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import { SqsQueueOperations } from '../aws/sqs-queue-operations.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
 import { type ConflictKeys, consumeSqsEvent, type SqsConsumer } from '../consumer/sqs-consumer.ts';
-import { createTracer } from '../observability/create-tracer.ts';
-import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
 import { consumeMetrics } from '../observability/report-metrics.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 import { createLogger } from './create-logger.ts';
+import { createTracer } from './create-tracer.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
+import { createOutboxMetrics } from './outbox-metrics-publisher.ts';
 
 /** What a consumer function is made of. */
 export interface ConsumerHandlerOptions {

@@ -9,15 +9,8 @@ export {
   consumeSqsEvent,
   type SqsConsumer,
 } from '../consumer/sqs-consumer.ts';
-export { createTracer } from '../observability/create-tracer.ts';
 export type { LogSink } from '../observability/log-sink.ts';
-export {
-  createOutboxMetrics,
-  type MetricsByTopic,
-  type OutboxMetricsOptions,
-  type OutboxMetricsPublisher,
-  type TopicMetricValues,
-} from '../observability/outbox-metrics-publisher.ts';
+export type { MetricsByTopic, TopicMetricValues } from '../observability/metric-names.ts';
 export { consumeMetrics, sendMetrics } from '../observability/report-metrics.ts';
 export { type ActorPolicy, adminActor, type CallerIdentity } from './admin-actor.ts';
 export {
@@ -39,7 +32,13 @@ export {
   createConsumerHandler,
 } from './consumer-handler.ts';
 export { createLogger } from './create-logger.ts';
+export { createTracer } from './create-tracer.ts';
 export { type EnvHandler, handlerFromEnv, isEnvHandler, type LambdaHandler } from './handler-from-env.ts';
+export {
+  createOutboxMetrics,
+  type OutboxMetricsOptions,
+  type OutboxMetricsPublisher,
+} from './outbox-metrics-publisher.ts';
 export { outboxWriterFromEnv } from './outbox-writer.ts';
 export { createRelayHandler, type RelayParts, relayDeps } from './relay-handler.ts';
 export { type RelayedStreamBatch, relayStreamBatch, relayStreamEvent } from './relay-stream-batch.ts';

@@ -7,15 +7,15 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import { DynamoOutboxStore } from '../aws/dynamo-outbox-store.ts';
 import { SqsPublisher } from '../aws/sqs-publisher.ts';
-import { createTracer } from '../observability/create-tracer.ts';
-import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
 import { sendMetrics } from '../observability/report-metrics.ts';
 import type { RelayDeps } from '../relay/relay-messages.ts';
 import { retryPolicyLookup } from '../retry/topic-policies.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readSetting } from '../settings/setting.ts';
 import { createLogger } from './create-logger.ts';
+import { createTracer } from './create-tracer.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
+import { createOutboxMetrics } from './outbox-metrics-publisher.ts';
 import { relayStreamEvent } from './relay-stream-batch.ts';
 
 /** What the relay's adapters may be built with instead of their defaults. */

@@ -5,8 +5,6 @@ import type { Context } from 'aws-lambda';
 import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import { describeError } from '../errors.ts';
-import { createTracer } from '../observability/create-tracer.ts';
-import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
 import { pageBudget } from '../observability/page-budget.ts';
 import {
   backlogMetrics,
@@ -20,7 +18,9 @@ import { type Env, readSetting } from '../settings/setting.ts';
 import { inboxDeliveryCheck } from '../sweeper/inbox-delivery-check.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweeperDeps, type SweepReport, sweep } from '../sweeper/sweep.ts';
 import { createLogger } from './create-logger.ts';
+import { createTracer } from './create-tracer.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
+import { createOutboxMetrics } from './outbox-metrics-publisher.ts';
 import { type RelayParts, relayDeps } from './relay-handler.ts';
 
 /** The sweeper's service name when `POWERTOOLS_SERVICE_NAME` is not set. */

@@ -54,3 +54,9 @@ export const OUTBOX_METRIC_DIMENSIONS = { service: 'service', topic: 'topic' } a
 
 /** The `topic` dimension of a message whose stored item or record could not be read. */
 export const UNKNOWN_TOPIC = '(unknown)';
+
+/** Values of outbox metrics for one topic: a count or gauge, or one value per message (a latency). */
+export type TopicMetricValues = Partial<Record<OutboxMetricName, number | readonly number[]>>;
+
+/** {@link TopicMetricValues} by topic. */
+export type MetricsByTopic = Readonly<Record<string, TopicMetricValues>>;

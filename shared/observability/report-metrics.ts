@@ -5,8 +5,8 @@
 import type { OutboxCounts } from '../admin/outbox-stats.ts';
 import type { ConsumeCountsByTopic } from '../consumer/consume-counts.ts';
 import type { SendCountsByTopic } from '../relay/send-counts.ts';
+import type { MetricsByTopic, TopicMetricValues } from './metric-names.ts';
 import { OutboxMetricName } from './metric-names.ts';
-import type { MetricsByTopic, TopicMetricValues } from './outbox-metrics-publisher.ts';
 
 /** MessagesSent, SendFailures, RetriesScheduled and MessagesFailed of each topic the relay or sweeper handled. */
 export function sendMetrics(topics: Readonly<SendCountsByTopic>): MetricsByTopic {

@@ -1,14 +1,14 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MetricsOptions, MetricUnit as Unit } from '@aws-lambda-powertools/metrics/types';
 import { ConfigError } from '../errors.ts';
+import {
+  DEFAULT_METRICS_NAMESPACE,
+  type MetricsByTopic,
+  OUTBOX_METRIC_DIMENSIONS,
+  OutboxMetricName,
+  type TopicMetricValues,
+} from '../observability/metric-names.ts';
 import type { Env } from '../settings/setting.ts';
-import { DEFAULT_METRICS_NAMESPACE, OUTBOX_METRIC_DIMENSIONS, OutboxMetricName } from './metric-names.ts';
-
-/** Values of outbox metrics for one topic: a count or gauge, or one value per message (a latency). */
-export type TopicMetricValues = Partial<Record<OutboxMetricName, number | readonly number[]>>;
-
-/** {@link TopicMetricValues} by topic. */
-export type MetricsByTopic = Readonly<Record<string, TopicMetricValues>>;
 
 /** Publishes outbox metrics, each topic's with its own `topic` dimension. */
 export interface OutboxMetricsPublisher {
