@@ -8,6 +8,7 @@ import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts'
 import { DynamoOutboxStore } from '../../shared/aws/dynamo-outbox-store.ts';
 import { INBOX_KEYS } from '../../shared/consumer/inbox.ts';
 import { consumeSqsEvent } from '../../shared/consumer/sqs-consumer.ts';
+import { relayStreamEvent } from '../../shared/lambda/relay-stream-batch.ts';
 import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../shared/memory/index.ts';
 import {
   DEFAULT_GAP_TIMEOUT_MS,
@@ -17,7 +18,6 @@ import {
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import type { RelayDeps } from '../../shared/relay/relay-messages.ts';
-import { relayStreamEvent } from '../../shared/relay/relay-stream-batch.ts';
 import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy.ts';
 import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS } from '../constructs/defaults.ts';
 import { toProxyEvent } from '../local/api-gateway-event.ts';

@@ -1,10 +1,10 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { ORDER_CREATED } from '../../functions/orders/order.ts';
 import { readStreamRecord } from '../../shared/aws/stream-records.ts';
+import { relayStreamEvent } from '../../shared/lambda/relay-stream-batch.ts';
 import { newOutboxItem } from '../../shared/outbox/outbox-item.ts';
 import type { OutboxStore } from '../../shared/outbox/outbox-store.ts';
 import { type RelayDeps, toEnvelope } from '../../shared/relay/relay-messages.ts';
-import { relayStreamEvent } from '../../shared/relay/relay-stream-batch.ts';
 import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy.ts';
 import { OUTBOX_STREAM_DEFAULTS } from '../constructs/defaults.ts';
 import { type BenchOptions, type BenchSection, formatNumber, median, repeat } from './bench-section.ts';
