@@ -98,6 +98,7 @@ export {
 } from './aws/clients.ts';
 export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './aws/dynamo-outbox-store.ts';
 export { S3ClaimCheckStore } from './aws/s3-claim-check-store.ts';
+export { type CounterRead, counterUpdate, readLastSeqs, SEQUENCE_KEYS } from './aws/sequence-table.ts';
 export { SqsAdminQueues } from './aws/sqs-admin-queues.ts';
 export { SqsPublisher } from './aws/sqs-publisher.ts';
 export { SqsQueueOperations } from './aws/sqs-queue-operations.ts';
@@ -220,12 +221,10 @@ export {
   type OrderingByTopic,
   orderedTopic,
   orderKeyOf,
-  SEQUENCE_KEYS,
   SequenceSource,
   scopeSchema,
   type TopicOrdering,
 } from './ordering/ordering.ts';
-export { type CounterRead, counterUpdate, readLastSeqs } from './ordering/sequence-counter.ts';
 export {
   type AggregateMessagesOptions,
   aggregateMessageIds,
