@@ -8,7 +8,7 @@ import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts'
 import { DynamoOutboxStore } from '../../shared/aws/dynamo-outbox-store.ts';
 import { SEQUENCE_KEYS } from '../../shared/aws/sequence-table.ts';
 import { INBOX_KEYS } from '../../shared/consumer/inbox.ts';
-import { consumeSqsEvent } from '../../shared/consumer/sqs-consumer.ts';
+import { consumeSqsEvent } from '../../shared/lambda/consumer-handler.ts';
 import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../shared/memory/index.ts';
 import { DEFAULT_GAP_TIMEOUT_MS, type OrderingByTopic } from '../../shared/ordering/ordering.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';

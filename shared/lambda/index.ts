@@ -2,13 +2,7 @@
  * `serverless-outbox/lambda`: the shipped functions as handler factories, so a relay, a sweeper, a consumer
  * or the admin API is a few lines, configured from the environment `TransactionalOutbox` sets.
  */
-export {
-  type ConflictKeys,
-  type ConsumedSqsBatch,
-  consumeSqsBatch,
-  consumeSqsEvent,
-  type SqsConsumer,
-} from '../consumer/sqs-consumer.ts';
+export type { ConflictKeys, ConsumedSqsBatch } from '../consumer/sqs-consumer.ts';
 export { createTracer } from '../observability/create-tracer.ts';
 export type { LogSink } from '../observability/log-sink.ts';
 export {
@@ -37,7 +31,10 @@ export {
   type ConsumerClients,
   type ConsumerHandlerOptions,
   consumerParts,
+  consumeSqsBatch,
+  consumeSqsEvent,
   createConsumerHandler,
+  type SqsConsumer,
 } from './consumer-handler.ts';
 export { createLogger } from './create-logger.ts';
 export { type EnvHandler, handlerFromEnv, isEnvHandler, type LambdaHandler } from './handler-from-env.ts';
