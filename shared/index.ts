@@ -97,7 +97,17 @@ export {
   createSqsClient,
 } from './aws/clients.ts';
 export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './aws/dynamo-outbox-store.ts';
+export {
+  type CursorRow,
+  cursorKeyOf,
+  INBOX_KEYS,
+  type InboxRow,
+  inboxDeliveryCheck,
+  type ParkedRow,
+  parkedKeyOf,
+} from './aws/inbox-table.ts';
 export { S3ClaimCheckStore } from './aws/s3-claim-check-store.ts';
+export { type CounterRead, counterUpdate, readLastSeqs, SEQUENCE_KEYS } from './aws/sequence-table.ts';
 export { SqsAdminQueues } from './aws/sqs-admin-queues.ts';
 export { SqsPublisher } from './aws/sqs-publisher.ts';
 export { SqsQueueOperations } from './aws/sqs-queue-operations.ts';
@@ -124,9 +134,7 @@ export { resolveClaimCheck } from './claim-check/resolve-claim-check.ts';
 export type { HealthCheck, HealthCheckContext, HealthResult } from './cli/health-check.ts';
 export {
   APPLIED,
-  type ConsumeDeps,
   type ConsumeResult,
-  consumeMessage,
   type DrainedMessage,
   type DrainFailure,
   type EffectPlan,
@@ -146,7 +154,7 @@ export {
   type QueueOperations,
   type VisibilityBackoff,
 } from './consumer/failure-handling.ts';
-export { DEFAULT_INBOX_RETENTION_DAYS, INBOX_KEYS, type InboxRow } from './consumer/inbox.ts';
+export { DEFAULT_INBOX_RETENTION_DAYS } from './consumer/inbox-record.ts';
 export {
   DEFAULT_WRAP_UP_RESERVE,
   type InvocationBudget,
@@ -154,14 +162,8 @@ export {
   invocationBudget,
   type WrapUpReserve,
 } from './consumer/invocation-budget.ts';
-export {
-  type CursorRow,
-  cursorKeyOf,
-  type OrderedEnvelope,
-  type ParkedRow,
-  parkedKeyOf,
-} from './consumer/order-cursor.ts';
 export { PARKED } from './consumer/ordered-consume.ts';
+export type { OrderedEnvelope } from './consumer/ordered-envelope.ts';
 export {
   type CancelledAction,
   ConfigError,
@@ -179,6 +181,7 @@ export {
   type TransactionLimitBreach,
   TransactionLimitError,
 } from './errors.ts';
+export { type ConsumeDeps, consumeMessage } from './lambda/inbox-consumer.ts';
 export {
   createMessage,
   type Envelope,
@@ -220,12 +223,10 @@ export {
   type OrderingByTopic,
   orderedTopic,
   orderKeyOf,
-  SEQUENCE_KEYS,
   SequenceSource,
   scopeSchema,
   type TopicOrdering,
 } from './ordering/ordering.ts';
-export { type CounterRead, counterUpdate, readLastSeqs } from './ordering/sequence-counter.ts';
 export {
   type AggregateMessagesOptions,
   aggregateMessageIds,
@@ -301,7 +302,6 @@ export {
   WRITER_SETTINGS,
 } from './settings/outbox-settings.ts';
 export { type Env, readOptionalSetting, readSetting, requireEnv, type Setting } from './settings/setting.ts';
-export { inboxDeliveryCheck } from './sweeper/inbox-delivery-check.ts';
 export {
   DEFAULT_SWEEPER_SETTINGS,
   type DeliveryCheck,

@@ -6,15 +6,12 @@ import { planInventory } from '../../functions/inventory/apply-order/plan-invent
 import { createOrder } from '../../functions/orders/create-order/create-order.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { DynamoOutboxStore } from '../../shared/aws/dynamo-outbox-store.ts';
+import { SEQUENCE_KEYS } from '../../shared/aws/sequence-table.ts';
 import { INBOX_KEYS } from '../../shared/consumer/inbox.ts';
-import { consumeSqsEvent } from '../../shared/consumer/sqs-consumer.ts';
+import { consumeSqsEvent } from '../../shared/lambda/consumer-handler.ts';
 import { relayStreamEvent } from '../../shared/lambda/relay-stream-batch.ts';
 import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../shared/memory/index.ts';
-import {
-  DEFAULT_GAP_TIMEOUT_MS,
-  type OrderingByTopic,
-  SEQUENCE_KEYS,
-} from '../../shared/ordering/ordering.ts';
+import { DEFAULT_GAP_TIMEOUT_MS, type OrderingByTopic } from '../../shared/ordering/ordering.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import type { RelayDeps } from '../../shared/relay/relay-messages.ts';

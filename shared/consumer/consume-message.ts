@@ -1,8 +1,5 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '../aws/transact-write.ts';
 import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
 import { resolveClaimCheck } from '../claim-check/resolve-claim-check.ts';
-import { TransactionConditionError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import type { ConfirmOutcome, OutboxStore } from '../outbox/outbox-store.ts';
 import {
@@ -11,12 +8,13 @@ import {
   retryConflicts,
 } from '../transaction/retry-conflicts.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
-import { APPLIED, inboxPut } from './inbox.ts';
+import type { ConsumerInbox, InboxRefusal } from './consumer-inbox.ts';
+import { APPLIED } from './inbox-record.ts';
 import { assertTimeLeft } from './invocation-budget.ts';
-import { isOrdered } from './order-cursor.ts';
 import { consumeOrdered } from './ordered-consume.ts';
+import { isOrdered } from './ordered-envelope.ts';
 
-export { APPLIED } from './inbox.ts';
+export { APPLIED } from './inbox-record.ts';
 
 /** What a topic's consumer wants done for a message. */
 export type EffectPlan =
@@ -41,10 +39,10 @@ export type EffectPlan =
  */
 export type PlanEffect = (message: Envelope) => EffectPlan;
 
-/** What the consumer needs. */
-export interface ConsumeDeps {
-  readonly client: DynamoDBDocumentClient;
-  readonly inboxTable: string;
+/** What the consumer needs: its inbox, and the ports and settings of everything around it. */
+export interface ConsumePorts {
+  /** Where each message is recorded with its effect, in one transaction (the consumer's inbox table). */
+  readonly inbox: ConsumerInbox;
   /** Tells the producer's outbox that the message was applied, and its outcome; omit when the producer is elsewhere. */
   readonly confirmer?: Pick<OutboxStore, 'confirm'>;
   /**
@@ -53,8 +51,6 @@ export interface ConsumeDeps {
    */
   readonly claimCheck?: ClaimCheckReading;
   readonly clock: () => Date;
-  /** @default 30 */
-  readonly inboxRetentionDays?: number;
   /**
    * How a transaction that conflicts with a concurrent one (a hot item, e.g. one SKU in many orders) is retried
    * within the invocation.
@@ -116,13 +112,12 @@ export interface DrainFailure {
 }
 
 /**
- * Applies a message exactly once in effect: the inbox put (`attribute_not_exists(messageId)`) and the
- * business actions commit in ONE TransactWriteItems. A duplicate fails the inbox condition and is skipped;
- * a failed business condition becomes a recorded outcome rather than an endless retry; a conflict with a
- * concurrent transaction is retried here with jittered backoff; any other error is thrown so that only this
- * record is retried. Afterwards the producer's message is confirmed, with the outcome. A claim-checked payload is
- * read from S3 and verified first; a missing or altered object fails the message, which is never applied
- * without its payload.
+ * Applies a message exactly once in effect, through its inbox port: the inbox row and the business actions commit
+ * in ONE transaction. A duplicate is refused by the inbox and skipped; a failed business condition becomes a
+ * recorded outcome rather than an endless retry; a conflict with a concurrent transaction is retried here with
+ * jittered backoff; any other error is thrown so that only this record is retried. Afterwards the producer's
+ * message is confirmed, with the outcome. A claim-checked payload is read and verified first; a missing or
+ * altered object fails the message, which is never applied without its payload.
  *
  * A message of an ordered topic (it carries `orderKey` and `seq`) is applied only right after its predecessor: its
  * transaction also moves the order key's cursor from `seq - 1` to `seq` (a rejection moves it too). One that
@@ -130,12 +125,12 @@ export interface DrainFailure {
  * been: each apply drains the parked successors that follow it. A copy of a message at or behind the cursor
  * is a duplicate.
  * @example
- * const result = await consumeMessage(envelope, planStockReservation(inventoryTable), deps);
+ * const result = await consumeMessage(envelope, planStockReservation(inventoryTable), { inbox, clock });
  */
 export async function consumeMessage(
   received: Envelope,
   plan: PlanEffect,
-  deps: ConsumeDeps,
+  deps: ConsumePorts,
 ): Promise<ConsumeResult> {
   if (isOrdered(received)) return consumeOrdered(received, plan, deps);
   assertTimeLeft(deps.remainingMs, `consuming ${received.messageId}`);
@@ -161,47 +156,28 @@ export async function consumeMessage(
 async function applyOnce(
   message: Envelope,
   plan: Extract<EffectPlan, { apply: unknown }>,
-  deps: ConsumeDeps,
+  deps: ConsumePorts,
 ): Promise<Omit<ConsumeResult, 'confirmation'>> {
-  try {
-    const outcome = plan.outcome ?? APPLIED;
-    await transactWrite(deps.client, [inboxRow(message, outcome, deps), ...plan.apply]);
-    return { kind: 'APPLIED', outcome };
-  } catch (error) {
-    if (!(error instanceof TransactionConditionError)) throw error;
-    // Action 0 is the inbox put: its condition failing means this message was processed before.
-    if (error.failed(0)) return duplicateOf(error);
-    return recordOutcome(message, plan.onConditionFailure, deps);
-  }
+  const outcome = plan.outcome ?? APPLIED;
+  const refusal = await deps.inbox.commit({ message, outcome, effect: plan.apply, now: deps.clock() });
+  if (refusal === undefined) return { kind: 'APPLIED', outcome };
+  if (refusal.refused === 'INBOX') return duplicateOf(refusal);
+  // Only a business condition failed: nothing was applied, and the plan's outcome for it is recorded instead.
+  return recordOutcome(message, plan.onConditionFailure, deps);
 }
 
 async function recordOutcome(
   message: Envelope,
   outcome: string,
-  deps: ConsumeDeps,
+  deps: ConsumePorts,
 ): Promise<Omit<ConsumeResult, 'confirmation'>> {
-  try {
-    await transactWrite(deps.client, [inboxRow(message, outcome, deps)]);
-    return { kind: 'REJECTED', outcome };
-  } catch (error) {
-    if (error instanceof TransactionConditionError) return duplicateOf(error);
-    throw error;
-  }
+  const refusal = await deps.inbox.commit({ message, outcome, effect: [], now: deps.clock() });
+  // With no effect, the inbox row's condition is the only one that can fail.
+  return refusal === undefined ? { kind: 'REJECTED', outcome } : duplicateOf(refusal);
 }
 
-function inboxRow(message: Envelope, outcome: string, deps: ConsumeDeps): TransactWriteAction {
-  return inboxPut({
-    inboxTable: deps.inboxTable,
-    messageId: message.messageId,
-    topic: message.topic,
-    outcome,
-    now: deps.clock(),
-    ...(deps.inboxRetentionDays === undefined ? {} : { retentionDays: deps.inboxRetentionDays }),
-  });
-}
-
-/** The earlier outcome, read from the cancellation reason's ALL_OLD item at no extra cost. */
-function duplicateOf(error: TransactionConditionError): Omit<ConsumeResult, 'confirmation'> {
-  const earlier = error.oldItem(0)?.outcome;
-  return { kind: 'DUPLICATE', outcome: typeof earlier === 'string' ? earlier : 'UNKNOWN' };
+/** The earlier outcome, as the inbox's refusal gives it at no extra cost. */
+function duplicateOf(refusal: InboxRefusal): Omit<ConsumeResult, 'confirmation'> {
+  const earlier = refusal.refused === 'INBOX' ? refusal.outcome : undefined;
+  return { kind: 'DUPLICATE', outcome: earlier ?? 'UNKNOWN' };
 }

@@ -1,29 +1,18 @@
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '../aws/transact-write.ts';
 import { resolveClaimCheck } from '../claim-check/resolve-claim-check.ts';
-import { TransactionConditionError, TransactionConflictError } from '../errors.ts';
+import { TransactionConflictError } from '../errors.ts';
 import { DEFAULT_CONFLICT_RETRY, retryConflicts } from '../transaction/retry-conflicts.ts';
-import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type {
-  ConsumeDeps,
+  ConsumePorts,
   ConsumeResult,
   DrainedMessage,
   DrainFailure,
   EffectPlan,
   PlanEffect,
 } from './consume-message.ts';
-import { APPLIED, INBOX_KEYS, inboxPut } from './inbox.ts';
+import type { InboxCommit, InboxRefusal } from './consumer-inbox.ts';
+import { APPLIED } from './inbox-record.ts';
 import { assertTimeLeft } from './invocation-budget.ts';
-import {
-  cursorAdvance,
-  cursorBehind,
-  lastSeqOf,
-  type OrderedEnvelope,
-  parkedDelete,
-  parkedKeyOf,
-  parkedMessageOf,
-  parkedPut,
-} from './order-cursor.ts';
+import type { OrderedEnvelope } from './ordered-envelope.ts';
 
 /** The outcome a parked message reports: none is recorded until it is applied. */
 export const PARKED = 'PARKED';
@@ -50,12 +39,6 @@ interface Placed {
   readonly confirm: boolean;
 }
 
-/** Why an ordered transaction did not commit. */
-type Refusal =
-  | { readonly refused: 'INBOX'; readonly outcome: string }
-  | { readonly refused: 'CURSOR'; readonly lastSeq: number }
-  | { readonly refused: 'BUSINESS' };
-
 /**
  * Consumes a message of an ordered topic: applies it if the cursor of its order key stands at its predecessor,
  * parks it if the cursor is further behind, reports a duplicate if the cursor has passed it; then applies the
@@ -64,7 +47,7 @@ type Refusal =
 export async function consumeOrdered(
   received: OrderedEnvelope,
   plan: PlanEffect,
-  deps: ConsumeDeps,
+  deps: ConsumePorts,
 ): Promise<ConsumeResult> {
   const placed = await placeMessage(received, { plan, deps, fromParked: false });
   if (placed.confirm) assertTimeLeft(deps.remainingMs, `confirming ${received.messageId}`);
@@ -81,7 +64,7 @@ export async function consumeOrdered(
 /** What placing a message needs. */
 interface Placing {
   readonly plan: PlanEffect;
-  readonly deps: ConsumeDeps;
+  readonly deps: ConsumePorts;
   /** The message comes from its parked row: its apply deletes the row, and it is never parked again. */
   readonly fromParked: boolean;
 }
@@ -122,41 +105,21 @@ async function placeMessage(received: OrderedEnvelope, placing: Placing): Promis
  */
 async function settleRefusal(
   received: OrderedEnvelope,
-  refused: Placing & { readonly refusal: Refusal },
+  refused: Placing & { readonly refusal: InboxRefusal },
 ): Promise<Placed | undefined> {
   const { deps, refusal } = refused;
-  if (refusal.refused === 'INBOX') return { kind: 'DUPLICATE', outcome: refusal.outcome, confirm: true };
+  if (refusal.refused === 'INBOX') {
+    return { kind: 'DUPLICATE', outcome: refusal.outcome ?? UNKNOWN, confirm: true };
+  }
   if (refusal.refused === 'BUSINESS') return undefined;
   const { lastSeq } = refusal;
   if (lastSeq >= received.seq) return { kind: 'DUPLICATE', outcome: UNKNOWN, confirm: false };
   if (lastSeq === received.seq - 1) return undefined;
   // Drained from its row, yet the cursor is behind its predecessor: it stays parked for the apply that moves it.
   if (refused.fromParked) return { kind: 'PARKED', outcome: PARKED, confirm: false };
-  const parked = await retrying(deps)(() => park(received, deps));
+  // False when its predecessor was applied meanwhile: then it is applied instead.
+  const parked = await retrying(deps)(() => deps.inbox.park(received, deps.clock()));
   return parked ? { kind: 'PARKED', outcome: PARKED, confirm: false } : undefined;
-}
-
-/** Parks a message; false when its predecessor was applied meanwhile (then it is applied instead). */
-async function park(message: OrderedEnvelope, deps: ConsumeDeps): Promise<boolean> {
-  const target = { inboxTable: deps.inboxTable, orderKey: message.orderKey, seq: message.seq };
-  try {
-    await transactWrite(deps.client, [
-      parkedPut({
-        inboxTable: deps.inboxTable,
-        message,
-        now: deps.clock(),
-        ...(deps.inboxRetentionDays === undefined ? {} : { retentionDays: deps.inboxRetentionDays }),
-      }),
-      cursorBehind(target),
-    ]);
-    return true;
-  } catch (error) {
-    if (!(error instanceof TransactionConditionError)) throw error;
-    // Action 1 checks the cursor: it reached the predecessor between the apply and this park.
-    if (error.failed(1)) return false;
-    // Only the put failed: a copy of this message is parked already.
-    return true;
-  }
 }
 
 /** Commits the inbox row, the cursor move and the plan's actions in one transaction, or says why not. */
@@ -164,56 +127,32 @@ async function commitEffect(
   message: OrderedEnvelope,
   decided: EffectPlan,
   placing: Placing,
-): Promise<Refusal | undefined> {
+): Promise<InboxRefusal | undefined> {
   const outcome = 'apply' in decided ? (decided.outcome ?? APPLIED) : decided.reject;
-  const ordered = orderedActions(message, { ...placing, outcome });
   const effect = 'apply' in decided ? decided.apply : [];
-  return commit(placing.deps, [...ordered, ...effect]);
+  return commitOrdered(message, { ...placing, outcome, effect });
 }
 
 /** Commits the inbox row with a business outcome and the cursor move, or says why not. */
 async function commitOutcome(
   message: OrderedEnvelope,
   placing: Placing & { readonly outcome: string },
-): Promise<Refusal | undefined> {
-  return commit(placing.deps, orderedActions(message, placing));
+): Promise<InboxRefusal | undefined> {
+  return commitOrdered(message, { ...placing, effect: [] });
 }
 
-/** The inbox put (action 0), the cursor move (action 1) and, for a drained message, its parked row's delete. */
-function orderedActions(
+/** The inbox row, the cursor move, the effect and, for a drained message, its parked row's delete, at once. */
+async function commitOrdered(
   message: OrderedEnvelope,
-  placing: Placing & { readonly outcome: string },
-): TransactWriteAction[] {
-  const { deps } = placing;
-  const target = { inboxTable: deps.inboxTable, orderKey: message.orderKey, seq: message.seq };
-  return [
-    inboxPut({
-      inboxTable: deps.inboxTable,
-      messageId: message.messageId,
-      topic: message.topic,
-      outcome: placing.outcome,
-      now: deps.clock(),
-      ...(deps.inboxRetentionDays === undefined ? {} : { retentionDays: deps.inboxRetentionDays }),
-    }),
-    cursorAdvance({ ...target, now: deps.clock() }),
-    ...(placing.fromParked ? [parkedDelete(target)] : []),
-  ];
-}
-
-/** Sends the transaction; a refusal says which condition failed first: the inbox, the cursor, the business. */
-async function commit(deps: ConsumeDeps, actions: TransactWriteAction[]): Promise<Refusal | undefined> {
-  try {
-    await transactWrite(deps.client, actions);
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof TransactionConditionError)) throw error;
-    if (error.failed(0)) {
-      const earlier = error.oldItem(0)?.outcome;
-      return { refused: 'INBOX', outcome: typeof earlier === 'string' ? earlier : UNKNOWN };
-    }
-    if (error.failed(1)) return { refused: 'CURSOR', lastSeq: lastSeqOf(error.oldItem(1)) };
-    return { refused: 'BUSINESS' };
-  }
+  placing: Placing & { readonly outcome: string; readonly effect: InboxCommit['effect'] },
+): Promise<InboxRefusal | undefined> {
+  return placing.deps.inbox.commitOrdered({
+    message,
+    outcome: placing.outcome,
+    effect: placing.effect,
+    now: placing.deps.clock(),
+    fromParked: placing.fromParked,
+  });
 }
 
 /**
@@ -223,20 +162,19 @@ async function commit(deps: ConsumeDeps, actions: TransactWriteAction[]): Promis
  */
 async function drainAfter(
   message: OrderedEnvelope,
-  draining: { readonly plan: PlanEffect; readonly deps: ConsumeDeps },
+  draining: { readonly plan: PlanEffect; readonly deps: ConsumePorts },
 ): Promise<{ drained: DrainedMessage[]; failure?: DrainFailure }> {
   const { deps } = draining;
   const drained: DrainedMessage[] = [];
   for (let seq = message.seq + 1; ; seq += 1) {
     // Out of time, the drain stops here: its successors stay parked, and the next apply or resend drains them.
     if (deps.remainingMs !== undefined && deps.remainingMs() <= 0) return { drained };
-    const row = await readParked(deps, { orderKey: message.orderKey, seq });
-    if (row === undefined) return { drained };
-    const parked = parkedMessageOf(row);
+    const parked = await deps.inbox.readParked(message.orderKey, seq);
+    if (parked === undefined) return { drained };
     try {
       const placed = await placeMessage(parked, { ...draining, fromParked: true });
       if (placed.kind === 'PARKED') return { drained };
-      if (placed.kind === 'DUPLICATE') await deleteParked(deps, { orderKey: message.orderKey, seq });
+      if (placed.kind === 'DUPLICATE') await deps.inbox.deleteParked(message.orderKey, seq);
       if (placed.confirm) assertTimeLeft(deps.remainingMs, `confirming ${parked.messageId}`);
       const confirmation = placed.confirm
         ? await deps.confirmer?.confirm(parked.messageId, deps.clock(), placed.outcome)
@@ -249,35 +187,8 @@ async function drainAfter(
   }
 }
 
-/** The parked row of `seq`, read strongly consistent so a just-parked message is found. */
-async function readParked(
-  deps: ConsumeDeps,
-  at: { readonly orderKey: string; readonly seq: number },
-): Promise<Record<string, unknown> | undefined> {
-  const result = await deps.client.send(
-    new GetCommand({
-      TableName: deps.inboxTable,
-      Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(at.orderKey, at.seq) },
-      ConsistentRead: true,
-    }),
-  );
-  return result.Item;
-}
-
-async function deleteParked(
-  deps: ConsumeDeps,
-  at: { readonly orderKey: string; readonly seq: number },
-): Promise<void> {
-  await deps.client.send(
-    new DeleteCommand({
-      TableName: deps.inboxTable,
-      Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(at.orderKey, at.seq) },
-    }),
-  );
-}
-
 /** Runs a write with the in-invocation retry of transactions that conflict with concurrent ones. */
-function retrying(deps: ConsumeDeps): <T>(write: () => Promise<T>) => Promise<T> {
+function retrying(deps: ConsumePorts): <T>(write: () => Promise<T>) => Promise<T> {
   const retry = deps.conflictRetry ?? DEFAULT_CONFLICT_RETRY;
   const clock = {
     sleep: deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),

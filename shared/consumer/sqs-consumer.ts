@@ -12,7 +12,7 @@ import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
 import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
 import { type ConsumeCountsByTopic, consumeCountsOf, type TopicConsumeCounts } from './consume-counts.ts';
 import {
-  type ConsumeDeps,
+  type ConsumePorts,
   type ConsumeResult,
   consumeMessage,
   type DrainedMessage,
@@ -49,7 +49,7 @@ const ORDER_CONFLICT_PREFIX = 'orderKey:';
 export interface SqsConsumer {
   /** The business side: a message → the actions to commit with the inbox row. */
   readonly plan: PlanEffect;
-  readonly deps: ConsumeDeps;
+  readonly deps: ConsumePorts;
   readonly logger: LogSink;
   /** Backoff and dead-lettering; without it a failed record is simply reported as failed. */
   readonly failures?: FailureHandling;
@@ -113,7 +113,7 @@ export async function consumeSqsEvent(
 ): Promise<ConsumedSqsBatch> {
   const budget = invocationBudget(context, consumer.wrapUp ?? DEFAULT_WRAP_UP_RESERVE);
   // This invocation's deps: every step and conflict retry of its records keeps to its budget.
-  const deps: ConsumeDeps = { ...consumer.deps, remainingMs: budget.remainingMs };
+  const deps: ConsumePorts = { ...consumer.deps, remainingMs: budget.remainingMs };
   try {
     return await consumeWithin(event, context, { consumer, deps, budget });
   } finally {
@@ -125,7 +125,7 @@ export async function consumeSqsEvent(
 interface Invocation {
   readonly consumer: SqsConsumer;
   /** The consumer's deps, bounded by the budget. */
-  readonly deps: ConsumeDeps;
+  readonly deps: ConsumePorts;
   readonly budget: InvocationBudget;
 }
 

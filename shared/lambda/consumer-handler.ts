@@ -10,14 +10,53 @@ import { DynamoOutboxStore } from '../aws/dynamo-outbox-store.ts';
 import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import { SqsQueueOperations } from '../aws/sqs-queue-operations.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
-import { type ConflictKeys, consumeSqsEvent, type SqsConsumer } from '../consumer/sqs-consumer.ts';
+import {
+  type ConflictKeys,
+  type ConsumedSqsBatch,
+  consumeSqsEvent as consumeSqsEventWithPorts,
+  type SqsConsumer as SqsConsumerWithPorts,
+} from '../consumer/sqs-consumer.ts';
 import { consumeMetrics } from '../observability/report-metrics.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 import { createLogger } from './create-logger.ts';
 import { createTracer } from './create-tracer.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
+import { type ConsumeDeps, consumePorts } from './inbox-consumer.ts';
 import { createOutboxMetrics } from './outbox-metrics-publisher.ts';
+
+/** Everything an SQS consumer needs besides the event: its plan, its deps (with its inbox table) and its logger. */
+export interface SqsConsumer extends Omit<SqsConsumerWithPorts, 'deps'> {
+  readonly deps: ConsumeDeps;
+}
+
+/**
+ * The consumer function's core over its inbox table: consumes each SQS record exactly once in effect and reports
+ * the records that failed transiently as partial batch failures, so only they are redelivered (see
+ * `consumeSqsEvent`).
+ */
+export async function consumeSqsBatch(
+  event: SQSEvent,
+  context: Context,
+  consumer: SqsConsumer,
+): Promise<SQSBatchResponse> {
+  return (await consumeSqsEvent(event, context, consumer)).response;
+}
+
+/**
+ * {@link consumeSqsBatch} that also returns what happened per topic, which the consumer function publishes as
+ * metrics. With `failures`, a failed record is given an exponential visibility backoff, and a poison message (or
+ * one on its last receive) is dead-lettered at once with its reason; the batch keeps to the invocation's time.
+ * @example
+ * const { response, topics } = await consumeSqsEvent(event, context, consumer);
+ */
+export function consumeSqsEvent(
+  event: SQSEvent,
+  context: Context,
+  consumer: SqsConsumer,
+): Promise<ConsumedSqsBatch> {
+  return consumeSqsEventWithPorts(event, context, { ...consumer, deps: consumePorts(consumer.deps) });
+}
 
 /** What a consumer function is made of. */
 export interface ConsumerHandlerOptions {

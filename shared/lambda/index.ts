@@ -2,13 +2,7 @@
  * `serverless-outbox/lambda`: the shipped functions as handler factories, so a relay, a sweeper, a consumer
  * or the admin API is a few lines, configured from the environment `TransactionalOutbox` sets.
  */
-export {
-  type ConflictKeys,
-  type ConsumedSqsBatch,
-  consumeSqsBatch,
-  consumeSqsEvent,
-  type SqsConsumer,
-} from '../consumer/sqs-consumer.ts';
+export type { ConflictKeys, ConsumedSqsBatch } from '../consumer/sqs-consumer.ts';
 export type { LogSink } from '../observability/log-sink.ts';
 export type { MetricsByTopic, TopicMetricValues } from '../observability/metric-names.ts';
 export { consumeMetrics, sendMetrics } from '../observability/report-metrics.ts';
@@ -29,7 +23,10 @@ export {
   type ConsumerClients,
   type ConsumerHandlerOptions,
   consumerParts,
+  consumeSqsBatch,
+  consumeSqsEvent,
   createConsumerHandler,
+  type SqsConsumer,
 } from './consumer-handler.ts';
 export { createLogger } from './create-logger.ts';
 export { createTracer } from './create-tracer.ts';

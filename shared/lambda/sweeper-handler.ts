@@ -4,6 +4,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import { inboxDeliveryCheck } from '../aws/inbox-table.ts';
 import { describeError } from '../errors.ts';
 import { pageBudget } from '../observability/page-budget.ts';
 import {
@@ -15,7 +16,6 @@ import {
 import { orderedTopic } from '../ordering/ordering.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readSetting } from '../settings/setting.ts';
-import { inboxDeliveryCheck } from '../sweeper/inbox-delivery-check.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweeperDeps, type SweepReport, sweep } from '../sweeper/sweep.ts';
 import { createLogger } from './create-logger.ts';
 import { createTracer } from './create-tracer.ts';

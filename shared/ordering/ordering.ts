@@ -97,6 +97,3 @@ export function describeMixedSources(mixed: ReturnType<typeof mixedSequenceSourc
     "aggregate's sequence, so they must name one `sequence`"
   );
 }
-
-/** Key of the sequence table, where a writer without an aggregate version keeps each order key's last seq. */
-export const SEQUENCE_KEYS = { partitionKey: 'orderKey', lastSeqAttribute: 'lastSeq' } as const;

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { counterUpdate, readLastSeqs } from '../aws/sequence-table.ts';
 import { transactWrite } from '../aws/transact-write.ts';
 import { CLAIM_CHECK_HEADER, type ClaimCheckObject, checkIn } from '../claim-check/claim-check-reference.ts';
 import type { ClaimCheckWriting } from '../claim-check/claim-check-store.ts';
@@ -17,7 +18,6 @@ import {
   countedOrderKeys,
 } from '../ordering/assign-seqs.ts';
 import type { OrderingByTopic } from '../ordering/ordering.ts';
-import { counterUpdate, readLastSeqs } from '../ordering/sequence-counter.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../relay/wire-format.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import {

@@ -10,7 +10,7 @@ import {
   MIN_CLAIM_CHECK_THRESHOLD_BYTES,
 } from '../claim-check/claim-check-reference.ts';
 import { DEFAULT_VISIBILITY_BACKOFF, MAX_VISIBILITY_SECONDS } from '../consumer/failure-handling.ts';
-import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox.ts';
+import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox-record.ts';
 import { topicSchema } from '../message/envelope.ts';
 import {
   describeMixedSources,

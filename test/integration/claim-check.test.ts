@@ -8,8 +8,7 @@ import {
   type ClaimCheckPayload,
   sha256Hex,
 } from '../../shared/claim-check/claim-check-reference.ts';
-import { consumeSqsBatch, type SqsConsumer } from '../../shared/consumer/sqs-consumer.ts';
-import { consumerParts } from '../../shared/lambda/consumer-handler.ts';
+import { consumerParts, consumeSqsBatch, type SqsConsumer } from '../../shared/lambda/consumer-handler.ts';
 import { outboxWriterFromEnv } from '../../shared/lambda/outbox-writer.ts';
 import { createMessage, type Envelope } from '../../shared/message/envelope.ts';
 import { writeWithOutbox } from '../../shared/outbox/write-with-outbox.ts';

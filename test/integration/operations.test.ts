@@ -20,9 +20,8 @@ import { type AwsClientConfig, createDocumentClient, createSqsClient } from '../
 import { SqsAdminQueues } from '../../shared/aws/sqs-admin-queues.ts';
 import { type CliClients, runCli } from '../../shared/cli/run-cli.ts';
 import type { DiscoveredOutbox } from '../../shared/cli/stack-discovery.ts';
-import { consumeSqsBatch } from '../../shared/consumer/sqs-consumer.ts';
 import { createAdminHandler } from '../../shared/lambda/admin-handler.ts';
-import { consumerParts } from '../../shared/lambda/consumer-handler.ts';
+import { consumerParts, consumeSqsBatch } from '../../shared/lambda/consumer-handler.ts';
 import { relayDeps } from '../../shared/lambda/relay-handler.ts';
 import { relayStreamBatch } from '../../shared/lambda/relay-stream-batch.ts';
 import { sweeperDeps } from '../../shared/lambda/sweeper-handler.ts';

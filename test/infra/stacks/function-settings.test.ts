@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildExampleStack } from '../../../infra/synth-template.ts';
-import { DEFAULT_INBOX_RETENTION_DAYS } from '../../../shared/consumer/inbox.ts';
+import { DEFAULT_INBOX_RETENTION_DAYS } from '../../../shared/consumer/inbox-record.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { isEnvHandler } from '../../../shared/lambda/handler-from-env.ts';
 import { DEFAULT_GAP_TIMEOUT_MS } from '../../../shared/ordering/ordering.ts';

@@ -9,11 +9,8 @@ import type {
 } from '../../../shared/admin/admin-queues.ts';
 import { AUDIT_KEYS, type AuditRow } from '../../../shared/admin/audit-trail.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
-import {
-  type ConsumeResult,
-  consumeMessage,
-  type PlanEffect,
-} from '../../../shared/consumer/consume-message.ts';
+import type { ConsumeResult, PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
 import {
   MemoryDocumentClient,
   type MemoryTableSchema,

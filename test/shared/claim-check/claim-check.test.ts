@@ -12,9 +12,7 @@ import {
 } from '../../../shared/claim-check/claim-check-reference.ts';
 import type { ClaimCheckStore } from '../../../shared/claim-check/claim-check-store.ts';
 import { resolveClaimCheck } from '../../../shared/claim-check/resolve-claim-check.ts';
-import { type ConsumeDeps, consumeMessage } from '../../../shared/consumer/consume-message.ts';
 import type { FailureHandling, QueueOperations } from '../../../shared/consumer/failure-handling.ts';
-import { consumeSqsBatch } from '../../../shared/consumer/sqs-consumer.ts';
 import {
   ConfigError,
   InvalidMessageError,
@@ -23,6 +21,8 @@ import {
   PoisonMessageError,
   TransactionConditionError,
 } from '../../../shared/errors.ts';
+import { consumeSqsBatch } from '../../../shared/lambda/consumer-handler.ts';
+import { type ConsumeDeps, consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';

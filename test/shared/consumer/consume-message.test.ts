@@ -3,12 +3,9 @@ import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aw
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
-import {
-  type ConsumeDeps,
-  consumeMessage,
-  type PlanEffect,
-} from '../../../shared/consumer/consume-message.ts';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { PoisonMessageError, TransactionConflictError } from '../../../shared/errors.ts';
+import { type ConsumeDeps, consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories.ts';
 

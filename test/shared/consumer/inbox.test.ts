@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inboxPut } from '../../../shared/consumer/inbox.ts';
+import { inboxPut } from '../../../shared/aws/inbox-table.ts';
 import { FIXED_NOW, testMessageId } from '../../support/factories.ts';
 
 describe('inboxPut', () => {

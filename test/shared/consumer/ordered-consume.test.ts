@@ -1,14 +1,10 @@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { cursorKeyOf, parkedKeyOf } from '../../../shared/aws/inbox-table.ts';
 import { ClaimCheckObjectMissingError } from '../../../shared/claim-check/claim-check-errors.ts';
 import { CLAIM_CHECK_PREFIX, checkIn } from '../../../shared/claim-check/claim-check-reference.ts';
-import {
-  type ConsumeDeps,
-  type ConsumeResult,
-  consumeMessage,
-  type PlanEffect,
-} from '../../../shared/consumer/consume-message.ts';
-import { cursorKeyOf, parkedKeyOf } from '../../../shared/consumer/order-cursor.ts';
+import type { ConsumeResult, PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { type ConsumeDeps, consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import type { QueueOperations } from '../../../shared/consumer/failure-handling.ts';
-import { consumeSqsEvent, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
+import { consumeSqsEvent, type SqsConsumer } from '../../../shared/lambda/consumer-handler.ts';
 import {
   envelope,
   FIXED_NOW,

@@ -1,8 +1,9 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSBatchResponse } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
-import { consumeSqsEvent, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { consumeSqsEvent, type SqsConsumer } from '../../../shared/lambda/consumer-handler.ts';
+import type { ConsumeDeps } from '../../../shared/lambda/inbox-consumer.ts';
 import type { ConfirmOutcome } from '../../../shared/outbox/outbox-store.ts';
 import {
   envelope,

@@ -1,8 +1,9 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { visibilityTimeoutSeconds } from '../../../shared/consumer/failure-handling.ts';
-import { consumeSqsBatch, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
+import { consumeSqsBatch, type SqsConsumer } from '../../../shared/lambda/consumer-handler.ts';
+import type { ConsumeDeps } from '../../../shared/lambda/inbox-consumer.ts';
 import {
   envelope,
   FIXED_NOW,

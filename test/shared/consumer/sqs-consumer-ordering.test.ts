@@ -1,11 +1,12 @@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it, type Mock, vi } from 'vitest';
+import { parkedKeyOf } from '../../../shared/aws/inbox-table.ts';
 import { CLAIM_CHECK_PREFIX, checkIn } from '../../../shared/claim-check/claim-check-reference.ts';
-import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import type { FailureHandling, QueueOperations } from '../../../shared/consumer/failure-handling.ts';
-import { parkedKeyOf } from '../../../shared/consumer/order-cursor.ts';
-import { consumeSqsEvent, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
+import { consumeSqsEvent, type SqsConsumer } from '../../../shared/lambda/consumer-handler.ts';
+import type { ConsumeDeps } from '../../../shared/lambda/inbox-consumer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';

@@ -1,8 +1,9 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
-import type { ConsumeDeps, PlanEffect } from '../../../shared/consumer/consume-message.ts';
-import { consumeSqsBatch, type SqsConsumer } from '../../../shared/consumer/sqs-consumer.ts';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { consumeSqsBatch, type SqsConsumer } from '../../../shared/lambda/consumer-handler.ts';
+import type { ConsumeDeps } from '../../../shared/lambda/inbox-consumer.ts';
 import {
   envelope,
   FIXED_NOW,

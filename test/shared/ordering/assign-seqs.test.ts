@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { counterUpdate } from '../../../shared/aws/sequence-table.ts';
 import { InvalidMessageError } from '../../../shared/errors.ts';
 import { assignSeqs, countedOrderKeys } from '../../../shared/ordering/assign-seqs.ts';
 import type { OrderingByTopic } from '../../../shared/ordering/ordering.ts';
-import { counterUpdate } from '../../../shared/ordering/sequence-counter.ts';
 import { envelope, testMessageId } from '../../support/factories.ts';
 
 const ordering: OrderingByTopic = {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { APPLIED } from '../../../shared/consumer/inbox.ts';
+import { APPLIED } from '../../../shared/consumer/inbox-record.ts';
 import { type AggregatePlan, OrderingWorld, REJECTED, type WorldOutcome } from './ordering-world.ts';
 import { pathTotals, run, SMALL, scenario } from './world-scenarios.ts';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { APPLIED } from '../../../shared/consumer/inbox.ts';
-import { cursorKeyOf } from '../../../shared/consumer/order-cursor.ts';
+import { cursorKeyOf } from '../../../shared/aws/inbox-table.ts';
+import { APPLIED } from '../../../shared/consumer/inbox-record.ts';
 import {
   type AggregatePlan,
   OrderingWorld,

@@ -10,13 +10,10 @@ import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
 import { cancelMessage, replayMessage } from '../../../shared/admin/message-actions.ts';
 import { skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
-import {
-  type ConsumeDeps,
-  consumeMessage,
-  type PlanEffect,
-} from '../../../shared/consumer/consume-message.ts';
-import { cursorKeyOf } from '../../../shared/consumer/order-cursor.ts';
-import { consumeSqsEvent } from '../../../shared/consumer/sqs-consumer.ts';
+import { cursorKeyOf, inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { consumeSqsEvent } from '../../../shared/lambda/consumer-handler.ts';
+import { type ConsumeDeps, consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
 import { relayStreamEvent } from '../../../shared/lambda/relay-stream-batch.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { createMessage, type Envelope, parseEnvelope } from '../../../shared/message/envelope.ts';
@@ -28,7 +25,6 @@ import type { MessagePublisher, PublishResult } from '../../../shared/relay/mess
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
 import { messageBody } from '../../../shared/relay/wire-format.ts';
 import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
-import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/sweeper/sweep.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import {

@@ -1,14 +1,10 @@
 import { type GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  type ConsumeDeps,
-  consumeMessage,
-  type PlanEffect,
-} from '../../../shared/consumer/consume-message.ts';
-import { cursorKeyOf } from '../../../shared/consumer/order-cursor.ts';
+import { cursorKeyOf, inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
+import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
+import { type ConsumeDeps, consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
-import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check.ts';
 import { FIXED_NOW, MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const ORDER_KEY = 'order#order-1';

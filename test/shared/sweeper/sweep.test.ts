@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../../infra/drill/faults.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
@@ -14,7 +15,6 @@ import type { MessagePublisher, PublishResult } from '../../../shared/relay/mess
 import { toEnvelope } from '../../../shared/relay/relay-messages.ts';
 import { messageBody } from '../../../shared/relay/wire-format.ts';
 import { backoffCeilingMs, type RetryPolicy } from '../../../shared/retry/retry-policy.ts';
-import { inboxDeliveryCheck } from '../../../shared/sweeper/inbox-delivery-check.ts';
 import {
   DEFAULT_SWEEPER_SETTINGS,
   type DeliveryVerdict,

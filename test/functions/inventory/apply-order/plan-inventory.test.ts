@@ -6,8 +6,8 @@ import {
   RELEASED,
 } from '../../../../functions/inventory/apply-order/plan-stock-release.ts';
 import { REJECTED_OUT_OF_STOCK } from '../../../../functions/inventory/apply-order/plan-stock-reservation.ts';
-import { consumeMessage } from '../../../../shared/consumer/consume-message.ts';
 import { PoisonMessageError } from '../../../../shared/errors.ts';
+import { consumeMessage } from '../../../../shared/lambda/inbox-consumer.ts';
 import { MemoryDocumentClient } from '../../../../shared/memory/memory-document-client.ts';
 import { envelope, FIXED_NOW, MEMORY_TABLE_SCHEMAS, testMessageId } from '../../../support/factories.ts';
 

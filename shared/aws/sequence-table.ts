@@ -1,7 +1,14 @@
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { CounterAdvance } from '../ordering/assign-seqs.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
-import type { CounterAdvance } from './assign-seqs.ts';
-import { SEQUENCE_KEYS } from './ordering.ts';
+
+/**
+ * The sequence table: per order key, the last seq a writer without an aggregate version gave. This module is the
+ * only code that knows its key and attribute.
+ */
+
+/** Key of the sequence table, where a writer without an aggregate version keeps each order key's last seq. */
+export const SEQUENCE_KEYS = { partitionKey: 'orderKey', lastSeqAttribute: 'lastSeq' } as const;
 
 const NAMES = {
   '#orderKey': SEQUENCE_KEYS.partitionKey,
