@@ -10,12 +10,6 @@ import { DynamoOutboxStore } from '../aws/dynamo-outbox-store.ts';
 import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import { SqsQueueOperations } from '../aws/sqs-queue-operations.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
-import {
-  type ConflictKeys,
-  type ConsumedSqsBatch,
-  consumeSqsEvent as consumeSqsEventWithPorts,
-  type SqsConsumer as SqsConsumerWithPorts,
-} from '../consumer/sqs-consumer.ts';
 import { consumeMetrics } from '../observability/report-metrics.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
@@ -24,6 +18,12 @@ import { createTracer } from './create-tracer.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
 import { type ConsumeDeps, consumePorts } from './inbox-consumer.ts';
 import { createOutboxMetrics } from './outbox-metrics-publisher.ts';
+import {
+  type ConflictKeys,
+  type ConsumedSqsBatch,
+  consumeSqsEvent as consumeSqsEventWithPorts,
+  type SqsConsumer as SqsConsumerWithPorts,
+} from './sqs-batch-consumer.ts';
 
 /** Everything an SQS consumer needs besides the event: its plan, its deps (with its inbox table) and its logger. */
 export interface SqsConsumer extends Omit<SqsConsumerWithPorts, 'deps'> {

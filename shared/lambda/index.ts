@@ -2,7 +2,7 @@
  * `serverless-outbox/lambda`: the shipped functions as handler factories, so a relay, a sweeper, a consumer
  * or the admin API is a few lines, configured from the environment `TransactionalOutbox` sets.
  */
-export type { ConflictKeys, ConsumedSqsBatch } from '../consumer/sqs-consumer.ts';
+
 export type { LogSink } from '../observability/log-sink.ts';
 export type { MetricsByTopic, TopicMetricValues } from '../observability/metric-names.ts';
 export { consumeMetrics, sendMetrics } from '../observability/report-metrics.ts';
@@ -39,4 +39,5 @@ export {
 export { outboxWriterFromEnv } from './outbox-writer.ts';
 export { createRelayHandler, type RelayParts, relayDeps } from './relay-handler.ts';
 export { type RelayedStreamBatch, relayStreamBatch, relayStreamEvent } from './relay-stream-batch.ts';
+export type { ConflictKeys, ConsumedSqsBatch } from './sqs-batch-consumer.ts';
 export { createSweeperHandler, sweeperDeps } from './sweeper-handler.ts';

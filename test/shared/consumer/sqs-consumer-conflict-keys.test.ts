@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
-import type { ConflictKeys } from '../../../shared/consumer/sqs-consumer.ts';
 import { consumeSqsBatch, type SqsConsumer } from '../../../shared/lambda/consumer-handler.ts';
+import type { ConflictKeys } from '../../../shared/lambda/sqs-batch-consumer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import {

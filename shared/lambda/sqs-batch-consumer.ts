@@ -5,12 +5,11 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { OutOfTimeError, PoisonMessageError } from '../errors.ts';
-import { type Envelope, parseEnvelope } from '../message/envelope.ts';
-import type { LogSink } from '../observability/log-sink.ts';
-import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
-import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
-import { type ConsumeCountsByTopic, consumeCountsOf, type TopicConsumeCounts } from './consume-counts.ts';
+import {
+  type ConsumeCountsByTopic,
+  consumeCountsOf,
+  type TopicConsumeCounts,
+} from '../consumer/consume-counts.ts';
 import {
   type ConsumePorts,
   type ConsumeResult,
@@ -18,20 +17,25 @@ import {
   type DrainedMessage,
   type DrainFailure,
   type PlanEffect,
-} from './consume-message.ts';
+} from '../consumer/consume-message.ts';
 import {
   type FailureHandling,
   handleFailedRecord,
   requeueRecord,
   visibilityTimeoutSeconds,
-} from './failure-handling.ts';
+} from '../consumer/failure-handling.ts';
 import {
   DEFAULT_WRAP_UP_RESERVE,
   type InvocationBudget,
   invocationBudget,
   type WrapUpReserve,
-} from './invocation-budget.ts';
-import { scheduleByKeys } from './key-scheduler.ts';
+} from '../consumer/invocation-budget.ts';
+import { scheduleByKeys } from '../consumer/key-scheduler.ts';
+import { OutOfTimeError, PoisonMessageError } from '../errors.ts';
+import { type Envelope, parseEnvelope } from '../message/envelope.ts';
+import type { LogSink } from '../observability/log-sink.ts';
+import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
+import { MESSAGE_ATTRIBUTES } from '../relay/message-publisher.ts';
 
 /**
  * The items a message's effect touches (e.g. the SKUs of an order): records of a batch that share a key are
