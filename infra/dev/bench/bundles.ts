@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { defaultBundling } from '../../constructs/defaults.ts';
+import { defaultBundling } from '../../constructs/index.ts';
 import { synthExampleTemplate } from '../../synth-template.ts';
 import { asTemplate } from '../local/template/cloudformation-template.ts';
 import { readFunctions } from '../local/template/read-functions.ts';

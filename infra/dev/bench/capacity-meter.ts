@@ -8,13 +8,13 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type {
-  MemoryChange,
-  MemoryDocumentClient,
-  MemoryIndexSchema,
-  MemoryTableSchema,
+import {
+  itemSizeBytes,
+  type MemoryChange,
+  type MemoryDocumentClient,
+  type MemoryIndexSchema,
+  type MemoryTableSchema,
 } from '../../../shared/memory/index.ts';
-import { itemSizeBytes } from '../../../shared/transaction/item-size.ts';
 
 /** DynamoDB bills writes per started KB and reads per started 4 KB (on demand: WRUs and RRUs, same rules). */
 const WRITE_UNIT_BYTES = 1024;

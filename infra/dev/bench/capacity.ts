@@ -1,8 +1,6 @@
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
+import { createMessage, type OrderingByTopic, writeWithOutbox } from '../../../shared/index.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/index.ts';
-import { createMessage } from '../../../shared/message/envelope.ts';
-import type { OrderingByTopic } from '../../../shared/ordering/ordering.ts';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import { type BenchOptions, type BenchSection, formatNumber } from './bench-section.ts';
 import { type CapacityLine, CapacityMeter } from './capacity-meter.ts';
 import {

@@ -6,6 +6,9 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
+import { planStockReservation } from '../../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { stockConflictKeys } from '../../../functions/inventory/apply-order/stock-conflict-keys.ts';
+import { ORDER_CREATED } from '../../../functions/orders/order.ts';
 import {
   createMessage,
   DynamoOutboxStore,
@@ -13,13 +16,9 @@ import {
   INBOX_KEYS,
   MessageStatus,
   OUTBOX_KEYS,
-} from 'serverless-outbox';
-import { type ConflictKeys, consumeSqsEvent, type SqsConsumer } from 'serverless-outbox/lambda';
-import { MemoryDocumentClient, MemoryQueues } from 'serverless-outbox/testing';
-import { planStockReservation } from '../../../functions/inventory/apply-order/plan-stock-reservation.ts';
-import { stockConflictKeys } from '../../../functions/inventory/apply-order/stock-conflict-keys.ts';
-import { ORDER_CREATED } from '../../../functions/orders/order.ts';
-import { newOutboxItem } from '../../../shared/outbox/outbox-item.ts';
+} from '../../../shared/index.ts';
+import { type ConflictKeys, consumeSqsEvent, type SqsConsumer } from '../../../shared/lambda/index.ts';
+import { MemoryDocumentClient, MemoryQueues, newOutboxItem } from '../../../shared/memory/index.ts';
 import { transactionItemKeys } from '../drill/contention.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';
 import {

@@ -4,7 +4,7 @@ import {
   OUTBOX_STREAM_DEFAULTS,
   RELAY_DEFAULTS,
   SWEEPER_DEFAULTS,
-} from '../../constructs/defaults.ts';
+} from '../../constructs/index.ts';
 import { AWS_PRICE_SOURCES, AWS_PRICES } from './aws-prices.ts';
 import { type BenchOptions, type BenchSection, formatNumber } from './bench-section.ts';
 import { countOrderCapacity, type OrderCapacity } from './capacity.ts';

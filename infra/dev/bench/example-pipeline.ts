@@ -5,21 +5,20 @@ import type { AttributeValue, DynamoDBRecord, SQSEvent } from 'aws-lambda';
 import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
 import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
-import { INBOX_KEYS } from '../../../shared/consumer/inbox.ts';
-import { consumeSqsEvent } from '../../../shared/consumer/sqs-consumer.ts';
-import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../../shared/memory/index.ts';
 import {
   DEFAULT_GAP_TIMEOUT_MS,
+  DEFAULT_RETRY_POLICY,
+  DynamoOutboxStore,
+  INBOX_KEYS,
+  type MessagePublisher,
   type OrderingByTopic,
+  OUTBOX_KEYS,
+  type RelayDeps,
   SEQUENCE_KEYS,
-} from '../../../shared/ordering/ordering.ts';
-import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
-import type { MessagePublisher } from '../../../shared/relay/message-publisher.ts';
-import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
-import { relayStreamEvent } from '../../../shared/relay/relay-stream-batch.ts';
-import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
-import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS } from '../../constructs/defaults.ts';
+} from '../../../shared/index.ts';
+import { consumeSqsEvent, relayStreamEvent } from '../../../shared/lambda/index.ts';
+import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../../shared/memory/index.ts';
+import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS } from '../../constructs/index.ts';
 import { toProxyEvent } from '../local/api/api-gateway-event.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';
 

@@ -1,6 +1,6 @@
-import { countOutbox } from '../../../shared/admin/outbox-stats.ts';
-import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/sweeper/sweep.ts';
-import { SWEEPER_DEFAULTS } from '../../constructs/defaults.ts';
+import { countOutbox } from '../../../shared/admin/index.ts';
+import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/index.ts';
+import { SWEEPER_DEFAULTS } from '../../constructs/index.ts';
 import { AWS_PRICES } from './aws-prices.ts';
 import { type BenchOptions, type BenchSection, formatNumber, median, repeat } from './bench-section.ts';
 import { ExamplePipeline } from './example-pipeline.ts';

@@ -1,10 +1,14 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
-import { MessageStatus } from '../../../shared/message/message-status.ts';
-import { newOutboxItem } from '../../../shared/outbox/outbox-item.ts';
-import { DynamoOutboxStore } from '../../../shared/outbox/outbox-store.ts';
-import { DEFAULT_SWEEPER_SETTINGS, type SweeperSettings, sweep } from '../../../shared/sweeper/sweep.ts';
+import {
+  DEFAULT_SWEEPER_SETTINGS,
+  DynamoOutboxStore,
+  MessageStatus,
+  type SweeperSettings,
+  sweep,
+} from '../../../shared/index.ts';
+import { newOutboxItem } from '../../../shared/memory/index.ts';
 import { type BenchOptions, type BenchSection, formatNumber, median, repeat } from './bench-section.ts';
 import { CapacityMeter } from './capacity-meter.ts';
 import { EXAMPLE_TABLES, ExamplePipeline } from './example-pipeline.ts';

@@ -1,12 +1,9 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
-import { newOutboxItem } from '../../../shared/outbox/outbox-item.ts';
-import type { OutboxStore } from '../../../shared/outbox/outbox-store.ts';
-import { type RelayDeps, toEnvelope } from '../../../shared/relay/relay-messages.ts';
-import { relayStreamEvent } from '../../../shared/relay/relay-stream-batch.ts';
-import { readStreamRecord } from '../../../shared/relay/stream-records.ts';
-import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
-import { OUTBOX_STREAM_DEFAULTS } from '../../constructs/defaults.ts';
+import { DEFAULT_RETRY_POLICY, type OutboxStore, type RelayDeps } from '../../../shared/index.ts';
+import { relayStreamEvent } from '../../../shared/lambda/index.ts';
+import { newOutboxItem, readStreamRecord, toEnvelope } from '../../../shared/memory/index.ts';
+import { OUTBOX_STREAM_DEFAULTS } from '../../constructs/index.ts';
 import { type BenchOptions, type BenchSection, formatNumber, median, repeat } from './bench-section.ts';
 import { ORDER_QUEUE, streamRecord } from './example-pipeline.ts';
 import { type CallCounts, pause } from './simulated-latency.ts';

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { MessagePublisher } from '../../../shared/relay/message-publisher.ts';
+import type { MessagePublisher } from '../../../shared/index.ts';
 
 /** A pause of `ms` milliseconds, as a network round trip would take. */
 export function pause(ms: number): Promise<void> {

@@ -1,4 +1,4 @@
-import type { ConsumeDeps } from 'serverless-outbox';
+import type { ConsumeDeps } from '../../../shared/index.ts';
 
 /**
  * The calls a consumer's deps have in flight, so the drill reads the tables and the metrics only once the last one

@@ -7,7 +7,7 @@ import type {
   PublishOptions,
   PublishResult,
   SweepStore,
-} from 'serverless-outbox';
+} from '../../../shared/index.ts';
 import { transactionItemKeys } from './contention.ts';
 import type { UnreportedCommits } from './unreported-commits.ts';
 

@@ -1,3 +1,7 @@
+import { NOTHING_TO_RELEASE, RELEASED } from '../../../functions/inventory/apply-order/plan-stock-release.ts';
+import { REJECTED_OUT_OF_STOCK } from '../../../functions/inventory/apply-order/plan-stock-reservation.ts';
+import { isReservationKey, reservationKeyOf } from '../../../functions/inventory/reservation.ts';
+import { ORDER_CANCELLED, ORDER_CREATED, OrderStatus } from '../../../functions/orders/order.ts';
 import {
   APPLIED as APPLIED_OUTCOME,
   cursorKeyOf,
@@ -5,11 +9,7 @@ import {
   MessageStatus,
   orderKeyOf,
   readDeadLetter,
-} from 'serverless-outbox';
-import { NOTHING_TO_RELEASE, RELEASED } from '../../../functions/inventory/apply-order/plan-stock-release.ts';
-import { REJECTED_OUT_OF_STOCK } from '../../../functions/inventory/apply-order/plan-stock-reservation.ts';
-import { isReservationKey, reservationKeyOf } from '../../../functions/inventory/reservation.ts';
-import { ORDER_CANCELLED, ORDER_CREATED, OrderStatus } from '../../../functions/orders/order.ts';
+} from '../../../shared/index.ts';
 import type { DrillResult } from './drill-config.ts';
 import { checkMetrics, type MetricObservations } from './metric-invariants.ts';
 import type { OperatorFacts } from './operator-actions.ts';

@@ -2,8 +2,12 @@ import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamo
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
+import { cancelOrder } from '../../../functions/orders/cancel-order/cancel-order.ts';
+import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
+import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
+import { AUDIT_KEYS } from '../../../shared/admin/index.ts';
 import {
-  AUDIT_KEYS,
   DEFAULT_DUE_SHARDS,
   DEFAULT_GAP_TIMEOUT_MS,
   DEFAULT_RETRY_POLICY,
@@ -19,20 +23,16 @@ import {
   orderedTopic,
   type RelayDeps,
   sweep,
-} from 'serverless-outbox';
-import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS, QUEUE_DEFAULTS } from 'serverless-outbox/cdk';
+} from '../../../shared/index.ts';
 import {
   consumeMetrics,
   consumeSqsEvent,
   relayStreamEvent,
   type SqsConsumer,
   sendMetrics,
-} from 'serverless-outbox/lambda';
-import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from 'serverless-outbox/testing';
-import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
-import { cancelOrder } from '../../../functions/orders/cancel-order/cancel-order.ts';
-import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
-import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
+} from '../../../shared/lambda/index.ts';
+import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../../shared/memory/index.ts';
+import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS, QUEUE_DEFAULTS } from '../../constructs/index.ts';
 import { toProxyEvent } from '../local/api/api-gateway-event.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';
 import { itemKey } from './contention.ts';

@@ -1,3 +1,4 @@
+import { RELEASED } from '../../../functions/inventory/apply-order/plan-stock-release.ts';
 import {
   APPLIED,
   DeadLetterCause,
@@ -9,8 +10,7 @@ import {
   parseEnvelope,
   readDeadLetter,
   UNKNOWN_TOPIC,
-} from 'serverless-outbox';
-import { RELEASED } from '../../../functions/inventory/apply-order/plan-stock-release.ts';
+} from '../../../shared/index.ts';
 import type { DeadLetterCopy, DrillSnapshot, InvariantResult } from './invariants.ts';
 import type { CountedMetric, ObservedMetrics } from './observed-metrics.ts';
 import type { UnreportedCommitCounts } from './unreported-commits.ts';

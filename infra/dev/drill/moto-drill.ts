@@ -2,8 +2,13 @@ import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
+import { stockConflictKeys } from '../../../functions/inventory/apply-order/stock-conflict-keys.ts';
+import { handler as cancelOrderHandler } from '../../../functions/orders/cancel-order/handler.ts';
+import { handler as createOrderHandler } from '../../../functions/orders/create-order/handler.ts';
+import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
+import { adminDeps } from '../../../shared/admin/index.ts';
 import {
-  adminDeps,
   DEFAULT_SWEEPER_SETTINGS,
   type Envelope,
   MessageStatus,
@@ -12,7 +17,7 @@ import {
   readSetting,
   requireEnv,
   sweep,
-} from 'serverless-outbox';
+} from '../../../shared/index.ts';
 import {
   consumeMetrics,
   consumerParts,
@@ -21,12 +26,7 @@ import {
   relayStreamEvent,
   sendMetrics,
   sweeperDeps,
-} from 'serverless-outbox/lambda';
-import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
-import { stockConflictKeys } from '../../../functions/inventory/apply-order/stock-conflict-keys.ts';
-import { handler as cancelOrderHandler } from '../../../functions/orders/cancel-order/handler.ts';
-import { handler as createOrderHandler } from '../../../functions/orders/create-order/handler.ts';
-import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
+} from '../../../shared/lambda/index.ts';
 import { seedStock } from '../../stacks/local-plugin.ts';
 import { type LocalRuntime, startLocalRuntime } from '../local/host/runtime.ts';
 import { CallsInFlight } from './calls-in-flight.ts';

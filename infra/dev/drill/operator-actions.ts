@@ -2,13 +2,11 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   cancelMessage,
   eraseAggregate,
-  MessageStatus,
-  OUTBOX_KEYS,
-  orderKeyOf,
   replayMessage,
   skipOrderGap,
   WrongStatusError,
-} from 'serverless-outbox';
+} from '../../../shared/admin/index.ts';
+import { MessageStatus, OUTBOX_KEYS, orderKeyOf } from '../../../shared/index.ts';
 import { ORDER_SCOPE } from './invariants.ts';
 
 /** What the operator's actions need: what each admin action it takes asks for (no queues: it redrives nothing). */

@@ -1,5 +1,5 @@
-import type { Envelope } from 'serverless-outbox';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
+import type { Envelope } from '../../../shared/index.ts';
 
 /** A random order line set for the drill: 1–3 distinct SKUs, 1–5 units each. */
 export function randomOrderItems(random: () => number, skus: number): { sku: string; quantity: number }[] {

@@ -3,7 +3,7 @@
  * only emulator clients get these dummy credentials, so the local runtime never needs (or picks up) real
  * ones from the developer's profile.
  */
-import type { AwsClientConfig } from '../../../../shared/aws/clients.ts';
+import type { AwsClientConfig } from '../../../../shared/index.ts';
 
 /** Region every emulator resource lives in. */
 export const EMULATOR_REGION = 'us-east-1';

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
-import { isEnvHandler } from '../../../../shared/lambda/handler-from-env.ts';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
 import type { FunctionDefinition } from '../template/read-functions.ts';
 import { type FunctionEnvironment, PER_FUNCTION_VARIABLES } from './function-environment.ts';
@@ -110,6 +109,10 @@ export async function loadLocalFunction(
       `${name}: ${entry} does not export a function named ${handlerExport} (the template's Handler)`,
     );
   }
+  // Loaded here rather than at the top: the /lambda entry brings Powertools, whose X-Ray SDK installs an
+  // async hook in every process that loads it, and this module is also loaded by the runtime's own process
+  // (pollers, embedded backend). A handler module built with handlerFromEnv has loaded the entry already.
+  const { isEnvHandler } = await import('../../../../shared/lambda/index.ts');
   const built = isEnvHandler(exported) ? buildWithEnv(exported, options.env, name) : undefined;
   if (built === undefined) {
     if (offer === undefined) {

@@ -1,5 +1,5 @@
 /** Reads the Lambda functions the local runtime runs: handler entry, export, timeout, memory, environment. */
-import { LOCAL_ENTRY_METADATA } from '../../../constructs/local-metadata.ts';
+import type { LOCAL_ENTRY_METADATA as ConstructEntryMetadata } from '../../../constructs/index.ts';
 import {
   type CloudFormationTemplate,
   isRecord,
@@ -8,6 +8,12 @@ import {
 } from './cloudformation-template.ts';
 import { localName } from './resource-names.ts';
 import type { SkippedResource } from './skipped-resource.ts';
+
+/**
+ * The metadata key the construct writes a function's handler module under. Typed as the construct's constant, so
+ * tsc holds the two equal, without loading the CDK side (aws-cdk-lib) into the runtime's process to read it.
+ */
+const LOCAL_ENTRY_METADATA: typeof ConstructEntryMetadata = 'serverless-outbox:entry';
 
 /** A function of the template, as the local runtime runs it. */
 export interface FunctionDefinition {

@@ -11,9 +11,9 @@ import {
   canonicalNumber,
   exactNumber,
   InvalidNumberError,
+  type Item,
   numberText,
-} from '../../../../../shared/memory/exact-numbers.ts';
-import type { Item } from '../../../../../shared/memory/expressions.ts';
+} from '../../../../../shared/memory/index.ts';
 import { WireError } from './wire-error.ts';
 
 const TYPES = ['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'NULL', 'BOOL'] as const;

@@ -26,13 +26,13 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { MemoryDocumentClient } from '../../../../../shared/memory/memory-document-client.ts';
-import type { MemoryQueueState } from '../../../../../shared/memory/memory-queues.ts';
 import type {
+  MemoryDocumentClient,
+  MemoryQueueState,
   MemoryStreamRecord,
   MemoryStreamState,
   MemoryStreams,
-} from '../../../../../shared/memory/memory-streams.ts';
+} from '../../../../../shared/memory/index.ts';
 import { LocalRuntimeError } from '../../local-runtime-error.ts';
 import { fromWireItem, toWireItem } from './attribute-values.ts';
 import type { QueueCatalog, QueueEntry } from './queue-catalog.ts';

@@ -14,8 +14,11 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { InvalidNumberError } from '../../../../../shared/memory/exact-numbers.ts';
-import { type Item, UnsupportedExpressionError } from '../../../../../shared/memory/expressions.ts';
+import {
+  InvalidNumberError,
+  type Item,
+  UnsupportedExpressionError,
+} from '../../../../../shared/memory/index.ts';
 import {
   fromWireItem,
   fromWireItemOrUndefined,

@@ -6,9 +6,7 @@
  * of the deployed stack (what the `outbox` CLI discovers the outbox through). Data lives as long as the process,
  * or on disk in a `dataDir`.
  */
-import { MemoryDocumentClient } from '../../../../../shared/memory/memory-document-client.ts';
-import { MemoryQueues } from '../../../../../shared/memory/memory-queues.ts';
-import { MemoryStreams } from '../../../../../shared/memory/memory-streams.ts';
+import { MemoryDocumentClient, MemoryQueues, MemoryStreams } from '../../../../../shared/memory/index.ts';
 import type { Backend } from '../backend.ts';
 import { EMULATOR_REGION } from '../emulator-config.ts';
 import { cloudFormationService } from './cloudformation-service.ts';

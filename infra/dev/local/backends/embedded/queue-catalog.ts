@@ -3,7 +3,7 @@
  * SetQueueAttributes take them, checked as SQS checks them), turned into the settings of the in-memory
  * queues. Both the SQS API and the stack deployer create and change queues through it.
  */
-import type { MemoryQueueSettings, MemoryQueues } from '../../../../../shared/memory/memory-queues.ts';
+import type { MemoryQueueSettings, MemoryQueues } from '../../../../../shared/memory/index.ts';
 import { WireError } from './wire-error.ts';
 
 /** Options of {@link QueueCatalog}. */

@@ -1,6 +1,6 @@
 /** The MD5 digests SQS returns for a message's body and attributes, computed as SQS documents them. */
 import { createHash } from 'node:crypto';
-import type { MemoryMessageAttribute } from '../../../../../shared/memory/memory-queues.ts';
+import type { MemoryMessageAttribute } from '../../../../../shared/memory/index.ts';
 
 /** MD5OfMessageBody / MD5OfBody: the hex MD5 of the body's UTF-8 bytes. */
 export function md5OfBody(body: string): string {

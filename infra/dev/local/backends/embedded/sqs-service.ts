@@ -7,7 +7,7 @@ import {
   type MemoryMessageAttribute,
   MemoryQueueError,
   type MemoryReceivedMessage,
-} from '../../../../../shared/memory/memory-queues.ts';
+} from '../../../../../shared/memory/index.ts';
 import type { QueueCatalog } from './queue-catalog.ts';
 import { md5OfAttributes, md5OfBody } from './sqs-md5.ts';
 import { WireError } from './wire-error.ts';

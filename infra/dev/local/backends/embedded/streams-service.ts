@@ -8,7 +8,7 @@ import {
   type MemoryStreamRecord,
   type MemoryStreams,
   type ShardIteratorType,
-} from '../../../../../shared/memory/memory-streams.ts';
+} from '../../../../../shared/memory/index.ts';
 import { toWireItem } from './attribute-values.ts';
 import { WireError } from './wire-error.ts';
 import type { WireService } from './wire-server.ts';

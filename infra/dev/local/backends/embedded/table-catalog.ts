@@ -10,13 +10,13 @@ import type {
   Projection,
   StreamViewType,
 } from '@aws-sdk/client-dynamodb';
-import type {
-  MemoryDocumentClient,
-  MemoryIndexSchema,
-  MemoryTableSchema,
-} from '../../../../../shared/memory/memory-document-client.ts';
-import type { MemoryStreams } from '../../../../../shared/memory/memory-streams.ts';
-import { itemSizeBytes } from '../../../../../shared/transaction/item-size.ts';
+import {
+  itemSizeBytes,
+  type MemoryDocumentClient,
+  type MemoryIndexSchema,
+  type MemoryStreams,
+  type MemoryTableSchema,
+} from '../../../../../shared/memory/index.ts';
 import { WireError } from './wire-error.ts';
 
 /** A secondary index as CreateTable takes it. */
