@@ -1,7 +1,7 @@
 /**
- * `serverless-outbox/admin` (to be published): operating the outbox — list, show, replay, cancel, redrive, skip a
- * gap, count and erase (`OutboxAdmin` and its actions), every action audited. The root entry exports the same
- * names today; the development tooling takes them from here.
+ * `serverless-outbox/admin` (to be published): operating the outbox — list, show, replay, cancel, redrive,
+ * skip a gap, count and erase (`OutboxAdmin` and its actions), every action audited. The root entry exports
+ * the same names today; the development tooling takes them from here.
  */
 export type { AdminDeps } from './admin-deps.ts';
 export { adminDeps } from './admin-deps-from-env.ts';

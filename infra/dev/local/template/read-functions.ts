@@ -10,8 +10,8 @@ import { localName } from './resource-names.ts';
 import type { SkippedResource } from './skipped-resource.ts';
 
 /**
- * The metadata key the construct writes a function's handler module under. Typed as the construct's constant, so
- * tsc holds the two equal, without loading the CDK side (aws-cdk-lib) into the runtime's process to read it.
+ * The metadata key the construct writes a function's handler module under. Typed as the construct's constant,
+ * so tsc holds the two equal without loading the CDK side (aws-cdk-lib) into the runtime's process to read it.
  */
 const LOCAL_ENTRY_METADATA: typeof ConstructEntryMetadata = 'serverless-outbox:entry';
 
