@@ -10,8 +10,8 @@ import {
   type ScanCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import { MessageStatus } from 'serverless-outbox';
-import type { LocalRuntime } from '../local/runtime.ts';
-import type { LocalPlugin } from '../local/start-plugin.ts';
+import type { LocalRuntime } from '../dev/local/host/runtime.ts';
+import type { LocalPlugin } from '../dev/local/host/start-plugin.ts';
 
 /** One SKU's starting stock. */
 export interface StockSeed {

@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES } from '../../infra/local/http-api.ts';
-import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
+import { MAX_BODY_BYTES } from '../../infra/dev/local/api/http-api.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { contentTypeValue, jsonText, ODD_KEYS, rawBytes } from './adversarial-input.ts';
 import { fuzzParameters, fuzzTimeoutMs } from './fuzz-runs.ts';
 import { takePrototypePollution } from './prototype-pollution.ts';

@@ -1,7 +1,7 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import {
   CLAIM_CHECK_HEADER,
   CLAIM_CHECK_PREFIX,

@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { runCli } from '../../shared/cli/run-cli.ts';
 import { relayDeps } from '../../shared/lambda/relay-handler.ts';
 import { relayStreamBatch } from '../../shared/lambda/relay-stream-batch.ts';

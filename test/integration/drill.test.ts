@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest';
-import type { DrillConfig } from '../../infra/drill/drill-config.ts';
-import { uniformRates } from '../../infra/drill/faults.ts';
-import { runMotoDrill } from '../../infra/drill/moto-drill.ts';
-import { metricTotal } from '../../infra/drill/observed-metrics.ts';
-import { formatReport } from '../../infra/drill/report.ts';
+import type { DrillConfig } from '../../infra/dev/drill/drill-config.ts';
+import { uniformRates } from '../../infra/dev/drill/faults.ts';
+import { runMotoDrill } from '../../infra/dev/drill/moto-drill.ts';
+import { metricTotal } from '../../infra/dev/drill/observed-metrics.ts';
+import { formatReport } from '../../infra/dev/drill/report.ts';
 import { describeOnMoto } from './support/backend.ts';
 
 /** Why this file runs only on moto. */

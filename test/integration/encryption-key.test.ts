@@ -9,7 +9,7 @@ import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { synthKeyedOutboxTemplate } from './fixtures/keyed-outbox/keyed-outbox-stack.ts';
 import { runtimeBackend } from './support/backend.ts';
 import { waitFor } from './support.ts';

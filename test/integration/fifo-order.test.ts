@@ -9,7 +9,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planInventory } from '../../functions/inventory/apply-order/plan-inventory.ts';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { synthExampleTemplate } from '../../infra/synth-template.ts';
 import { consumerParts, consumeSqsBatch } from '../../shared/lambda/consumer-handler.ts';
 import { sweeperDeps } from '../../shared/lambda/sweeper-handler.ts';

@@ -18,8 +18,8 @@ import { requireEnv } from 'serverless-outbox';
 import { consumerParts, consumeSqsBatch, type SqsConsumer } from 'serverless-outbox/lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
-import { toLambdaSqsRecord } from '../../infra/local/sqs-event.ts';
+import { toLambdaSqsRecord } from '../../infra/dev/local/events/sqs-event.ts';
+import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { outputOf, QueueOutput, request, scanAll, sqsClient, startRuntime, waitFor } from './support.ts';
 
 const ORDERS = 100;

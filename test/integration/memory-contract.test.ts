@@ -1,7 +1,7 @@
 import { CreateTableCommand, type CreateTableCommandInput, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, it } from 'vitest';
-import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+import { type MotoServer, startMotoServer } from '../../infra/dev/local/backends/moto-server.ts';
 import { createDocumentClient } from '../../shared/aws/clients.ts';
 import type { MemoryTableSchema } from '../../shared/memory/memory-document-client.ts';
 import {

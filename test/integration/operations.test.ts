@@ -11,7 +11,7 @@ import type { APIGatewayProxyEvent, DynamoDBStreamEvent, SQSEvent } from 'aws-la
 import { monotonicFactory } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { seedStock } from '../../infra/stacks/local-plugin.ts';
 import type { AdminDeps } from '../../shared/admin/admin-deps.ts';
 import { adminDeps } from '../../shared/admin/admin-deps-from-env.ts';

@@ -1,6 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import type { OutboxItem } from '../../shared/outbox/outbox-item.ts';
 import { toEnvelope } from '../../shared/relay/relay-messages.ts';
 import { messageAttributes, messageBody } from '../../shared/relay/wire-format.ts';

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
-import type { LocalRuntime } from '../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { consumerParts, consumeSqsBatch } from '../../shared/lambda/consumer-handler.ts';
 import { relayDeps } from '../../shared/lambda/relay-handler.ts';
 import { relayStreamBatch } from '../../shared/lambda/relay-stream-batch.ts';

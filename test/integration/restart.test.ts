@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
-import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+import { emulatorClientConfig } from '../../infra/dev/local/backends/emulator-config.ts';
+import { type MotoServer, startMotoServer } from '../../infra/dev/local/backends/moto-server.ts';
 import { type NpmStart, RECOVERY_BOUND_MS, startNpm } from '../local/support/npm-start.ts';
 import { describeOnMoto, TEST_BACKEND } from './support/backend.ts';
 

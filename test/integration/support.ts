@@ -8,7 +8,11 @@ import {
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime.ts';
+import {
+  type LocalRuntime,
+  type LocalRuntimeOptions,
+  startLocalRuntime,
+} from '../../infra/dev/local/host/runtime.ts';
 import { seedStock } from '../../infra/stacks/local-plugin.ts';
 import { synthExampleTemplate } from '../../infra/synth-template.ts';
 import { runtimeBackend } from './support/backend.ts';

@@ -5,7 +5,7 @@ import {
   fromProxyResult,
   requestTime,
   toProxyEvent,
-} from '../../infra/local/api-gateway-event.ts';
+} from '../../infra/dev/local/api/api-gateway-event.ts';
 
 function apiRequest(overrides: Partial<ApiRequest> = {}): ApiRequest {
   return {

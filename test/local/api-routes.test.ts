@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchRoute } from '../../infra/local/api-routes.ts';
-import type { RouteDefinition } from '../../infra/local/template/read-routes.ts';
+import { matchRoute } from '../../infra/dev/local/api/api-routes.ts';
+import type { RouteDefinition } from '../../infra/dev/local/template/read-routes.ts';
 
 const routes: RouteDefinition[] = [
   { method: 'POST', path: '/orders', functionName: 'CreateOrder' },

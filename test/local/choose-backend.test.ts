@@ -2,7 +2,11 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chooseBackend, describeBackendChoice, isMotoInstalled } from '../../infra/local/choose-backend.ts';
+import {
+  chooseBackend,
+  describeBackendChoice,
+  isMotoInstalled,
+} from '../../infra/dev/local/backends/choose-backend.ts';
 
 /** A PATH on which neither moto_server nor python3 can be found. */
 const NO_MOTO = { PATH: '/nonexistent' };

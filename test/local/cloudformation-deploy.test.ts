@@ -1,13 +1,13 @@
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deployStack } from '../../infra/local/cloudformation-deploy.ts';
-import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
-import { type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
+import { deployStack } from '../../infra/dev/local/backends/cloudformation-deploy.ts';
+import { emulatorClientConfig } from '../../infra/dev/local/backends/emulator-config.ts';
+import { type MotoServer, startMotoServer } from '../../infra/dev/local/backends/moto-server.ts';
 import {
   asTemplate,
   type CloudFormationTemplate,
   type TemplateResource,
-} from '../../infra/local/template/cloudformation-template.ts';
+} from '../../infra/dev/local/template/cloudformation-template.ts';
 import { describeOnMoto, TEST_BACKEND } from '../integration/support/backend.ts';
 import { synthNotesTemplate } from './fixtures/notes-app/notes-stack.ts';
 

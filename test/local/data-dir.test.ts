@@ -8,7 +8,7 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedBackend } from '../../infra/local/embedded/index.ts';
+import { startEmbeddedBackend } from '../../infra/dev/local/backends/embedded/index.ts';
 import {
   descendants,
   isAlive,

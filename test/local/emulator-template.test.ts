@@ -3,8 +3,8 @@ import {
   type CloudFormationTemplate,
   PLACEHOLDER_FUNCTION_CODE,
   templateForEmulator,
-} from '../../infra/local/emulator-template.ts';
-import { LocalRuntimeError } from '../../infra/local/local-runtime-error.ts';
+} from '../../infra/dev/local/backends/emulator-template.ts';
+import { LocalRuntimeError } from '../../infra/dev/local/local-runtime-error.ts';
 
 const STACK = 'OutboxExample-local';
 

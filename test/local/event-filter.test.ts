@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilters } from '../../infra/local/event-filter.ts';
-import { LocalRuntimeError } from '../../infra/local/local-runtime-error.ts';
+import { compileFilters } from '../../infra/dev/local/events/event-filter.ts';
+import { LocalRuntimeError } from '../../infra/dev/local/local-runtime-error.ts';
 
 const insert = {
   eventName: 'INSERT',

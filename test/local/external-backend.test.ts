@@ -9,12 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { answersHttp, type MotoServer, startMotoServer } from '../../infra/local/moto-server.ts';
-import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../infra/local/runtime.ts';
+import { answersHttp, type MotoServer, startMotoServer } from '../../infra/dev/local/backends/moto-server.ts';
+import {
+  type LocalRuntime,
+  type LocalRuntimeOptions,
+  startLocalRuntime,
+} from '../../infra/dev/local/host/runtime.ts';
 import type {
   CloudFormationTemplate,
   TemplateResource,
-} from '../../infra/local/template/cloudformation-template.ts';
+} from '../../infra/dev/local/template/cloudformation-template.ts';
 import { describeOnMoto, TEST_BACKEND } from '../integration/support/backend.ts';
 import { synthNotesTemplate } from './fixtures/notes-app/notes-stack.ts';
 

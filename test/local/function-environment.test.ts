@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { functionEnvironment } from '../../infra/local/function-environment.ts';
-import type { ResolutionContext } from '../../infra/local/template/intrinsics.ts';
-import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
+import { functionEnvironment } from '../../infra/dev/local/host/function-environment.ts';
+import type { ResolutionContext } from '../../infra/dev/local/template/intrinsics.ts';
+import type { FunctionDefinition } from '../../infra/dev/local/template/read-functions.ts';
 
 const context: ResolutionContext = {
   region: 'eu-west-1',

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findNodeBinary } from '../../infra/local/function-host/node-runtime.ts';
-import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
-import type { CloudFormationTemplate } from '../../infra/local/template/cloudformation-template.ts';
+import { findNodeBinary } from '../../infra/dev/local/host/node-runtime.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../infra/dev/local/host/runtime.ts';
+import type { CloudFormationTemplate } from '../../infra/dev/local/template/cloudformation-template.ts';
 
 /** A template with one function per runtime, each behind a GET route (what the local runtime reads of a CDK app). */
 function template(

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HttpApi, MAX_BODY_BYTES, startHttpApi } from '../../infra/local/http-api.ts';
-import type { Invocation } from '../../infra/local/local-function.ts';
-import type { RouteDefinition } from '../../infra/local/template/read-routes.ts';
+import { type HttpApi, MAX_BODY_BYTES, startHttpApi } from '../../infra/dev/local/api/http-api.ts';
+import type { Invocation } from '../../infra/dev/local/host/local-function.ts';
+import type { RouteDefinition } from '../../infra/dev/local/template/read-routes.ts';
 
 const routes: RouteDefinition[] = [
   { method: 'POST', path: '/orders', functionName: 'CreateOrder' },

@@ -1,10 +1,10 @@
 import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lambdaContext } from '../../infra/local/lambda-context.ts';
-import { loadLocalFunction, localFunction } from '../../infra/local/local-function.ts';
-import { LocalRuntimeError } from '../../infra/local/local-runtime-error.ts';
-import { processEnvironment } from '../../infra/local/process-environment.ts';
-import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
+import { lambdaContext } from '../../infra/dev/local/host/lambda-context.ts';
+import { loadLocalFunction, localFunction } from '../../infra/dev/local/host/local-function.ts';
+import { processEnvironment } from '../../infra/dev/local/host/process-environment.ts';
+import { LocalRuntimeError } from '../../infra/dev/local/local-runtime-error.ts';
+import type { FunctionDefinition } from '../../infra/dev/local/template/read-functions.ts';
 
 function definition(entry: string, overrides: Partial<FunctionDefinition> = {}): FunctionDefinition {
   return {

@@ -4,7 +4,7 @@ import {
   findFreePort,
   type MotoServer,
   startMotoServer,
-} from '../../infra/local/moto-server.ts';
+} from '../../infra/dev/local/backends/moto-server.ts';
 import { describeOnMoto } from '../integration/support/backend.ts';
 
 /** Why this file runs only on moto. */

@@ -2,7 +2,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { filePollerState, memoryPollerState, pollerStateKey } from '../../infra/local/poller-state.ts';
+import {
+  filePollerState,
+  memoryPollerState,
+  pollerStateKey,
+} from '../../infra/dev/local/events/poller-state.ts';
 
 let directory: string;
 let file: string;

@@ -7,13 +7,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
-import { type LocalHandler, localFunction } from '../../infra/local/local-function.ts';
-import type { Poller } from '../../infra/local/poll-loop.ts';
-import { memoryPollerState, type PollerStateStore } from '../../infra/local/poller-state.ts';
-import { createQueuePoller } from '../../infra/local/queue-poller.ts';
-import type { EventSourceMappingDefinition } from '../../infra/local/template/read-event-source-mappings.ts';
-import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
+import { emulatorClientConfig } from '../../infra/dev/local/backends/emulator-config.ts';
+import type { Poller } from '../../infra/dev/local/events/poll-loop.ts';
+import { memoryPollerState, type PollerStateStore } from '../../infra/dev/local/events/poller-state.ts';
+import { createQueuePoller } from '../../infra/dev/local/events/queue-poller.ts';
+import { type LocalHandler, localFunction } from '../../infra/dev/local/host/local-function.ts';
+import type { EventSourceMappingDefinition } from '../../infra/dev/local/template/read-event-source-mappings.ts';
+import type { FunctionDefinition } from '../../infra/dev/local/template/read-functions.ts';
 import { startTestEmulator, type TestEmulator } from '../integration/support/backend.ts';
 
 let emulator: TestEmulator;

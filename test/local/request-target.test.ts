@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requestTarget } from '../../infra/local/api-gateway-event.ts';
-import { type HttpApi, startHttpApi } from '../../infra/local/http-api.ts';
-import type { RouteDefinition } from '../../infra/local/template/read-routes.ts';
+import { requestTarget } from '../../infra/dev/local/api/api-gateway-event.ts';
+import { type HttpApi, startHttpApi } from '../../infra/dev/local/api/http-api.ts';
+import type { RouteDefinition } from '../../infra/dev/local/template/read-routes.ts';
 
 describe('requestTarget', () => {
   it('splits an origin-form target as sent', () => {

@@ -6,8 +6,8 @@
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answersHttp } from '../../infra/local/moto-server.ts';
-import { type LocalRuntime, startLocalRuntime } from '../../infra/local/runtime.ts';
+import { answersHttp } from '../../infra/dev/local/backends/moto-server.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { itOnMoto, TEST_BACKEND } from '../integration/support/backend.ts';
 import { synthNotesTemplate } from './fixtures/notes-app/notes-stack.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { localFunction } from '../../infra/local/local-function.ts';
-import { createScheduleRunner, scheduledEvent } from '../../infra/local/schedule-runner.ts';
-import type { FunctionDefinition } from '../../infra/local/template/read-functions.ts';
-import type { ScheduleDefinition } from '../../infra/local/template/read-schedules.ts';
+import { createScheduleRunner, scheduledEvent } from '../../infra/dev/local/events/schedule-runner.ts';
+import { localFunction } from '../../infra/dev/local/host/local-function.ts';
+import type { FunctionDefinition } from '../../infra/dev/local/template/read-functions.ts';
+import type { ScheduleDefinition } from '../../infra/dev/local/template/read-schedules.ts';
 
 const sweeper: FunctionDefinition = {
   name: 'Outbox/Sweeper',

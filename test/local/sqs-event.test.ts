@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { batchItemFailureIds } from '../../infra/local/batch-response.ts';
-import { messagesToDelete, toLambdaSqsRecord } from '../../infra/local/sqs-event.ts';
+import { batchItemFailureIds } from '../../infra/dev/local/events/batch-response.ts';
+import { messagesToDelete, toLambdaSqsRecord } from '../../infra/dev/local/events/sqs-event.ts';
 
 const source = { queueArn: 'arn:aws:sqs:us-east-1:123456789012:orders', region: 'us-east-1' };
 

@@ -4,8 +4,8 @@ import {
   findFreePort,
   type MotoServer,
   startMotoServer,
-} from '../../infra/local/moto-server.ts';
-import { connectExternalBackend, startMotoBackend } from '../../infra/local/start-backend.ts';
+} from '../../infra/dev/local/backends/moto-server.ts';
+import { connectExternalBackend, startMotoBackend } from '../../infra/dev/local/backends/start-backend.ts';
 import { describeOnMoto } from '../integration/support/backend.ts';
 
 /** Why this file runs only on moto. */

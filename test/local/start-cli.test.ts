@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { LocalRuntimeError } from '../../infra/local/local-runtime-error.ts';
-import { parseStartOptions } from '../../infra/local/start.ts';
+import { parseStartOptions } from '../../infra/dev/local/host/start.ts';
+import { LocalRuntimeError } from '../../infra/dev/local/local-runtime-error.ts';
 
 /** Runs `parse` with commander's own error output silenced. */
 function parseQuietly(parse: () => unknown): unknown {

@@ -1,10 +1,10 @@
 /**
- * End to end: `npm start` as a user runs it (infra/local/start.ts with the example's plug-in, without AWS
+ * End to end: `npm start` as a user runs it (infra/dev/local/host/start.ts with the example's plug-in, without AWS
  * credentials) on the test backend, an order taken through to CONFIRMED over HTTP, the operator's command it
  * prints run as printed, then Ctrl-C (SIGINT) and no emulator left behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answersHttp } from '../../infra/local/moto-server.ts';
+import { answersHttp } from '../../infra/dev/local/backends/moto-server.ts';
 import { runCli } from '../../shared/cli/run-cli.ts';
 import { TEST_BACKEND } from '../integration/support/backend.ts';
 import { isAlive, type NpmStart, startNpm } from './support/npm-start.ts';

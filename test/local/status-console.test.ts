@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { statusConsole } from '../../infra/local/status-console.ts';
+import { statusConsole } from '../../infra/dev/local/host/status-console.ts';
 
 /** A stream that records what is written, as a terminal or a pipe. */
 function captured(isTTY: boolean): { stream: NodeJS.WriteStream; text: () => string } {

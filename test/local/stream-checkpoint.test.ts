@@ -7,7 +7,7 @@ import {
   type RetrySettings,
   type ShardCursor,
   skipTo,
-} from '../../infra/local/stream-checkpoint.ts';
+} from '../../infra/dev/local/events/stream-checkpoint.ts';
 
 const settings: RetrySettings = { batchSize: 4, retryAttempts: 2, bisectBatchOnError: false };
 const bisecting: RetrySettings = { ...settings, bisectBatchOnError: true };

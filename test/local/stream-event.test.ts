@@ -4,8 +4,8 @@ import {
   StreamDiscardCondition,
   streamFailureMessage,
   toLambdaStreamRecord,
-} from '../../infra/local/stream-event.ts';
-import { expiredPrefix } from '../../infra/local/stream-poller.ts';
+} from '../../infra/dev/local/events/stream-event.ts';
+import { expiredPrefix } from '../../infra/dev/local/events/stream-poller.ts';
 
 const STREAM_ARN = 'arn:aws:dynamodb:us-east-1:123456789012:table/outbox/stream/2024-05-01T00:00:00.000';
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { synthesizeApp } from '../../infra/local/synthesize-app.ts';
-import { readApp } from '../../infra/local/template/read-app.ts';
+import { readApp } from '../../infra/dev/local/template/read-app.ts';
+import { synthesizeApp } from '../../infra/dev/local/template/synthesize-app.ts';
 
 const NOTES_APP = resolve(import.meta.dirname, 'fixtures/notes-app');
 const scratch = mkdtempSync(join(tmpdir(), 'synth-test-'));

@@ -19,15 +19,15 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { emulatorClientConfig } from '../../infra/local/emulator-config.ts';
-import { answersHttp, startMotoServer } from '../../infra/local/moto-server.ts';
+import { emulatorClientConfig } from '../../infra/dev/local/backends/emulator-config.ts';
+import { answersHttp, startMotoServer } from '../../infra/dev/local/backends/moto-server.ts';
 import {
   PLAIN_WRITE_TARGETS,
   startTransactionSerializer,
   TRANSACT_WRITE_ITEMS_TARGET,
   type TransactionSerializer,
   writtenTables,
-} from '../../infra/local/transaction-serializer.ts';
+} from '../../infra/dev/local/backends/transaction-serializer.ts';
 import { describeOnMoto } from '../integration/support/backend.ts';
 
 /** What reached the fake emulator. */

@@ -91,7 +91,7 @@ describe('the packed library', () => {
     );
     expect(outside).toEqual([]);
     expect(
-      files.filter((file) => /test|functions\/|drill|infra\/local|infra\/stacks|fixture/.test(file)),
+      files.filter((file) => /test|functions\/|drill|infra\/dev|infra\/stacks|fixture/.test(file)),
     ).toEqual([]);
   });
 

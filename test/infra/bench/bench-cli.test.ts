@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { BENCH_SECTIONS } from '../../../infra/bench/run-bench.ts';
+import { BENCH_SECTIONS } from '../../../infra/dev/bench/run-bench.ts';
 
 describe('npm run bench', () => {
   it('runs every section at the tiny size and prints one table each, with its targets', () => {
-    const run = spawnSync('npx', ['tsx', 'infra/bench/cli.ts', '--size', 'tiny'], {
+    const run = spawnSync('npx', ['tsx', 'infra/dev/bench/cli.ts', '--size', 'tiny'], {
       encoding: 'utf8',
       timeout: 240_000,
     });
@@ -23,7 +23,9 @@ describe('npm run bench', () => {
   }, 300_000);
 
   it('refuses an unknown section by name, listing the known ones', () => {
-    const run = spawnSync('npx', ['tsx', 'infra/bench/cli.ts', '--only', 'relay,nope'], { encoding: 'utf8' });
+    const run = spawnSync('npx', ['tsx', 'infra/dev/bench/cli.ts', '--only', 'relay,nope'], {
+      encoding: 'utf8',
+    });
 
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain('unknown section nope');

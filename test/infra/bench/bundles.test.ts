@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BenchSection } from '../../../infra/bench/bench-section.ts';
+import { defaultBundling } from '../../../infra/constructs/defaults.ts';
+import type { BenchSection } from '../../../infra/dev/bench/bench-section.ts';
 import {
   buildBundle,
   esbuildOptions,
   inputSource,
   measureBundles,
   UnsupportedBundlingOptionError,
-} from '../../../infra/bench/bundles.ts';
-import { defaultBundling } from '../../../infra/constructs/defaults.ts';
+} from '../../../infra/dev/bench/bundles.ts';
 import { SYNTH_TIMEOUT_MS } from '../template-queries.ts';
 
 const projectDir = process.cwd();

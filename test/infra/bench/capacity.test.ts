@@ -1,7 +1,11 @@
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { countOrderCapacity, countOrderingCapacity, measureCapacity } from '../../../infra/bench/capacity.ts';
-import { CapacityMeter, readUnits, writeUnits } from '../../../infra/bench/capacity-meter.ts';
+import {
+  countOrderCapacity,
+  countOrderingCapacity,
+  measureCapacity,
+} from '../../../infra/dev/bench/capacity.ts';
+import { CapacityMeter, readUnits, writeUnits } from '../../../infra/dev/bench/capacity-meter.ts';
 import { MemoryDocumentClient, type MemoryTableSchema } from '../../../shared/memory/index.ts';
 
 const TABLES: Record<string, MemoryTableSchema> = {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { BenchSection } from '../../../infra/bench/bench-section.ts';
-import { measureConsumer } from '../../../infra/bench/consumer-throughput.ts';
+import type { BenchSection } from '../../../infra/dev/bench/bench-section.ts';
+import { measureConsumer } from '../../../infra/dev/bench/consumer-throughput.ts';
 
 let section: BenchSection;
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { countOrderCapacity, type OrderCapacity } from '../../../infra/bench/capacity.ts';
+import { countOrderCapacity, type OrderCapacity } from '../../../infra/dev/bench/capacity.ts';
 import {
   cheaperRanges,
   consumerInvocations,
   monthlyCost,
   relayInvocations,
-} from '../../../infra/bench/cost-model.ts';
-import { measureIdleCost, scheduleCost } from '../../../infra/bench/idle-cost.ts';
+} from '../../../infra/dev/bench/cost-model.ts';
+import { measureIdleCost, scheduleCost } from '../../../infra/dev/bench/idle-cost.ts';
 
 let capacity: OrderCapacity;
 

@@ -1,7 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { BenchSection } from '../../../infra/bench/bench-section.ts';
-import { measureLatency } from '../../../infra/bench/latency.ts';
-import { awsLatencyModel, extraRelayCostPerShardMonth, sumHops } from '../../../infra/bench/latency-model.ts';
+import type { BenchSection } from '../../../infra/dev/bench/bench-section.ts';
+import { measureLatency } from '../../../infra/dev/bench/latency.ts';
+import {
+  awsLatencyModel,
+  extraRelayCostPerShardMonth,
+  sumHops,
+} from '../../../infra/dev/bench/latency-model.ts';
 
 /** The latency section at tiny size: a few orders through the local runtime, per batching-window setting. */
 

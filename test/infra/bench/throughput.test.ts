@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { BenchOptions } from '../../../infra/bench/bench-section.ts';
-import { drainBacklog, modelledRecoveryRate } from '../../../infra/bench/recovery.ts';
-import { measureRelay } from '../../../infra/bench/relay-throughput.ts';
+import type { BenchOptions } from '../../../infra/dev/bench/bench-section.ts';
+import { drainBacklog, modelledRecoveryRate } from '../../../infra/dev/bench/recovery.ts';
+import { measureRelay } from '../../../infra/dev/bench/relay-throughput.ts';
 import { DEFAULT_SWEEPER_SETTINGS } from '../../../shared/sweeper/sweep.ts';
 
 const NO_LATENCY: BenchOptions = { size: 'tiny', repeats: 1, sqsLatencyMs: 0, dynamoLatencyMs: 0 };

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { CallsInFlight } from '../../../infra/drill/calls-in-flight.ts';
+import { CallsInFlight } from '../../../infra/dev/drill/calls-in-flight.ts';
 import type { ConsumeDeps } from '../../../shared/lambda/inbox-consumer.ts';
 import type { ConfirmOutcome } from '../../../shared/outbox/outbox-store.ts';
 

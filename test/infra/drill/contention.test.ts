@@ -1,12 +1,12 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { itemKey, OptimisticConcurrency, transactionItemKeys } from '../../../infra/drill/contention.ts';
+import { itemKey, OptimisticConcurrency, transactionItemKeys } from '../../../infra/dev/drill/contention.ts';
 import {
   conflictingDocumentClient,
   FaultInjector,
   seededRandom,
   uniformRates,
-} from '../../../infra/drill/faults.ts';
+} from '../../../infra/dev/drill/faults.ts';
 import { transactWrite } from '../../../shared/aws/transact-write.ts';
 import { TransactionConflictError } from '../../../shared/errors.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';

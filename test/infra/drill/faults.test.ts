@@ -10,8 +10,8 @@ import {
   InjectedFault,
   seededRandom,
   uniformRates,
-} from '../../../infra/drill/faults.ts';
-import { poisonedMessages } from '../../../infra/drill/order-factory.ts';
+} from '../../../infra/dev/drill/faults.ts';
+import { poisonedMessages } from '../../../infra/dev/drill/order-factory.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';

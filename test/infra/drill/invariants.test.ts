@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkInvariants, type DrillSnapshot, deadLetterCounts } from '../../../infra/drill/invariants.ts';
-import { NO_OPERATOR_ACTIONS } from '../../../infra/drill/operator-actions.ts';
+import {
+  checkInvariants,
+  type DrillSnapshot,
+  deadLetterCounts,
+} from '../../../infra/dev/drill/invariants.ts';
+import { NO_OPERATOR_ACTIONS } from '../../../infra/dev/drill/operator-actions.ts';
 
 const rogueId = '01JROGUE00000000000000000A';
 const created = {

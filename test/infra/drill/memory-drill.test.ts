@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
-import type { DrillConfig } from '../../../infra/drill/drill-config.ts';
-import { uniformRates } from '../../../infra/drill/faults.ts';
-import { runMemoryDrill } from '../../../infra/drill/memory-drill.ts';
-import { metricTotal } from '../../../infra/drill/observed-metrics.ts';
-import { formatReport } from '../../../infra/drill/report.ts';
+import type { DrillConfig } from '../../../infra/dev/drill/drill-config.ts';
+import { uniformRates } from '../../../infra/dev/drill/faults.ts';
+import { runMemoryDrill } from '../../../infra/dev/drill/memory-drill.ts';
+import { metricTotal } from '../../../infra/dev/drill/observed-metrics.ts';
+import { formatReport } from '../../../infra/dev/drill/report.ts';
 import { counterIds } from './counter-ulid.ts';
 
 // Ids from a counter: each run follows from its seed alone, whatever the machine (see counter-ulid.ts).

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { DeadLetterCopy, DrillSnapshot } from '../../../infra/drill/invariants.ts';
-import { checkMetrics, type MetricObservations } from '../../../infra/drill/metric-invariants.ts';
+import type { DeadLetterCopy, DrillSnapshot } from '../../../infra/dev/drill/invariants.ts';
+import { checkMetrics, type MetricObservations } from '../../../infra/dev/drill/metric-invariants.ts';
 import {
   COUNTED_METRICS,
   type CountedMetric,
   type ObservedMetrics,
-} from '../../../infra/drill/observed-metrics.ts';
-import { NO_OPERATOR_ACTIONS } from '../../../infra/drill/operator-actions.ts';
+} from '../../../infra/dev/drill/observed-metrics.ts';
+import { NO_OPERATOR_ACTIONS } from '../../../infra/dev/drill/operator-actions.ts';
 
 const TOPIC = 'order.created';
 

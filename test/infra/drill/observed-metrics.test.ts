@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MetricsTally, metricTotal, percentile } from '../../../infra/drill/observed-metrics.ts';
+import { MetricsTally, metricTotal, percentile } from '../../../infra/dev/drill/observed-metrics.ts';
 import { consumeMetrics, sendMetrics } from '../../../shared/observability/report-metrics.ts';
 
 describe('MetricsTally', () => {

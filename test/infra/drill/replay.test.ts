@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { DrillResult } from '../../../infra/drill/drill-config.ts';
-import { uniformRates } from '../../../infra/drill/faults.ts';
-import { runMemoryDrill } from '../../../infra/drill/memory-drill.ts';
+import type { DrillResult } from '../../../infra/dev/drill/drill-config.ts';
+import { uniformRates } from '../../../infra/dev/drill/faults.ts';
+import { runMemoryDrill } from '../../../infra/dev/drill/memory-drill.ts';
 import { counterIds } from './counter-ulid.ts';
 
 // Ids from a counter, so that everything the drill draws (faults, poison, order lines, jitter) can be checked to

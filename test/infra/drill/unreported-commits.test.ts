@@ -1,6 +1,6 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { UnreportedCommits } from '../../../infra/drill/unreported-commits.ts';
+import { UnreportedCommits } from '../../../infra/dev/drill/unreported-commits.ts';
 
 function inboxPut(messageId: string, outcome: string) {
   return new TransactWriteCommand({

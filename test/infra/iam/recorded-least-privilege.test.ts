@@ -8,8 +8,8 @@ import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { HandlerOverride } from '../../../infra/local/local-function.ts';
-import { type LocalRuntime, startLocalRuntime } from '../../../infra/local/runtime.ts';
+import type { HandlerOverride } from '../../../infra/dev/local/host/local-function.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
 import { buildExampleStack } from '../../../infra/synth-template.ts';
 import { MIN_CLAIM_CHECK_THRESHOLD_BYTES } from '../../../shared/claim-check/claim-check-reference.ts';
 import { handler as adminHandler } from '../../../shared/lambda/entries/admin.ts';

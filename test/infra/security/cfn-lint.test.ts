@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { templateForEmulator } from '../../../infra/local/emulator-template.ts';
+import { templateForEmulator } from '../../../infra/dev/local/backends/emulator-template.ts';
 import { SYNTH_TIMEOUT_MS } from '../template-queries.ts';
 import { type CheckedApp, constructApp, exampleApp } from './checked-stacks.ts';
 

@@ -3,10 +3,10 @@
  * so for every route whose template method requires it, as read from the synthesized example.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { describeRoutes } from '../../../infra/local/start.ts';
-import type { CloudFormationTemplate } from '../../../infra/local/template/cloudformation-template.ts';
-import { readApp } from '../../../infra/local/template/read-app.ts';
-import type { RouteDefinition } from '../../../infra/local/template/read-routes.ts';
+import { describeRoutes } from '../../../infra/dev/local/host/start.ts';
+import type { CloudFormationTemplate } from '../../../infra/dev/local/template/cloudformation-template.ts';
+import { readApp } from '../../../infra/dev/local/template/read-app.ts';
+import type { RouteDefinition } from '../../../infra/dev/local/template/read-routes.ts';
 import { synthExampleTemplate } from '../../../infra/synth-template.ts';
 import { SYNTH_TIMEOUT_MS } from '../template-queries.ts';
 

@@ -4,7 +4,7 @@
  * and checks are skipped and why. A machine with nothing but Node runs `npm test` to green, and says so.
  */
 import { spawnSync } from 'node:child_process';
-import { isMotoInstalled } from '../../../infra/local/choose-backend.ts';
+import { isMotoInstalled } from '../../../infra/dev/local/backends/choose-backend.ts';
 
 const TEST_BACKEND_VARIABLE = 'OUTBOX_TEST_BACKEND';
 const ANNOUNCED = Symbol.for('serverless-outbox.test.environment-announced');

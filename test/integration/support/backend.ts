@@ -5,9 +5,9 @@
  * is skipped on the embedded backend, never silently.
  */
 import { describe, it } from 'vitest';
-import type { BackendKind } from '../../../infra/local/backend.ts';
-import { isMotoInstalled } from '../../../infra/local/choose-backend.ts';
-import { startMotoServer } from '../../../infra/local/moto-server.ts';
+import type { BackendKind } from '../../../infra/dev/local/backends/backend.ts';
+import { isMotoInstalled } from '../../../infra/dev/local/backends/choose-backend.ts';
+import { startMotoServer } from '../../../infra/dev/local/backends/moto-server.ts';
 
 /** The backends a test can run on. */
 export type TestBackend = 'moto' | 'embedded';
@@ -56,7 +56,7 @@ export async function startTestEmulator(): Promise<TestEmulator> {
     const moto = await startMotoServer();
     return { kind: 'moto', endpoint: moto.endpoint, stop: () => moto.stop() };
   }
-  const { startEmbeddedBackend } = await import('../../../infra/local/embedded/index.ts');
+  const { startEmbeddedBackend } = await import('../../../infra/dev/local/backends/embedded/index.ts');
   const backend = await startEmbeddedBackend({ log: () => {} });
   return { kind: 'embedded', endpoint: backend.endpoint, stop: () => backend.stop() };
 }

@@ -1,5 +1,5 @@
 import type { SQSEvent } from 'aws-lambda';
-import type { LocalRuntime } from '../../../infra/local/runtime.ts';
+import type { LocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
 import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import { toEnvelope } from '../../../shared/relay/relay-messages.ts';
 import { messageBody } from '../../../shared/relay/wire-format.ts';

@@ -3,9 +3,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Backend } from '../../../infra/local/backend.ts';
-import { startEmbeddedBackend } from '../../../infra/local/embedded/index.ts';
-import { emulatorClientConfig } from '../../../infra/local/emulator-config.ts';
+import type { Backend } from '../../../infra/dev/local/backends/backend.ts';
+import { startEmbeddedBackend } from '../../../infra/dev/local/backends/embedded/index.ts';
+import { emulatorClientConfig } from '../../../infra/dev/local/backends/emulator-config.ts';
 
 /** A running embedded backend with a client of each service on it. */
 export interface EmbeddedClients {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalRuntime, startLocalRuntime } from '../../../infra/local/runtime.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
 
 /** The example app run by the local runtime on the embedded backend, driven as the README's "Try it" does. */
 

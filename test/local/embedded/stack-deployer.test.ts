@@ -16,9 +16,9 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeployedStack } from '../../../infra/local/backend.ts';
-import { isLocalRuntimeError } from '../../../infra/local/local-runtime-error.ts';
-import type { CloudFormationTemplate } from '../../../infra/local/template/cloudformation-template.ts';
+import type { DeployedStack } from '../../../infra/dev/local/backends/backend.ts';
+import { isLocalRuntimeError } from '../../../infra/dev/local/local-runtime-error.ts';
+import type { CloudFormationTemplate } from '../../../infra/dev/local/template/cloudformation-template.ts';
 import { type EmbeddedClients, embeddedClients, rejectionOf } from './embedded-clients.ts';
 
 const STACK = 'Shop-local';

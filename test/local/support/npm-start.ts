@@ -6,7 +6,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { findFreePort } from '../../../infra/local/moto-server.ts';
+import { findFreePort } from '../../../infra/dev/local/backends/moto-server.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 

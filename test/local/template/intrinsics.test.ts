@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { LocalRuntimeError } from '../../../infra/local/local-runtime-error.ts';
+import { LocalRuntimeError } from '../../../infra/dev/local/local-runtime-error.ts';
 import {
   type ResolutionContext,
   resolveString,
   resolveValue,
-} from '../../../infra/local/template/intrinsics.ts';
+} from '../../../infra/dev/local/template/intrinsics.ts';
 
 const QUEUE_URL = 'http://127.0.0.1:5000/123456789012/Notes-local-Audit-A1';
 

@@ -4,9 +4,9 @@ import {
   asTemplate,
   type CloudFormationTemplate,
   type TemplateResource,
-} from '../../../infra/local/template/cloudformation-template.ts';
-import { type AppDefinition, readApp } from '../../../infra/local/template/read-app.ts';
-import { localName } from '../../../infra/local/template/resource-names.ts';
+} from '../../../infra/dev/local/template/cloudformation-template.ts';
+import { type AppDefinition, readApp } from '../../../infra/dev/local/template/read-app.ts';
+import { localName } from '../../../infra/dev/local/template/resource-names.ts';
 import { synthNotesTemplate } from '../fixtures/notes-app/notes-stack.ts';
 
 /** A function resource with a construct path and, unless told otherwise, a handler entry. */

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CloudFormationTemplate } from '../../../infra/local/template/cloudformation-template.ts';
-import { describeTemplateChanges, templateChanges } from '../../../infra/local/template/template-changes.ts';
+import type { CloudFormationTemplate } from '../../../infra/dev/local/template/cloudformation-template.ts';
+import {
+  describeTemplateChanges,
+  templateChanges,
+} from '../../../infra/dev/local/template/template-changes.ts';
 
 const fn = (code: string, timeout = 10) => ({
   Type: 'AWS::Lambda::Function',

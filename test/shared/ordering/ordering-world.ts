@@ -1,6 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { seededRandom } from '../../../infra/drill/faults.ts';
+import { seededRandom } from '../../../infra/dev/drill/faults.ts';
 import type { AdminDeps } from '../../../shared/admin/admin-deps.ts';
 import { AdminError } from '../../../shared/admin/admin-errors.ts';
 import type { AdminQueues } from '../../../shared/admin/admin-queues.ts';

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { seededRandom } from '../../../infra/drill/faults.ts';
+import { seededRandom } from '../../../infra/dev/drill/faults.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';

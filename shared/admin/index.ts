@@ -1,0 +1,90 @@
+/**
+ * `serverless-outbox/admin` (to be published): operating the outbox — list, show, replay, cancel, redrive,
+ * skip a gap, count and erase (`OutboxAdmin` and its actions), every action audited. The root entry exports
+ * the same names today; the development tooling takes them from here.
+ */
+
+export { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
+export type { AdminDeps } from './admin-deps.ts';
+export { adminDeps } from './admin-deps-from-env.ts';
+export {
+  AdminError,
+  AdminErrorCode,
+  type AdminHttpStatus,
+  AggregateInFlightError,
+  EarlierGapError,
+  InvalidAdminRequestError,
+  ListFilterRequiredError,
+  MessageNotFoundError,
+  MoveTaskUnavailableError,
+  ReasonRequiredError,
+  WrongStatusError,
+} from './admin-errors.ts';
+export {
+  type AdminQueues,
+  type MoveTask,
+  type OutgoingQueueMessage,
+  type QueueDepth,
+  type QueueMessageAttribute,
+  queueNameOf,
+  type ReceivedQueueMessage,
+} from './admin-queues.ts';
+export {
+  AUDIT_KEYS,
+  AuditAction,
+  type AuditRow,
+  auditSubject,
+  readAuditTrail,
+} from './audit-trail.ts';
+export {
+  type BulkReplayCandidate,
+  type BulkReplayInput,
+  type BulkReplayProgress,
+  type BulkReplayReport,
+  bulkReplay,
+} from './bulk-replay.ts';
+export { type DeadLetterRoute, deadLetterRoutes } from './dead-letter-routes.ts';
+export { type EraseInput, type EraseResult, eraseAggregate } from './erase-aggregate.ts';
+export {
+  LIST_LIMITS,
+  type ListMessagesInput,
+  listMessages,
+  type MessagePage,
+} from './list-messages.ts';
+export {
+  cancelMessage,
+  type MessageActionInput,
+  type MessageActionResult,
+  replayMessage,
+} from './message-actions.ts';
+export { type MessageSummary, summarizeMessage } from './message-summary.ts';
+export { type MoveTaskInput, type StartedMoveTask, startDeadLetterMoveTasks } from './move-task.ts';
+export { OutboxAdmin } from './outbox-admin.ts';
+export {
+  type CountedStatus,
+  countOutbox,
+  type DeadLetterDepth,
+  type OutboxCounts,
+  type OutboxStats,
+  outboxStats,
+  type TopicCounts,
+} from './outbox-stats.ts';
+export {
+  canUseMoveTask,
+  type DeadLetterInfo,
+  type RedriveCounts,
+  type RedriveInput,
+  type RedriveProgress,
+  type RedriveQueueReport,
+  type RedriveReport,
+  RedriveState,
+  redriveDeadLetters,
+} from './redrive-dead-letters.ts';
+export { type MessageDetails, showMessage } from './show-message.ts';
+export {
+  type CursorSkip,
+  type SkipOrderGapInput,
+  type SkipOrderGapResult,
+  type SuccessorResend,
+  skipOrderGap,
+} from './skip-order-gap.ts';
