@@ -7,6 +7,7 @@ const packageSources = [
   { find: /^serverless-outbox\/lambda$/, replacement: './shared/lambda/index.ts' },
   { find: /^serverless-outbox\/cdk$/, replacement: './infra/constructs/index.ts' },
   { find: /^serverless-outbox\/testing$/, replacement: './shared/memory/index.ts' },
+  { find: /^serverless-outbox\/admin$/, replacement: './shared/admin/index.ts' },
 ].map(({ find, replacement }) => ({
   find,
   replacement: fileURLToPath(new URL(replacement, import.meta.url)),
