@@ -2,7 +2,11 @@ import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/clie
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CancelledAction, TransactionConditionError, TransactionConflictError } from '../errors.ts';
-import { assertWithinTransactionLimits, type TransactWriteAction } from './transaction-limits.ts';
+import {
+  type CheckedTransaction,
+  type TransactWriteAction,
+  withinTransactionLimits,
+} from './transaction-limits.ts';
 
 /**
  * Sends one TransactWriteItems after checking DynamoDB's limits, and maps a cancellation to a named error:
@@ -16,7 +20,15 @@ export async function transactWrite(
   actions: readonly TransactWriteAction[],
   clientRequestToken?: string,
 ): Promise<void> {
-  assertWithinTransactionLimits(actions);
+  await sendTransaction(client, withinTransactionLimits(actions), clientRequestToken);
+}
+
+/** {@link transactWrite} for a list its caller has already checked, so the limits are checked once. */
+export async function sendTransaction(
+  client: DynamoDBDocumentClient,
+  actions: CheckedTransaction,
+  clientRequestToken?: string,
+): Promise<void> {
   try {
     await client.send(
       new TransactWriteCommand({
