@@ -3,8 +3,9 @@ import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type CancelledAction, TransactionConditionError, TransactionConflictError } from '../errors.ts';
 import {
-  assertWithinTransactionLimits,
+  type CheckedTransaction,
   type TransactWriteAction,
+  withinTransactionLimits,
 } from '../transaction/transaction-limits.ts';
 
 /**
@@ -19,7 +20,15 @@ export async function transactWrite(
   actions: readonly TransactWriteAction[],
   clientRequestToken?: string,
 ): Promise<void> {
-  assertWithinTransactionLimits(actions);
+  await sendTransaction(client, withinTransactionLimits(actions), clientRequestToken);
+}
+
+/** {@link transactWrite} for a list its caller has already checked, so the limits are checked once. */
+export async function sendTransaction(
+  client: DynamoDBDocumentClient,
+  actions: CheckedTransaction,
+  clientRequestToken?: string,
+): Promise<void> {
   try {
     await client.send(
       new TransactWriteCommand({

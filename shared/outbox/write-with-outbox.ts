@@ -1,8 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { counterUpdate, readLastSeqs } from '../aws/sequence-table.ts';
-import { transactWrite } from '../aws/transact-write.ts';
+import { type CounterRead, counterUpdate, readLastSeqs } from '../aws/sequence-table.ts';
+import { sendTransaction } from '../aws/transact-write.ts';
 import { CLAIM_CHECK_HEADER, type ClaimCheckObject, checkIn } from '../claim-check/claim-check-reference.ts';
-import type { ClaimCheckWriting } from '../claim-check/claim-check-store.ts';
+import type { ClaimCheckStore, ClaimCheckWriting } from '../claim-check/claim-check-store.ts';
 import {
   ConfigError,
   InvalidMessageError,
@@ -11,6 +11,7 @@ import {
   TransactionConditionError,
 } from '../errors.ts';
 import { assertValidMessage, type Envelope } from '../message/envelope.ts';
+import { messageSizeBytes } from '../message/message-size.ts';
 import {
   type AggregateVersions,
   assignSeqs,
@@ -18,12 +19,12 @@ import {
   countedOrderKeys,
 } from '../ordering/assign-seqs.ts';
 import type { OrderingByTopic } from '../ordering/ordering.ts';
-import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../relay/wire-format.ts';
-import { OutboxSettings } from '../settings/outbox-settings.ts';
 import {
-  assertWithinTransactionLimits,
+  type CheckedTransaction,
   type TransactWriteAction,
+  withinTransactionLimits,
 } from '../transaction/transaction-limits.ts';
+import { type OptionRange, OUTBOX_WRITER_DEFAULTS, OUTBOX_WRITER_RANGES } from './outbox-defaults.ts';
 import { newOutboxItem, OUTBOX_KEYS } from './outbox-item.ts';
 
 /** Where and how the writer stores messages. */
@@ -108,50 +109,9 @@ export function outboxTransaction(
   write: OutboxWrite,
   options: OutboxTransactionOptions,
 ): TransactWriteAction[] {
-  const dueShards = OutboxSettings.dueShards.validate(
-    options.dueShards ?? OutboxSettings.dueShards.defaultValue ?? 1,
-  );
-  const streamGraceMs = OutboxSettings.streamGraceMs.validate(
-    options.streamGraceMs ?? OutboxSettings.streamGraceMs.defaultValue ?? 0,
-  );
-  const maximumBytes = options.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES;
-  const sequenced = assignSeqs(write.messages, {
-    ordering: options.ordering,
-    aggregateVersions: write.aggregateVersions,
-    lastSeqs: options.lastSeqs,
-  });
-  const counterUpdates = counterUpdatesOf(sequenced.counters, options.sequenceTable);
-  const messagePuts = sequenced.messages.map((message): TransactWriteAction => {
-    assertValidMessage(message);
-    const actualBytes = messageSizeBytes(message);
-    if (actualBytes > maximumBytes)
-      throw new MessageTooLargeError(message.messageId, { actualBytes, maximumBytes });
-    return {
-      Put: {
-        TableName: options.outboxTable,
-        Item: { ...newOutboxItem(message, { now: options.now, dueShards, streamGraceMs }) },
-        // A reused message id (a client's idempotency key) must never overwrite a message.
-        ConditionExpression: 'attribute_not_exists(#messageId)',
-        ExpressionAttributeNames: { '#messageId': OUTBOX_KEYS.partitionKey },
-      },
-    };
-  });
-  return [...write.actions, ...messagePuts, ...counterUpdates];
-}
-
-/** The counters' updates; a ConfigError naming SEQUENCE_TABLE when there are counters but no table. */
-function counterUpdatesOf(
-  counters: readonly CounterAdvance[],
-  sequenceTable: string | undefined,
-): TransactWriteAction[] {
-  if (counters.length === 0) return [];
-  if (sequenceTable === undefined) {
-    throw new ConfigError(
-      `SEQUENCE_TABLE is not set, and ${counters.map((counter) => counter.orderKey).join(', ')} of an ordered topic ` +
-        "must be numbered from it: set it, or give the aggregate's version in the write's aggregateVersions",
-    );
-  }
-  return counters.map((counter) => counterUpdate(sequenceTable, counter));
+  const storage = storageOf(options, options.now);
+  assertValidMessages(write, storage.ordering);
+  return transactionActions(write, storage, options.lastSeqs);
 }
 
 /** A write whose large payloads were moved into claim-check objects. */
@@ -170,14 +130,194 @@ export function claimCheckWrite(
   write: OutboxWrite,
   claimCheck: Omit<ClaimCheckWriting, 'store'>,
 ): ClaimCheckedWrite {
-  const thresholdBytes = OutboxSettings.claimCheckThresholdBytes.validate(
-    claimCheck.thresholdBytes ?? OutboxSettings.claimCheckThresholdBytes.defaultValue ?? 0,
-  );
-  const objects: ClaimCheckObject[] = [];
-  const messages = write.messages.map((message) => {
+  const thresholdBytes = thresholdOf(claimCheck);
+  for (const message of write.messages) {
     assertValidMessage(message);
     assertNoClaimCheckMarker(message);
-    if (messageSizeBytes(message) <= thresholdBytes) return message;
+  }
+  return checkInLargePayloads(write, { bucket: claimCheck.bucket, thresholdBytes });
+}
+
+/**
+ * Commits business items and outbox messages in ONE DynamoDB transaction: either the order and its
+ * `order.created` message both exist, or neither does (and no stream record is produced). With `claimCheck`, the
+ * payload of a message larger than the threshold is put in S3 first and the message carries a reference to it.
+ * Messages of an ordered topic (`ordering`) are numbered per order key: from `aggregateVersions`, or from the
+ * sequence table's counter, read before and moved in the same transaction — when another writer took the next seq
+ * first, the write is numbered again and retried, up to {@link SEQUENCE_ATTEMPTS} times in all.
+ * Throws, before anything is written (an ordered write numbered from counters reads them first, so that the
+ * transaction checked is the one sent): InvalidMessageError (a payload that is not plain JSON, with the path of the
+ * offending value; an `orderKey` or `seq` set by the caller), MessageTooLargeError (larger than the queue accepts),
+ * TransactionLimitError (a DynamoDB limit), ConfigError (an ordered message to number without SEQUENCE_TABLE);
+ * TransactionConditionError (each action's reason, business actions first) when a condition fails; and
+ * SequenceConflictError when other writers kept taking the next seq first (nothing is written).
+ * @example
+ * await writeWithOutbox(options, {
+ *   actions: [{ Put: { TableName: ordersTable, Item: order, ConditionExpression: 'attribute_not_exists(orderId)' } }],
+ *   messages: [createMessage({ topic: 'order.created', aggregateId: order.orderId, payload: order })],
+ * });
+ */
+export async function writeWithOutbox(options: OutboxWriterOptions, write: OutboxWrite): Promise<void> {
+  const prepared = preparedWrite(options, write);
+  for (let attempt = 1; attempt <= SEQUENCE_ATTEMPTS; attempt += 1) {
+    const lastSeqs = prepared.counters === undefined ? undefined : await readLastSeqs(prepared.counters);
+    const transaction = checkedTransaction(prepared, lastSeqs);
+    // Objects after the checks, so a write DynamoDB would refuse leaves nothing behind at all; and before the
+    // transaction, so a committed message always finds its object (one whose transaction fails is never referenced
+    // and expires with the bucket's lifecycle rule on the prefix).
+    if (attempt === 1) await storeObjects(options.claimCheck?.store, prepared.objects);
+    try {
+      await sendTransaction(options.client, transaction.actions, transaction.token);
+      return;
+    } catch (error) {
+      // Only a write numbered from counters can lose a race for a seq; any other failure is the caller's.
+      if (!lostTheSequenceRace(error, transaction.firstCounter)) throw error;
+    }
+  }
+  throw new SequenceConflictError({
+    orderKeys: prepared.counters?.orderKeys ?? [],
+    attempts: SEQUENCE_ATTEMPTS,
+  });
+}
+
+/** The options a message is stored with: each default taken, each number checked. */
+interface MessageStorage {
+  readonly outboxTable: string;
+  readonly now: Date;
+  readonly dueShards: number;
+  readonly streamGraceMs: number;
+  readonly maxMessageBytes: number;
+  readonly ordering: OrderingByTopic | undefined;
+  readonly sequenceTable: string | undefined;
+}
+
+/** A write past every check that needs no counter: ready to number, build and send. */
+interface PreparedWrite {
+  /** The write to commit: valid messages, large payloads replaced by references to their objects. */
+  readonly write: OutboxWrite;
+  /** The claim-check objects to store before the transaction. */
+  readonly objects: readonly ClaimCheckObject[];
+  readonly storage: MessageStorage;
+  /** The sequence counters to read before each attempt; `undefined`: the write moves none. */
+  readonly counters: CounterRead | undefined;
+  /** The first message id: the idempotency token, or its start. */
+  readonly firstMessageId: string;
+}
+
+/** One attempt's transaction, checked against DynamoDB's limits, with its idempotency token. */
+interface AttemptTransaction {
+  readonly actions: CheckedTransaction;
+  readonly token: string;
+  /** The index of the first counter update (the list's length when there is none). */
+  readonly firstCounter: number;
+}
+
+/**
+ * The checks that come before anything is read or written, in order: at least one message, no claim-check marker
+ * set by the producer, the options, no `orderKey` or `seq` set by the producer, valid envelopes; then the claim
+ * check (pure: the objects are stored later).
+ */
+function preparedWrite(options: OutboxWriterOptions, write: OutboxWrite): PreparedWrite {
+  if (write.messages.length === 0) throw new RangeError('writeWithOutbox needs at least one message');
+  const now = (options.clock ?? (() => new Date()))();
+  for (const message of write.messages) assertNoClaimCheckMarker(message);
+  const claimCheck =
+    options.claimCheck === undefined
+      ? undefined
+      : { bucket: options.claimCheck.bucket, thresholdBytes: thresholdOf(options.claimCheck) };
+  const storage = storageOf(options, now);
+  const orderKeys = assertValidMessages(write, storage.ordering);
+  const checked = claimCheck === undefined ? { write, objects: [] } : checkInLargePayloads(write, claimCheck);
+  return {
+    ...checked,
+    storage,
+    // Without a sequence table, the build refuses the write with a ConfigError before anything is read.
+    counters:
+      orderKeys.length === 0 || storage.sequenceTable === undefined
+        ? undefined
+        : { client: options.client, sequenceTable: storage.sequenceTable, orderKeys },
+    firstMessageId: write.messages[0]?.messageId ?? '',
+  };
+}
+
+/** The attempt's transaction for the counters as read (`undefined`: none), built once and checked once. */
+function checkedTransaction(
+  prepared: PreparedWrite,
+  lastSeqs: ReadonlyMap<string, number> | undefined,
+): AttemptTransaction {
+  const actions = withinTransactionLimits(transactionActions(prepared.write, prepared.storage, lastSeqs));
+  const counters = prepared.counters;
+  return {
+    actions,
+    // The first message id as the idempotency token: if the SDK retries a write whose response was lost,
+    // DynamoDB answers the retry with success instead of failing the order's own condition (a false 409). With
+    // counters, the token also names the values read, since the seqs (the content) follow from them: a retry of
+    // the same attempt is recognised, and a new attempt is never mistaken for one already sent.
+    token:
+      counters === undefined
+        ? prepared.firstMessageId
+        : `${prepared.firstMessageId}-${countersTag(counters.orderKeys, lastSeqs ?? new Map())}`,
+    firstCounter: actions.length - (counters?.orderKeys.length ?? 0),
+  };
+}
+
+/** The options with their defaults, each number refused as its setting would refuse it. */
+function storageOf(options: Omit<OutboxWriterOptions, 'client'>, now: Date): MessageStorage {
+  return {
+    outboxTable: options.outboxTable,
+    now,
+    dueShards: integerOption(
+      OUTBOX_WRITER_RANGES.dueShards,
+      options.dueShards ?? OUTBOX_WRITER_DEFAULTS.dueShards,
+    ),
+    streamGraceMs: integerOption(
+      OUTBOX_WRITER_RANGES.streamGraceMs,
+      options.streamGraceMs ?? OUTBOX_WRITER_DEFAULTS.streamGraceMs,
+    ),
+    maxMessageBytes: options.maxMessageBytes ?? OUTBOX_WRITER_DEFAULTS.maxMessageBytes,
+    ordering: options.ordering,
+    sequenceTable: options.sequenceTable,
+  };
+}
+
+/** The claim check's threshold, its default taken, refused as CLAIM_CHECK_THRESHOLD_BYTES would be. */
+function thresholdOf(claimCheck: Omit<ClaimCheckWriting, 'store'>): number {
+  return integerOption(
+    OUTBOX_WRITER_RANGES.claimCheckThresholdBytes,
+    claimCheck.thresholdBytes ?? OUTBOX_WRITER_DEFAULTS.claimCheckThresholdBytes,
+  );
+}
+
+/** `value` when it is a whole number within `range`; otherwise the ConfigError its setting gives for it. */
+function integerOption(range: OptionRange, value: number): number {
+  if (Number.isInteger(value) && value >= range.min && value <= range.max) return value;
+  throw new ConfigError(
+    `${range.setting} must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(value)}`,
+  );
+}
+
+/**
+ * Checks the messages before they are numbered: first what the numbering refuses (an `orderKey` or `seq` of the
+ * producer's, an order key too long, a missing version), then each envelope. Returns the order keys numbered
+ * from the sequence table's counters.
+ */
+function assertValidMessages(write: OutboxWrite, ordering: OrderingByTopic | undefined): string[] {
+  const orderKeys = countedOrderKeys(write.messages, {
+    ordering,
+    aggregateVersions: write.aggregateVersions,
+  });
+  for (const message of write.messages) assertValidMessage(message);
+  return orderKeys;
+}
+
+/** {@link claimCheckWrite} for messages already checked. */
+function checkInLargePayloads(
+  write: OutboxWrite,
+  claimCheck: { readonly bucket: string; readonly thresholdBytes: number },
+): ClaimCheckedWrite {
+  const objects: ClaimCheckObject[] = [];
+  const messages = write.messages.map((message) => {
+    if (messageSizeBytes(message) <= claimCheck.thresholdBytes) return message;
     const checkedIn = checkIn(message, { bucket: claimCheck.bucket });
     objects.push(checkedIn.object);
     return checkedIn.message;
@@ -196,65 +336,63 @@ function assertNoClaimCheckMarker(message: Envelope): void {
 }
 
 /**
- * Commits business items and outbox messages in ONE DynamoDB transaction: either the order and its
- * `order.created` message both exist, or neither does (and no stream record is produced). With `claimCheck`, the
- * payload of a message larger than the threshold is put in S3 first and the message carries a reference to it.
- * Messages of an ordered topic (`ordering`) are numbered per order key: from `aggregateVersions`, or from the
- * sequence table's counter, read before and moved in the same transaction — when another writer took the next seq
- * first, the write is numbered again and retried, up to {@link SEQUENCE_ATTEMPTS} times in all.
- * Throws, before anything is sent: InvalidMessageError (a payload that is not plain JSON, with the path of the
- * offending value; an `orderKey` or `seq` set by the caller), MessageTooLargeError (larger than the queue accepts),
- * TransactionLimitError (a DynamoDB limit), ConfigError (an ordered message to number without SEQUENCE_TABLE);
- * TransactionConditionError (each action's reason, business actions first) when a condition fails; and
- * SequenceConflictError when other writers kept taking the next seq first (nothing is written).
- * @example
- * await writeWithOutbox(options, {
- *   actions: [{ Put: { TableName: ordersTable, Item: order, ConditionExpression: 'attribute_not_exists(orderId)' } }],
- *   messages: [createMessage({ topic: 'order.created', aggregateId: order.orderId, payload: order })],
- * });
+ * The transaction's actions for checked messages: business actions, one Put per message numbered from `lastSeqs`,
+ * one Update per counter moved. A ConfigError when there are counters but no sequence table, a
+ * MessageTooLargeError for a message larger on the wire than the queue accepts.
  */
-export async function writeWithOutbox(options: OutboxWriterOptions, write: OutboxWrite): Promise<void> {
-  if (write.messages.length === 0) throw new RangeError('writeWithOutbox needs at least one message');
-  const now = (options.clock ?? (() => new Date()))();
-  for (const message of write.messages) assertNoClaimCheckMarker(message);
-  const checked =
-    options.claimCheck === undefined ? { write, objects: [] } : claimCheckWrite(write, options.claimCheck);
-  // Refused before any object is stored, so a write DynamoDB would refuse leaves nothing behind at all. Counters
-  // taken as absent: the counters' values do not change what is checked (the number of actions, the sizes).
-  assertWithinTransactionLimits(outboxTransaction(checked.write, { ...options, now }));
-  // Objects first, then the transaction: a committed message always finds its object, and an object whose
-  // transaction fails is never referenced and expires with the bucket's lifecycle rule on the prefix.
-  const store = options.claimCheck?.store;
-  if (store !== undefined) await Promise.all(checked.objects.map((object) => store.put(object)));
-  const orderKeys = countedOrderKeys(checked.write.messages, {
-    ordering: options.ordering,
+function transactionActions(
+  write: OutboxWrite,
+  storage: MessageStorage,
+  lastSeqs: ReadonlyMap<string, number> | undefined,
+): TransactWriteAction[] {
+  const sequenced = assignSeqs(write.messages, {
+    ordering: storage.ordering,
     aggregateVersions: write.aggregateVersions,
+    lastSeqs,
   });
-  const firstMessageId = write.messages[0]?.messageId ?? '';
-  if (orderKeys.length === 0 || options.sequenceTable === undefined) {
-    // The first message id as the idempotency token: if the SDK retries a write whose response was lost,
-    // DynamoDB answers the retry with success instead of failing the order's own condition (a false 409).
-    await transactWrite(
-      options.client,
-      outboxTransaction(checked.write, { ...options, now }),
-      firstMessageId,
+  const counterUpdates = counterUpdatesOf(sequenced.counters, storage.sequenceTable);
+  const messagePuts = sequenced.messages.map((message) => messagePut(message, storage));
+  return [...write.actions, ...messagePuts, ...counterUpdates];
+}
+
+/** The message's Put into the outbox; a MessageTooLargeError when the queue would refuse it. */
+function messagePut(message: Envelope, storage: MessageStorage): TransactWriteAction {
+  const actualBytes = messageSizeBytes(message);
+  if (actualBytes > storage.maxMessageBytes) {
+    throw new MessageTooLargeError(message.messageId, { actualBytes, maximumBytes: storage.maxMessageBytes });
+  }
+  return {
+    Put: {
+      TableName: storage.outboxTable,
+      Item: { ...newOutboxItem(message, storage) },
+      // A reused message id (a client's idempotency key) must never overwrite a message.
+      ConditionExpression: 'attribute_not_exists(#messageId)',
+      ExpressionAttributeNames: { '#messageId': OUTBOX_KEYS.partitionKey },
+    },
+  };
+}
+
+/** The counters' updates; a ConfigError naming SEQUENCE_TABLE when there are counters but no table. */
+function counterUpdatesOf(
+  counters: readonly CounterAdvance[],
+  sequenceTable: string | undefined,
+): TransactWriteAction[] {
+  if (counters.length === 0) return [];
+  if (sequenceTable === undefined) {
+    throw new ConfigError(
+      `SEQUENCE_TABLE is not set, and ${counters.map((counter) => counter.orderKey).join(', ')} of an ordered topic ` +
+        "must be numbered from it: set it, or give the aggregate's version in the write's aggregateVersions",
     );
-    return;
   }
-  const counters = { client: options.client, sequenceTable: options.sequenceTable, orderKeys };
-  for (let attempt = 1; attempt <= SEQUENCE_ATTEMPTS; attempt += 1) {
-    const lastSeqs = await readLastSeqs(counters);
-    const actions = outboxTransaction(checked.write, { ...options, now, lastSeqs });
-    try {
-      // The token names the counters read, since the seqs (the content) follow from them: a retry of the same
-      // attempt is recognised, and a new attempt is never mistaken for one already sent.
-      await transactWrite(options.client, actions, `${firstMessageId}-${countersTag(orderKeys, lastSeqs)}`);
-      return;
-    } catch (error) {
-      if (!lostTheSequenceRace(error, actions.length - orderKeys.length)) throw error;
-    }
-  }
-  throw new SequenceConflictError({ orderKeys, attempts: SEQUENCE_ATTEMPTS });
+  return counters.map((counter) => counterUpdate(sequenceTable, counter));
+}
+
+/** Puts every claim-check object (none without a store: there are objects only with a claim check). */
+async function storeObjects(
+  store: ClaimCheckStore | undefined,
+  objects: readonly ClaimCheckObject[],
+): Promise<void> {
+  if (store !== undefined) await Promise.all(objects.map((object) => store.put(object)));
 }
 
 /**

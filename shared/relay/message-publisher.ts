@@ -25,9 +25,5 @@ export interface MessagePublisher {
   ): Promise<PublishResult>;
 }
 
-/** Attribute names carried on every SQS message, so consumers and tooling can read them without the body. */
-export const MESSAGE_ATTRIBUTES = {
-  messageId: 'message_id',
-  topic: 'topic',
-  traceparent: 'traceparent',
-} as const;
+// The attribute names are the message's own (its size on the wire counts them), defined beside its size.
+export { MESSAGE_ATTRIBUTES } from '../message/message-size.ts';

@@ -8,48 +8,22 @@ import type {
   MessageSystemAttributeValue,
 } from '@aws-sdk/client-sqs';
 import type { Envelope } from '../message/envelope.ts';
+import { ATTRIBUTE_DATA_TYPE, messageAttributeValues } from '../message/message-size.ts';
 import { xrayTraceHeader } from '../observability/xray-trace-header.ts';
-import { MESSAGE_ATTRIBUTES } from './message-publisher.ts';
 
-/** The largest message SQS accepts by default, body and attributes together: 256 KiB. */
-export const SQS_MAX_MESSAGE_BYTES = 256 * 1024;
+export { messageBody, messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../message/message-size.ts';
 
 /**
- * Characters JSON leaves raw that SQS refuses. SQS accepts #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD |
- * #x10000–#x10FFFF; JSON.stringify already escapes the control characters below #x20 and lone surrogates, so
- * only the two noncharacters U+FFFE and U+FFFF are left.
- */
-const OUTSIDE_SQS_CHARACTERS = /[\uFFFE\uFFFF]/g;
-
-/** A W3C trace context `traceparent`: version, trace id, parent id, flags. */
-const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
-
-/**
- * The SQS body of a message: the envelope as JSON, with every character SQS would refuse written as a JSON
- * `\uXXXX` escape, so the consumer's JSON.parse gives back exactly the payload that was written.
- */
-export function messageBody(message: Envelope): string {
-  return JSON.stringify(message).replace(
-    OUTSIDE_SQS_CHARACTERS,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
-
-/**
- * The SQS message attributes of a message: `message_id`, `topic` and, when it is a well-formed W3C trace
- * context, `traceparent` (anything else stays in the body's headers: a malformed attribute would make SQS refuse
- * the message on every attempt).
+ * The SQS message attributes of a message: its string attributes (`message_id`, `topic`, a well-formed
+ * `traceparent`) as `String` attributes, exactly those {@link messageSizeBytes} counts.
  */
 export function messageAttributes(message: Envelope): Record<string, MessageAttributeValue> {
-  const attributes: Record<string, MessageAttributeValue> = {
-    [MESSAGE_ATTRIBUTES.messageId]: { DataType: 'String', StringValue: message.messageId },
-    [MESSAGE_ATTRIBUTES.topic]: { DataType: 'String', StringValue: message.topic },
-  };
-  const traceparent = message.headers.traceparent;
-  if (traceparent !== undefined && TRACEPARENT.test(traceparent)) {
-    attributes[MESSAGE_ATTRIBUTES.traceparent] = { DataType: 'String', StringValue: traceparent };
-  }
-  return attributes;
+  return Object.fromEntries(
+    Object.entries(messageAttributeValues(message)).map(([name, value]) => [
+      name,
+      { DataType: ATTRIBUTE_DATA_TYPE, StringValue: value },
+    ]),
+  );
 }
 
 /**
@@ -64,16 +38,6 @@ export function messageSystemAttributes(
   return traceHeader === undefined
     ? undefined
     : { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
-}
-
-/** The bytes SQS counts against its size limits: the body plus each attribute's name, type and value. */
-export function messageSizeBytes(message: Envelope): number {
-  let bytes = Buffer.byteLength(messageBody(message));
-  for (const [name, attribute] of Object.entries(messageAttributes(message))) {
-    bytes += Buffer.byteLength(name) + Buffer.byteLength(attribute.DataType ?? '');
-    bytes += Buffer.byteLength(attribute.StringValue ?? '');
-  }
-  return bytes;
 }
 
 /** Whether `queueUrl` names a FIFO queue (SQS requires the `.fifo` suffix). */

@@ -5,6 +5,12 @@ import { itemSizeBytes } from './item-size.ts';
 /** One action of a lib-dynamodb `TransactWriteItems` call. */
 export type TransactWriteAction = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
+/** Set only by {@link withinTransactionLimits}: a list of this type was checked. */
+declare const checkedAgainstLimits: unique symbol;
+
+/** A TransactWriteItems list that {@link withinTransactionLimits} found within DynamoDB's limits. */
+export type CheckedTransaction = readonly TransactWriteAction[] & { readonly [checkedAgainstLimits]: true };
+
 /** DynamoDB's TransactWriteItems limits. */
 export const TRANSACTION_LIMITS = {
   /** Actions in one transaction (raised from 25 to 100 in 2022). */
@@ -66,4 +72,10 @@ export function assertWithinTransactionLimits(actions: readonly TransactWriteAct
       detail: 'transaction size in bytes',
     });
   }
+}
+
+/** `actions` as a {@link CheckedTransaction}, or the {@link TransactionLimitError} of the first limit they break. */
+export function withinTransactionLimits(actions: readonly TransactWriteAction[]): CheckedTransaction {
+  assertWithinTransactionLimits(actions);
+  return actions as CheckedTransaction;
 }
