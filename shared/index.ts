@@ -106,6 +106,13 @@ export {
   type ParkedRow,
   parkedKeyOf,
 } from './aws/inbox-table.ts';
+export {
+  type OutboxTransactionOptions,
+  type OutboxWriterOptions,
+  outboxTransaction,
+  SEQUENCE_ATTEMPTS,
+  writeWithOutbox,
+} from './aws/outbox-writer.ts';
 export { S3ClaimCheckStore } from './aws/s3-claim-check-store.ts';
 export { type CounterRead, counterUpdate, readLastSeqs, SEQUENCE_KEYS } from './aws/sequence-table.ts';
 export { SqsAdminQueues } from './aws/sqs-admin-queues.ts';
@@ -266,6 +273,7 @@ export {
   type SequenceRange,
   type SweepStore,
 } from './outbox/outbox-store.ts';
+export { type ClaimCheckedWrite, claimCheckWrite, type OutboxWrite } from './outbox/outbox-write.ts';
 export { type RedeliveryLimits, redeliveryHorizonMs } from './outbox/redelivery-horizon.ts';
 export {
   TERMINAL_STATUSES,
@@ -274,16 +282,6 @@ export {
   type TransitionName,
 } from './outbox/state-machine.ts';
 export { DEFAULT_RETENTION_DAYS } from './outbox/transition-updates.ts';
-export {
-  type ClaimCheckedWrite,
-  claimCheckWrite,
-  type OutboxTransactionOptions,
-  type OutboxWrite,
-  type OutboxWriterOptions,
-  outboxTransaction,
-  SEQUENCE_ATTEMPTS,
-  writeWithOutbox,
-} from './outbox/write-with-outbox.ts';
 export {
   MESSAGE_ATTRIBUTES,
   type MessagePublisher,

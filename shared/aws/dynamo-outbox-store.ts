@@ -14,7 +14,7 @@ import {
   requeueUpdate,
   type Unreadable,
 } from '../outbox/claim-updates.ts';
-import { OUTBOX_KEYS, type OutboxItem } from '../outbox/outbox-item.ts';
+import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import {
   type ClaimResult,
   type ConfirmOutcome,

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { awsClientConfig, createDocumentClient, createS3Client } from '../aws/clients.ts';
+import type { OutboxWriterOptions } from '../aws/outbox-writer.ts';
 import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
-import type { OutboxWriterOptions } from '../outbox/write-with-outbox.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 

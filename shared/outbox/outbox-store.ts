@@ -1,7 +1,7 @@
 import type { MessageStatus } from '../message/message-status.ts';
 import type { Claim, Postponement, Release, Unreadable } from './claim-updates.ts';
 import type { OutboxItem } from './outbox-item.ts';
-import type { ChangeContext, SendFailure } from './transition-updates.ts';
+import type { SendFailure } from './transition-updates.ts';
 
 /**
  * Result of marking a message SENT before its send: `SENT`, with the mark's `sentAt` (send it now); losing to a

@@ -2,6 +2,7 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
+import { writeWithOutbox } from '../../shared/aws/outbox-writer.ts';
 import {
   CLAIM_CHECK_HEADER,
   CLAIM_CHECK_PREFIX,
@@ -11,7 +12,6 @@ import {
 import { consumerParts, consumeSqsBatch, type SqsConsumer } from '../../shared/lambda/consumer-handler.ts';
 import { outboxWriterFromEnv } from '../../shared/lambda/outbox-writer.ts';
 import { createMessage, type Envelope } from '../../shared/message/envelope.ts';
-import { writeWithOutbox } from '../../shared/outbox/write-with-outbox.ts';
 import { SQS_MAX_MESSAGE_BYTES } from '../../shared/relay/wire-format.ts';
 import { OutboxSettings } from '../../shared/settings/outbox-settings.ts';
 import { readSetting } from '../../shared/settings/setting.ts';

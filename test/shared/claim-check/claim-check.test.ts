@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
 import {
   ClaimCheckIntegrityError,
   ClaimCheckObjectMissingError,
@@ -27,7 +28,6 @@ import { MemoryDocumentClient } from '../../../shared/memory/memory-document-cli
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import { toEnvelope } from '../../../shared/relay/relay-messages.ts';
 import { messageBody, messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../../../shared/relay/wire-format.ts';
 import {

@@ -2,10 +2,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { outboxWriterFromEnv } from '../../../shared/lambda/outbox-writer.ts';
 import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item.ts';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import { envelope, FIXED_NOW } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -2,9 +2,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
 import { ConfigError, TransactionConditionError } from '../../../shared/errors.ts';
 import { outboxWriterFromEnv } from '../../../shared/lambda/outbox-writer.ts';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -11,6 +11,7 @@ import { cancelMessage, replayMessage } from '../../../shared/admin/message-acti
 import { skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { cursorKeyOf, inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
+import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { consumeSqsEvent } from '../../../shared/lambda/consumer-handler.ts';
 import { type ConsumeDeps, consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
@@ -20,7 +21,7 @@ import { createMessage, type Envelope, parseEnvelope } from '../../../shared/mes
 import { type OrderingByTopic, orderKeyOf } from '../../../shared/ordering/ordering.ts';
 import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import type { SweepStore } from '../../../shared/outbox/outbox-store.ts';
-import { type OutboxWrite, writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
+import type { OutboxWrite } from '../../../shared/outbox/outbox-write.ts';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';
 import { messageBody } from '../../../shared/relay/wire-format.ts';

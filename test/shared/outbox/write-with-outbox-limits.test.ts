@@ -2,6 +2,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  type OutboxWriterOptions,
+  outboxTransaction,
+  writeWithOutbox,
+} from '../../../shared/aws/outbox-writer.ts';
 import { CLAIM_CHECK_HEADER } from '../../../shared/claim-check/claim-check-reference.ts';
 import {
   InvalidMessageError,
@@ -12,12 +17,7 @@ import {
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from '../../../shared/message/message-size.ts';
-import {
-  type OutboxWrite,
-  type OutboxWriterOptions,
-  outboxTransaction,
-  writeWithOutbox,
-} from '../../../shared/outbox/write-with-outbox.ts';
+import type { OutboxWrite } from '../../../shared/outbox/outbox-write.ts';
 import { OutboxSettings } from '../../../shared/settings/outbox-settings.ts';
 import { itemSizeBytes } from '../../../shared/transaction/item-size.ts';
 import {

@@ -1,6 +1,12 @@
 import { type DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
+  type OutboxWriterOptions,
+  outboxTransaction,
+  SEQUENCE_ATTEMPTS,
+  writeWithOutbox,
+} from '../../../shared/aws/outbox-writer.ts';
+import {
   ConfigError,
   InvalidMessageError,
   SequenceConflictError,
@@ -10,13 +16,7 @@ import {
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import type { OrderingByTopic } from '../../../shared/ordering/ordering.ts';
-import {
-  type OutboxWrite,
-  type OutboxWriterOptions,
-  outboxTransaction,
-  SEQUENCE_ATTEMPTS,
-  writeWithOutbox,
-} from '../../../shared/outbox/write-with-outbox.ts';
+import type { OutboxWrite } from '../../../shared/outbox/outbox-write.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { envelope, FIXED_NOW, MEMORY_TABLE_SCHEMAS, testMessageId } from '../../support/factories.ts';
 

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
 import {
   ConfigError,
   InvalidMessageError,
@@ -12,7 +13,6 @@ import {
   TransactionLimitError,
 } from '../../../shared/errors.ts';
 import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
-import { writeWithOutbox } from '../../../shared/outbox/write-with-outbox.ts';
 import type { TransactWriteAction } from '../../../shared/transaction/transaction-limits.ts';
 import { envelope, FIXED_NOW, testMessageId, transactionCanceled } from '../../support/factories.ts';
 

@@ -2,12 +2,13 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoOutboxStore } from '../../../../shared/aws/dynamo-outbox-store.ts';
 import { inboxDeliveryCheck } from '../../../../shared/aws/inbox-table.ts';
+import { writeWithOutbox } from '../../../../shared/aws/outbox-writer.ts';
 import type { PlanEffect } from '../../../../shared/consumer/consume-message.ts';
 import { TransactionConditionError, TransactionConflictError } from '../../../../shared/errors.ts';
 import { type ConsumeDeps, consumeMessage } from '../../../../shared/lambda/inbox-consumer.ts';
 import { MessageStatus } from '../../../../shared/message/message-status.ts';
 import { DEFAULT_STREAM_GRACE_MS, type OutboxItem } from '../../../../shared/outbox/outbox-item.ts';
-import { type OutboxWrite, writeWithOutbox } from '../../../../shared/outbox/write-with-outbox.ts';
+import type { OutboxWrite } from '../../../../shared/outbox/outbox-write.ts';
 import { envelope, FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories.ts';
 import { type ContractBackend, type ContractSession, itUnlessMoto, storedItem } from './contract-backend.ts';
 
