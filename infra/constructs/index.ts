@@ -27,6 +27,7 @@ export {
   type OutboxAdminApi,
   type OutboxAdminApiProps,
 } from './outbox-admin-api.ts';
+export type { OutboxAlarmThresholds } from './outbox-alarm-thresholds.ts';
 export type { OutboxArchiveProps } from './outbox-archive.ts';
 export {
   OutboxClaimCheck,
@@ -40,7 +41,7 @@ export {
   type OutboxMetricOptions,
   outboxMetric,
 } from './outbox-metrics.ts';
-export type { OrderedTopicMonitoring, OutboxAlarmThresholds } from './outbox-monitoring.ts';
+export type { OrderedTopicMonitoring } from './outbox-monitoring.ts';
 export {
   QueueWithDlq,
   type QueueWithDlqProps,
@@ -56,13 +57,13 @@ export {
   OutboxResourceRole,
   type OutboxRoleDetails,
 } from './template-metadata.ts';
-export {
-  type OutboxConsumer,
-  type OutboxConsumerProps,
-  type OutboxOrderedTopicProps,
-  type OutboxQueueProps,
-  type OutboxStreamProps,
-  type OutboxWriterBindingOptions,
-  TransactionalOutbox,
-  type TransactionalOutboxProps,
-} from './transactional-outbox.ts';
+export { TransactionalOutbox } from './transactional-outbox.ts';
+export type {
+  OutboxConsumer,
+  OutboxConsumerProps,
+  OutboxOrderedTopicProps,
+  OutboxQueueProps,
+  OutboxStreamProps,
+  OutboxWriterBindingOptions,
+  TransactionalOutboxProps,
+} from './transactional-outbox-props.ts';

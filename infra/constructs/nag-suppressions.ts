@@ -15,10 +15,24 @@
  */
 import * as core from 'aws-cdk-lib';
 import { Aspects, CfnResource, type IAspect, Stack } from 'aws-cdk-lib';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
 import { OUTBOX_ROLE_METADATA, OutboxResourceRole } from './template-metadata.ts';
-import type { TransactionalOutbox } from './transactional-outbox.ts';
+
+/**
+ * What {@link acknowledgeOutboxNagFindings} reads of a `TransactionalOutbox` (which this module does not import:
+ * the outbox imports it).
+ */
+export interface OutboxNagSubject extends IConstruct {
+  readonly encryptionKey: kms.IKey | undefined;
+  readonly sweeperSchedule: IConstruct;
+  readonly failureQueue: IConstruct;
+  readonly archiveBucket: s3.IBucket | undefined;
+  readonly archiver: lambda.Function | undefined;
+  readonly adminApi: { readonly methods: readonly IConstruct[] } | undefined;
+}
 
 /** A cdk-nag finding acknowledged on a resource: the rule (with the finding, for per-finding rules) and why. */
 export interface NagAcknowledgement {
@@ -186,7 +200,7 @@ export function iamWildcardResourceFinding(scope: IConstruct, arn: string): stri
  * later by `addConsumer`, `addAdminApi` and `archive` included — with the reasons of {@link OUTBOX_NAG_REASONS}.
  * Functions are told apart by the role the outbox records in their metadata.
  */
-export function acknowledgeOutboxNagFindings(outbox: TransactionalOutbox): void {
+export function acknowledgeOutboxNagFindings(outbox: OutboxNagSubject): void {
   const aspect: IAspect = {
     visit: (node) => {
       if (node === outbox) acknowledgeOutbox(outbox);
@@ -210,7 +224,7 @@ const FUNCTION_ACKNOWLEDGEMENTS: Readonly<Record<string, readonly NagAcknowledge
   [OutboxResourceRole.ADMIN]: [OUTBOX_NAG_REASONS.apiFunctionDlq],
 };
 
-function acknowledgeOutbox(outbox: TransactionalOutbox): void {
+function acknowledgeOutbox(outbox: OutboxNagSubject): void {
   // Every function of the outbox writes something the outbox's key (when it has one) encrypts.
   const keyed = outbox.encryptionKey === undefined ? [] : [OUTBOX_NAG_REASONS.keyGenerateDataKey];
   for (const fn of outbox.node.findAll().filter((child) => child instanceof lambda.Function)) {

@@ -6,8 +6,9 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { OutboxSettings } from '../../shared/settings/outbox-settings.ts';
+import { ARCHIVER_SETTINGS } from '../../shared/settings/outbox-settings.ts';
 import { ARCHIVE_DEFAULTS, ARCHIVER_DEFAULTS } from './defaults.ts';
+import { type ReportProblem, settingsEnvironment } from './function-settings.ts';
 import { OutboxFunction } from './outbox-function.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 
@@ -35,6 +36,8 @@ export interface OutboxArchiveOptions extends OutboxArchiveProps {
   readonly metricsNamespace: string;
   /** What happens to a new bucket and the archiver's log group when they leave the stack. */
   readonly removalPolicy?: RemovalPolicy;
+  /** Reports a bad prop (failing the synth). */
+  readonly report: ReportProblem;
   /**
    * The outbox's customer-managed key, for a new bucket.
    * @default - SSE-S3
@@ -60,12 +63,9 @@ export interface OutboxArchive {
  */
 export function addOutboxArchive(scope: Construct, options: OutboxArchiveOptions): OutboxArchive {
   if (options.bucket !== undefined && options.transitionAfter !== undefined) {
-    scope.node.addValidation({
-      validate: () => [
-        'TransactionalOutbox: archive.transitionAfter applies to a new bucket only; set the lifecycle of ' +
-          'archive.bucket yourself',
-      ],
-    });
+    options.report(
+      'archive.transitionAfter applies to a new bucket only; set the lifecycle of archive.bucket yourself',
+    );
   }
   const bucket = options.bucket ?? newArchiveBucket(scope, options);
   const archiver = new OutboxFunction(scope, 'Archiver', {
@@ -77,7 +77,11 @@ export function addOutboxArchive(scope: Construct, options: OutboxArchiveOptions
     handler: 'handler',
     serviceName: 'outbox-archiver',
     metricsNamespace: options.metricsNamespace,
-    environment: { [OutboxSettings.archiveBucket.name]: bucket.bucketName },
+    environment: settingsEnvironment(
+      ARCHIVER_SETTINGS,
+      { archiveBucket: { value: bucket.bucketName, prop: 'archive.bucket' } },
+      options.report,
+    ),
   });
   markOutboxRole(archiver, OutboxResourceRole.ARCHIVER);
   // Writes objects, nothing else: no read, list, delete or ACL change on the archive.

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -9,8 +9,15 @@ import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store.ts
 import { redeliveryHorizonMs } from '../../shared/outbox/redelivery-horizon.ts';
 import { DEFAULT_RETENTION_DAYS } from '../../shared/outbox/transition-updates.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../shared/retry/retry-policy.ts';
-import { OutboxSettings } from '../../shared/settings/outbox-settings.ts';
+import {
+  ADMIN_SETTINGS,
+  CONSUMER_SETTINGS,
+  OutboxSettings,
+  WRITER_SETTINGS,
+} from '../../shared/settings/outbox-settings.ts';
+import type { Setting } from '../../shared/settings/setting.ts';
 import { CLAIM_CHECK_DEFAULTS } from './defaults.ts';
+import { addToEnvironment, type SettingValues, settingsEnvironment } from './function-settings.ts';
 import { grantKeyUse } from './key-grants.ts';
 import { acknowledgeNagFindings, iamWildcardResourceFinding } from './nag-suppressions.ts';
 import type { QueueWithDlq } from './queue-with-dlq.ts';
@@ -91,14 +98,9 @@ export class OutboxClaimCheck extends Construct {
    * CLAIM_CHECK_THRESHOLD_BYTES (read by `outboxWriterFromEnv`) and allows s3:PutObject under `claim-check/`.
    */
   bindWriter(fn: lambda.Function): void {
-    fn.addEnvironment(OutboxSettings.claimCheckBucket.name, this.#bucketName());
-    fn.addEnvironment(
-      OutboxSettings.claimCheckThresholdBytes.name,
-      this.#check(
-        () => OutboxSettings.claimCheckThresholdBytes.format(this.thresholdBytes),
-        'thresholdBytes',
-      ) ?? String(this.thresholdBytes),
-    );
+    this.#addSettings(fn, WRITER_SETTINGS, {
+      claimCheckThresholdBytes: { value: this.thresholdBytes, prop: 'thresholdBytes' },
+    });
     this.#grant(fn, 's3:PutObject');
     grantKeyUse(this.bucket.encryptionKey, fn, 'write');
   }
@@ -108,7 +110,7 @@ export class OutboxClaimCheck extends Construct {
    * CLAIM_CHECK_BUCKET and allows s3:GetObject under `claim-check/`.
    */
   bindConsumer(fn: lambda.Function): void {
-    fn.addEnvironment(OutboxSettings.claimCheckBucket.name, this.#bucketName());
+    this.#addSettings(fn, CONSUMER_SETTINGS);
     this.#grant(fn, 's3:GetObject');
     grantKeyUse(this.bucket.encryptionKey, fn, 'read');
   }
@@ -118,7 +120,7 @@ export class OutboxClaimCheck extends Construct {
    * allows s3:DeleteObject under `claim-check/`. With a key, nothing more: deleting reads no data.
    */
   bindEraser(fn: lambda.Function): void {
-    fn.addEnvironment(OutboxSettings.claimCheckBucket.name, this.#bucketName());
+    this.#addSettings(fn, ADMIN_SETTINGS);
     this.#grant(fn, 's3:DeleteObject');
   }
 
@@ -135,12 +137,16 @@ export class OutboxClaimCheck extends Construct {
     ]);
   }
 
-  #bucketName(): string {
-    const name = this.bucket.bucketName;
-    if (!Token.isUnresolved(name)) {
-      this.#check(() => OutboxSettings.claimCheckBucket.validate(name), 'bucket');
-    }
-    return name;
+  /** Adds the claim check's settings that `fn` reads (`settings`): the bucket's name, and `values`. */
+  #addSettings(fn: lambda.Function, settings: readonly Setting<unknown>[], values: SettingValues = {}): void {
+    addToEnvironment(
+      fn,
+      settingsEnvironment(
+        settings,
+        { claimCheckBucket: { value: this.bucket.bucketName, prop: 'bucket' }, ...values },
+        (problem) => this.#problems.push(`TransactionalOutbox: claimCheck.${problem}`),
+      ),
+    );
   }
 
   #newBucket(options: OutboxClaimCheckOptions): s3.Bucket {

@@ -1,4 +1,4 @@
-import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -7,59 +7,13 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { OrderedTopic } from '../../shared/ordering/ordering.ts';
 import { ALARM_DEFAULTS } from './defaults.ts';
+import { checkedThresholds, type OutboxAlarmThresholds } from './outbox-alarm-thresholds.ts';
+import { kebabCase, type OutboxFunction } from './outbox-function.ts';
 import { OutboxMetricName, outboxMetric } from './outbox-metrics.ts';
+import type { OutboxScope } from './outbox-scope.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
-
-/** When the outbox's alarms go off; each alarms when its metric is above its threshold. */
-export interface OutboxAlarmThresholds {
-  /**
-   * Messages visible in a topic queue's dead-letter queue.
-   * @default 0
-   */
-  readonly deadLetterMessages?: number;
-  /**
-   * Messages visible in the relay's failure queue (stream batches the relay gave up on).
-   * @default 0
-   */
-  readonly failureQueueMessages?: number;
-  /**
-   * FAILED messages of a topic (the sweeper's `FailedMessages` gauge).
-   * @default 0
-   */
-  readonly failedMessages?: number;
-  /**
-   * Gaps the sweeper found in an ordered topic per period (its `OrderingGaps`: messages a consumer held past the
-   * topic's gap timeout, waiting for a predecessor).
-   * @default 0
-   */
-  readonly orderingGaps?: number;
-  /**
-   * Age of a topic's oldest PENDING message (the sweeper's `OldestPendingAgeSeconds`).
-   * @default Duration.minutes(15)
-   */
-  readonly oldestPendingAge?: Duration;
-  /**
-   * How far the relay is behind the outbox stream (the mapping's `IteratorAge`).
-   * @default Duration.minutes(5)
-   */
-  readonly relayIteratorAge?: Duration;
-  /**
-   * Failed invocations of a function the outbox built, per period.
-   * @default 0
-   */
-  readonly errors?: number;
-  /**
-   * Throttled invocations of a function the outbox built, per period.
-   * @default 0
-   */
-  readonly throttles?: number;
-  /**
-   * The period of every alarm; one breaching period raises it.
-   * @default Duration.minutes(5)
-   */
-  readonly period?: Duration;
-}
 
 /** Props of {@link OutboxMonitoring}. */
 export interface OutboxMonitoringProps {
@@ -98,6 +52,40 @@ const FULL_WIDTH = 24;
 const GRAPH_HEIGHT = 6;
 
 /**
+ * Entries of a dashboard list (a graph's lines, the alarm status) in a fixed order whatever order they were added
+ * in: the admin API's after everything else's, so that adding the admin API before or after the consumers draws
+ * the same dashboard.
+ */
+class AdminLast<T> {
+  readonly #others: T[] = [];
+  readonly #admin: T[] = [];
+
+  add(entry: T, admin: boolean): void {
+    (admin ? this.#admin : this.#others).push(entry);
+  }
+
+  get entries(): T[] {
+    return [...this.#others, ...this.#admin];
+  }
+}
+
+/** A widget built when the dashboard is rendered (at synth), from lists that may grow until then. */
+class RenderedWidget extends cloudwatch.ConcreteWidget {
+  readonly #build: () => cloudwatch.IWidget;
+
+  constructor(width: number, height: number, build: () => cloudwatch.IWidget) {
+    super(width, height);
+    this.#build = build;
+  }
+
+  override toJson(): unknown[] {
+    const widget = this.#build();
+    if (this.x !== undefined && this.y !== undefined) widget.position(this.x, this.y);
+    return widget.toJson();
+  }
+}
+
+/**
  * The outbox's alarms, all sent to one SNS topic (alarm and back to OK), and its CloudWatch dashboard. The
  * {@link TransactionalOutbox} adds what it builds; consumers add their own when they are added.
  */
@@ -112,34 +100,45 @@ export class OutboxMonitoring extends Construct {
   readonly #props: OutboxMonitoringProps;
   readonly #thresholds: Required<OutboxAlarmThresholds>;
   readonly #alarms: Record<string, cloudwatch.Alarm> = {};
-  /** Every alarm, for the dashboard's status widget (it reads the list when the dashboard is rendered). */
-  readonly #alarmList: cloudwatch.IAlarm[] = [];
+  /** Every alarm, for the dashboard's status widget. */
+  readonly #alarmList = new AdminLast<cloudwatch.IAlarm>();
   readonly #queueGraph: cloudwatch.GraphWidget;
-  readonly #errorsGraph: cloudwatch.GraphWidget;
-  readonly #throttlesGraph: cloudwatch.GraphWidget;
+  /** The lines of the errors and the throttles graphs: one per function. */
+  readonly #errorLines = new AdminLast<cloudwatch.IMetric>();
+  readonly #throttleLines = new AdminLast<cloudwatch.IMetric>();
   readonly #problems: string[] = [];
 
   constructor(scope: Construct, id: string, props: OutboxMonitoringProps) {
     super(scope, id);
     this.#props = props;
     this.node.addValidation({ validate: () => this.#problems });
-    this.#thresholds = this.#checkedThresholds(props.thresholds ?? {});
+    this.#thresholds = checkedThresholds(props.thresholds ?? {}, (problem) => this.#problems.push(problem));
     this.alarms = this.#alarms;
     this.alarmTopic = props.alarmTopic ?? this.#newAlarmTopic();
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
     this.#queueGraph = this.#graph('Dead letters and relay failures (visible messages)');
-    this.#errorsGraph = this.#graph('Function errors');
-    this.#throttlesGraph = this.#graph('Function throttles');
+    const statusHeight = 4;
     this.dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({
-        title: 'Outbox alarms',
-        alarms: this.#alarmList,
-        width: FULL_WIDTH,
-        height: 4,
-      }),
+      new RenderedWidget(
+        FULL_WIDTH,
+        statusHeight,
+        () =>
+          new cloudwatch.AlarmStatusWidget({
+            title: 'Outbox alarms',
+            alarms: this.#alarmList.entries,
+            width: FULL_WIDTH,
+            height: statusHeight,
+          }),
+      ),
     );
-    this.dashboard.addWidgets(this.#queueGraph, this.#errorsGraph, this.#throttlesGraph);
+    const linesGraph = (title: string, lines: AdminLast<cloudwatch.IMetric>) =>
+      new RenderedWidget(FULL_WIDTH / 3, GRAPH_HEIGHT, () => this.#graph(title, lines.entries));
+    this.dashboard.addWidgets(
+      this.#queueGraph,
+      linesGraph('Function errors', this.#errorLines),
+      linesGraph('Function throttles', this.#throttleLines),
+    );
   }
 
   /** Alarms when the dead-letter queue of topic queue `queueName` holds a message. */
@@ -196,21 +195,35 @@ export class OutboxMonitoring extends Construct {
 
   /** Alarms when `fn` fails or is throttled, by its construct id. */
   watchFunction(fn: lambda.IFunction): void {
+    this.#watchFunction(fn, false);
+  }
+
+  /**
+   * Alarms when the admin function fails or is throttled, as {@link OutboxMonitoring.watchFunction} does; its
+   * lines and alarms stay after every consumer's, whether the consumers were added before or after it.
+   */
+  watchAdmin(fn: lambda.IFunction): void {
+    this.#watchFunction(fn, true);
+  }
+
+  #watchFunction(fn: lambda.IFunction, admin: boolean): void {
     const name = fn.node.id;
     const period = this.#thresholds.period;
     const errors = fn.metricErrors({ statistic: cloudwatch.Stats.SUM, period });
     const throttles = fn.metricThrottles({ statistic: cloudwatch.Stats.SUM, period });
-    this.#errorsGraph.addLeftMetric(errors.with({ label: name }));
-    this.#throttlesGraph.addLeftMetric(throttles.with({ label: name }));
+    this.#errorLines.add(errors.with({ label: name }), admin);
+    this.#throttleLines.add(throttles.with({ label: name }), admin);
     this.#alarm(`errors/${name}`, {
       metric: errors,
       threshold: this.#thresholds.errors,
       description: `${name} failed invocations: read its logs (every line names the messageId and topic).`,
+      admin,
     });
     this.#alarm(`throttles/${name}`, {
       metric: throttles,
       threshold: this.#thresholds.throttles,
       description: `${name} was throttled: raise the account's or the function's concurrency.`,
+      admin,
     });
   }
 
@@ -344,7 +357,7 @@ export class OutboxMonitoring extends Construct {
 
   #alarm(
     name: string,
-    options: { metric: cloudwatch.IMetric; threshold: number; description: string },
+    options: { metric: cloudwatch.IMetric; threshold: number; description: string; admin?: boolean },
   ): cloudwatch.Alarm {
     const alarmName = `${this.#props.alarmNamePrefix}-${name.replaceAll('/', '-')}`;
     const alarm = new cloudwatch.Alarm(this, name.replaceAll('/', ':'), {
@@ -365,7 +378,10 @@ export class OutboxMonitoring extends Construct {
     this.#alarms[name] = alarm;
     // By name rather than by the alarm's Arn attribute: an emulator that does not model alarms (moto) refuses a
     // template whose dashboard reads an attribute of one.
-    this.#alarmList.push(cloudwatch.Alarm.fromAlarmName(this, `${alarm.node.id}Status`, alarmName));
+    this.#alarmList.add(
+      cloudwatch.Alarm.fromAlarmName(this, `${alarm.node.id}Status`, alarmName),
+      options.admin === true,
+    );
     return alarm;
   }
 
@@ -390,43 +406,64 @@ export class OutboxMonitoring extends Construct {
     markOutboxRole(topic, OutboxResourceRole.ALARM_TOPIC);
     return topic;
   }
-
-  /**
-   * The thresholds, each checked: a bad one is reported (failing the synth with the prop's name) and replaced
-   * by its default, so that CloudWatch's own checks do not throw first with a message naming no prop.
-   */
-  #checkedThresholds(given: OutboxAlarmThresholds): Required<OutboxAlarmThresholds> {
-    const thresholds: Required<OutboxAlarmThresholds> = { ...ALARM_DEFAULTS, ...definedOnly(given) };
-    const problem = (message: string) =>
-      this.#problems.push(`TransactionalOutbox: alarmThresholds.${message}`);
-    for (const name of [
-      'deadLetterMessages',
-      'failureQueueMessages',
-      'failedMessages',
-      'orderingGaps',
-      'errors',
-      'throttles',
-    ] as const) {
-      const value = thresholds[name];
-      if (!Number.isFinite(value) || value < 0) problem(`${name} must be 0 or more, got ${value}`);
-    }
-    for (const name of ['oldestPendingAge', 'relayIteratorAge', 'period'] as const) {
-      if (thresholds[name].isUnresolved()) {
-        problem(`${name} must be known at synth`);
-        return { ...thresholds, [name]: ALARM_DEFAULTS[name] };
-      }
-    }
-    const periodMs = thresholds.period.toMilliseconds({ integral: false });
-    // Standard-resolution alarms take whole minutes.
-    if (periodMs < 60_000 || periodMs % 60_000 !== 0) {
-      problem(`period must be a whole number of minutes, got ${periodMs / 1000} s`);
-      return { ...thresholds, period: ALARM_DEFAULTS.period };
-    }
-    return thresholds;
-  }
 }
 
-/** `record` without its `undefined` entries, so they do not hide the defaults they are merged over. */
-function definedOnly<T extends object>(record: T): Partial<T> {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<T>;
+/** CloudWatch dashboard names: letters, digits, `-` and `_`, at most 255. */
+const DASHBOARD_NAME = /^[A-Za-z0-9_-]{1,255}$/;
+
+/** What an outbox's monitoring is built from, and what it watches from the start. */
+export interface OutboxMonitoringOptions {
+  /** @default - a new topic encrypted with a new KMS key */
+  readonly alarmTopic?: sns.ITopic;
+  /** @default - ALARM_DEFAULTS */
+  readonly alarmThresholds?: OutboxAlarmThresholds;
+  /** @default - `<deployed stack name>-<outbox path in kebab case>` */
+  readonly dashboardName?: string;
+  /** The topic queues by name, each with its dead-letter queue. */
+  readonly queues: Readonly<Record<string, { readonly deadLetterQueue: sqs.IQueue }>>;
+  readonly failureQueue: sqs.IQueue;
+  readonly relay: OutboxFunction;
+  readonly sweeper: OutboxFunction;
+  /** Every topic the outbox routes. */
+  readonly topics: Iterable<string>;
+  readonly orderedTopics: Readonly<Record<string, OrderedTopic>>;
+}
+
+/**
+ * The outbox's alarms and dashboard (`Monitoring`, in the outbox), watching the dead-letter queues, the failure
+ * queue, the relay, the sweeper and each topic; the archiver, the consumers and the admin API are added to it
+ * when they are built.
+ */
+export function newOutboxMonitoring(outbox: OutboxScope, options: OutboxMonitoringOptions): OutboxMonitoring {
+  const { scope } = outbox;
+  const scopes = scope.node.scopes;
+  const path = scopes.slice(scopes.indexOf(Stack.of(scope)) + 1).map((parent) => parent.node.id);
+  // Named after the deployed stack (not the stack construct), so two deployments of one template never
+  // share a dashboard or an alarm.
+  const dashboardName =
+    options.dashboardName ?? `${Aws.STACK_NAME}-${kebabCase(path.join('-')).replace(/[^a-z0-9_-]/g, '-')}`;
+  if (!Token.isUnresolved(dashboardName) && !DASHBOARD_NAME.test(dashboardName)) {
+    outbox.report(`dashboardName must be 1–255 letters, digits, - or _, got '${dashboardName}'`);
+  }
+  const monitoring = new OutboxMonitoring(scope, 'Monitoring', {
+    namespace: outbox.metricsNamespace,
+    ...(options.alarmTopic === undefined ? {} : { alarmTopic: options.alarmTopic }),
+    ...(options.alarmThresholds === undefined ? {} : { thresholds: options.alarmThresholds }),
+    dashboardName,
+    alarmNamePrefix: [Aws.STACK_NAME, ...path].join('-'),
+    ...(outbox.removalPolicy === undefined ? {} : { removalPolicy: outbox.removalPolicy }),
+  });
+  for (const [name, queue] of Object.entries(options.queues)) {
+    monitoring.watchDeadLetters(name, queue.deadLetterQueue);
+  }
+  monitoring.watchFailureQueue(options.failureQueue);
+  monitoring.watchRelay(options.relay);
+  monitoring.watchFunction(options.sweeper);
+  for (const topic of options.topics) {
+    const publishers = { relay: options.relay.serviceName, sweeper: options.sweeper.serviceName };
+    monitoring.watchTopic(topic, publishers);
+    const ordering = options.orderedTopics[topic];
+    if (ordering !== undefined) monitoring.watchOrderingGaps(topic, { ...publishers, ...ordering });
+  }
+  return monitoring;
 }

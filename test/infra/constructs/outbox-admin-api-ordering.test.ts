@@ -3,7 +3,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { addOutboxAdminApi } from '../../../infra/constructs/outbox-admin-api.ts';
+import { OutboxAdmin } from '../../../infra/constructs/outbox-admin-api.ts';
 import {
   functionId,
   grantsOn,
@@ -25,16 +25,25 @@ function adminWith(ordered: 'none' | 'orders') {
   if (outbox === undefined || audit === undefined || orders === undefined || payments === undefined) {
     throw new Error('tables missing');
   }
-  addOutboxAdminApi(stack, {
+  const outboxScope = {
+    scope: stack,
+    report: (problem: string) => {
+      throw new Error(problem);
+    },
+    metricsNamespace: 'Test',
+    removalPolicy: undefined,
+    encryptionKey: undefined,
+    settings: {},
+  };
+  const admin = new OutboxAdmin(outboxScope, {
     api: new apigateway.RestApi(stack, 'Api', { cloudWatchRole: false }),
     entry: ADMIN_ENTRY,
     outboxTable: outbox,
     auditTable: audit,
     queues: [],
-    ...(ordered === 'orders' ? { orderedInboxTables: [orders] } : {}),
-    environment: {},
-    metricsNamespace: 'Test',
+    deliveryInboxes: () => ({}),
   });
+  admin.complete({ orderedInboxTables: ordered === 'orders' ? [orders] : [], claimCheck: undefined });
   const json = templateOf(stack);
   const statements = roleStatements(json, functionId(json, 'Admin'));
   const target = (t: dynamodb.Table) => resolvedTarget(stack, t.tableName);
@@ -49,7 +58,7 @@ function adminWith(ordered: 'none' | 'orders') {
   };
 }
 
-describe('addOutboxAdminApi with ordered topics', () => {
+describe('the admin API with ordered topics', () => {
   it(
     'lets a skip find the message by order key and move the cursors in the ordered consumers’ inboxes only',
     () => {

@@ -1,0 +1,144 @@
+/**
+ * The topics of a `TransactionalOutbox`: the queue (with its dead-letter queue) each group of topics is routed
+ * to, and which topics are ordered — each prop checked, a bad one reported under its name.
+ */
+import type { Duration } from 'aws-cdk-lib';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { topicSchema } from '../../shared/message/envelope.ts';
+import {
+  DEFAULT_GAP_TIMEOUT_MS,
+  describeMixedSources,
+  MAX_GAP_TIMEOUT_MS,
+  mixedSequenceSources,
+  type OrderedTopic,
+  SequenceSource,
+  scopeSchema,
+} from '../../shared/ordering/ordering.ts';
+import type { ReportProblem } from './function-settings.ts';
+import type { OutboxScope } from './outbox-scope.ts';
+import { QueueWithDlq } from './queue-with-dlq.ts';
+import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
+import type { TransactionalOutboxProps } from './transactional-outbox-props.ts';
+
+/** The shortest gap timeout: the one ORDERED_TOPICS accepts. */
+const MIN_GAP_TIMEOUT_MS = 1_000;
+
+/** The topic queues by name, and the queue each topic is routed to. */
+export interface OutboxTopicQueues {
+  readonly queues: Readonly<Record<string, QueueWithDlq>>;
+  readonly routes: ReadonlyMap<string, sqs.IQueue>;
+}
+
+/**
+ * One queue with a dead-letter queue (`<name>Queue`) per entry of `props.queues`, marked with the topics it
+ * carries. A topic must be dotted lowercase and go to one queue; every retry policy must name a routed topic.
+ */
+export function newTopicQueues(
+  outbox: OutboxScope,
+  props: Pick<TransactionalOutboxProps, 'queues' | 'retryPolicies' | 'encryptionKey'>,
+): OutboxTopicQueues {
+  const queues: Record<string, QueueWithDlq> = {};
+  const routes = new Map<string, sqs.IQueue>();
+  for (const [name, queueProps] of Object.entries(props.queues)) {
+    const { topics, ...settings } = queueProps;
+    const queue = new QueueWithDlq(outbox.scope, `${name}Queue`, {
+      encryptionKey: props.encryptionKey,
+      ...settings,
+    });
+    markOutboxRole(queue.queue, OutboxResourceRole.TOPIC_QUEUE, { topics });
+    markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.DEAD_LETTER_QUEUE, { source: queue.queue });
+    queues[name] = queue;
+    for (const topic of topics) {
+      if (!topicSchema.safeParse(topic).success) {
+        outbox.report(`queue '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
+      }
+      if (routes.has(topic)) outbox.report(`topic '${topic}' is routed to more than one queue`);
+      routes.set(topic, queue.queue);
+    }
+  }
+  if (routes.size === 0) outbox.report('no topic is routed to a queue');
+  for (const topic of Object.keys(props.retryPolicies ?? {})) {
+    if (!routes.has(topic)) outbox.report(`retryPolicies names topic '${topic}', which no queue carries`);
+  }
+  return { queues, routes };
+}
+
+/** The topics routed to `queue`, in the order they were routed. */
+export function topicsOf(routes: ReadonlyMap<string, sqs.IQueue>, queue: sqs.IQueue): string[] {
+  return [...routes].filter(([, routed]) => routed === queue).map(([topic]) => topic);
+}
+
+/**
+ * The ordered topics of `props.ordering`, each checked: routed to a queue, a valid scope, a gap timeout of
+ * 1 s – 12 h, and the topics of one scope on one queue (they share one sequence per aggregate, which a
+ * consumer can only follow when it receives all of them). A bad entry is reported and left out.
+ */
+export function checkedOrdering(
+  props: Pick<TransactionalOutboxProps, 'queues' | 'ordering'>,
+  report: ReportProblem,
+): Record<string, OrderedTopic> {
+  const queueOfTopic = new Map(
+    Object.entries(props.queues).flatMap(([name, queue]) =>
+      queue.topics.map((topic) => [topic, name] as const),
+    ),
+  );
+  const ordered: Record<string, OrderedTopic> = {};
+  const topicsOfScope = new Map<string, string[]>();
+  for (const [topic, ordering] of Object.entries(props.ordering ?? {})) {
+    if (!queueOfTopic.has(topic)) {
+      report(`ordering names topic '${topic}', which no queue carries; route it to a queue first`);
+      continue;
+    }
+    if (ordering === 'none') continue;
+    if (!scopeSchema.safeParse(ordering.scope).success) {
+      report(
+        `ordering['${topic}'].scope must be 1–32 lowercase letters, digits or - (starting with a letter or ` +
+          `digit), got '${ordering.scope}'`,
+      );
+      continue;
+    }
+    const gapTimeoutMs = checkedGapTimeoutMs(topic, ordering.gapTimeout, report);
+    if (gapTimeoutMs === undefined) continue;
+    const sequence = ordering.sequence ?? SequenceSource.COUNTER;
+    if (!(Object.values(SequenceSource) as string[]).includes(sequence)) {
+      report(
+        `ordering['${topic}'].sequence must be '${SequenceSource.COUNTER}' or '${SequenceSource.AGGREGATE_VERSION}', got '${sequence}'`,
+      );
+      continue;
+    }
+    ordered[topic] = { scope: ordering.scope, gapTimeoutMs, sequence };
+    topicsOfScope.set(ordering.scope, [...(topicsOfScope.get(ordering.scope) ?? []), topic]);
+  }
+  for (const mixed of mixedSequenceSources(ordered)) report(describeMixedSources(mixed));
+  for (const [scope, topics] of topicsOfScope) {
+    const queues = new Set(topics.map((topic) => queueOfTopic.get(topic)));
+    if (queues.size > 1) {
+      report(
+        `ordering scope '${scope}': its topics go to different queues (` +
+          `${topics.map((topic) => `${topic} → ${queueOfTopic.get(topic)}`).join(', ')}); the topics of one ` +
+          "scope share each aggregate's sequence, so route them to one queue",
+      );
+    }
+  }
+  return ordered;
+}
+
+/** A topic's gap timeout in ms, or `undefined` (reported) when it is not a whole ms from 1 s to 12 h. */
+function checkedGapTimeoutMs(
+  topic: string,
+  gapTimeout: Duration | undefined,
+  report: ReportProblem,
+): number | undefined {
+  if (gapTimeout === undefined) return DEFAULT_GAP_TIMEOUT_MS;
+  const prop = `ordering['${topic}'].gapTimeout`;
+  if (gapTimeout.isUnresolved()) {
+    report(`${prop} must be known at synth`);
+    return undefined;
+  }
+  const ms = gapTimeout.toMilliseconds({ integral: false });
+  if (!Number.isInteger(ms) || ms < MIN_GAP_TIMEOUT_MS || ms > MAX_GAP_TIMEOUT_MS) {
+    report(`${prop} must be a whole number of ms from 1 s to 12 h, got ${gapTimeout.toHumanString()}`);
+    return undefined;
+  }
+  return ms;
+}
