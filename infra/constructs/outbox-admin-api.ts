@@ -4,7 +4,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { PARKED_KEY_PREFIX } from '../../shared/consumer/order-cursor.ts';
+import { PARKED_KEY_PREFIX } from '../../shared/aws/inbox-table.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import { ADMIN_SETTINGS } from '../../shared/settings/outbox-settings.ts';
 import { settingsEnvironment } from './function-settings.ts';

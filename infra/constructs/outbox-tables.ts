@@ -5,8 +5,8 @@
  */
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { AUDIT_KEYS } from '../../shared/admin/audit-trail.ts';
-import { INBOX_KEYS } from '../../shared/consumer/inbox.ts';
-import { SEQUENCE_KEYS } from '../../shared/ordering/ordering.ts';
+import { INBOX_KEYS } from '../../shared/aws/inbox-table.ts';
+import { SEQUENCE_KEYS } from '../../shared/aws/sequence-table.ts';
 import { OUTBOX_KEYS, type OutboxIndexProjection } from '../../shared/outbox/outbox-item.ts';
 import { TABLE_DEFAULTS } from './defaults.ts';
 import type { OutboxScope } from './outbox-scope.ts';
