@@ -1,4 +1,5 @@
 import { countOutbox } from '../../shared/admin/outbox-stats.ts';
+import { DynamoOutboxAdminStore } from '../../shared/aws/outbox-table.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../shared/sweeper/sweep.ts';
 import { SWEEPER_DEFAULTS } from '../constructs/defaults.ts';
 import { AWS_PRICES } from './aws-prices.ts';
@@ -38,8 +39,7 @@ async function idleRun(options: BenchOptions): Promise<IdleRun> {
       settings: DEFAULT_SWEEPER_SETTINGS,
     }),
     countOutbox({
-      client,
-      outboxTable: 'outbox',
+      outbox: new DynamoOutboxAdminStore({ client, outboxTable: 'outbox' }),
       dueShards: DEFAULT_SWEEPER_SETTINGS.dueShards,
       clock: () => new Date(),
     }),

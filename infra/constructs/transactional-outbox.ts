@@ -14,7 +14,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUDIT_KEYS } from '../../shared/admin/audit-trail.ts';
+import { AUDIT_KEYS } from '../../shared/aws/audit-table.ts';
 import {
   DEFAULT_GAP_TIMEOUT_MS,
   DEFAULT_RETRY_POLICY,

@@ -10,6 +10,7 @@ import {
   DEFAULT_SWEEPER_SETTINGS,
   DEFAULT_VISIBILITY_BACKOFF,
   DynamoOutboxStore,
+  dynamoAdminDeps,
   INBOX_KEYS,
   inboxDeliveryCheck,
   MessageStatus,
@@ -272,7 +273,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   // The operator acts through the admin core on tables without injected faults (its own calls are not the drill's).
   let auditIds = 0;
   const operator = new DrillOperator(
-    {
+    dynamoAdminDeps({
       client: memory.asDocumentClient(),
       outboxTable: 'outbox',
       auditTable: 'audit',
@@ -285,7 +286,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
         auditIds += 1;
         return `audit-${String(auditIds).padStart(10, '0')}`;
       },
-    },
+    }),
     (messageId) => healed.add(messageId),
   );
   const skipTargets = new Set<string>();

@@ -1,9 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   cancelMessage,
   eraseAggregate,
   MessageStatus,
-  OUTBOX_KEYS,
   orderKeyOf,
   replayMessage,
   skipOrderGap,
@@ -182,14 +180,8 @@ export class DrillOperator {
   }
 
   async #read(messageId: string): Promise<Record<string, unknown> | undefined> {
-    const { Item } = await this.#deps.client.send(
-      new GetCommand({
-        TableName: this.#deps.outboxTable,
-        Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-        ConsistentRead: true,
-      }),
-    );
-    return Item;
+    const item = await this.#deps.outbox.read(messageId);
+    return item === undefined ? undefined : { ...item };
   }
 }
 

@@ -4,6 +4,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
+import { DynamoOutboxAdminStore } from '../aws/outbox-table.ts';
 import { describeError } from '../errors.ts';
 import { createTracer } from '../observability/create-tracer.ts';
 import { createOutboxMetrics } from '../observability/outbox-metrics-publisher.ts';
@@ -88,7 +89,11 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
       const budget = pageBudget(client, BACKLOG_GAUGE_MAX_PAGES);
       try {
         const counts = await countOutbox(
-          { client: budget.client, outboxTable, dueShards: base.settings.dueShards, clock: base.clock },
+          {
+            outbox: new DynamoOutboxAdminStore({ client: budget.client, outboxTable }),
+            dueShards: base.settings.dueShards,
+            clock: base.clock,
+          },
           { topics },
         );
         if (budget.exhausted()) {
