@@ -7,7 +7,6 @@
  * in-memory DynamoDB and SQS for tests in `serverless-outbox/testing`.
  */
 export type { AdminDeps } from './admin/admin-deps.ts';
-export { adminDeps } from './admin/admin-deps-from-env.ts';
 export {
   AdminError,
   AdminErrorCode,
@@ -21,6 +20,15 @@ export {
   ReasonRequiredError,
   WrongStatusError,
 } from './admin/admin-errors.ts';
+export type {
+  AdminTransactions,
+  AuditLog,
+  InboxAdminStore,
+  OutboxAdminStore,
+  Page,
+  PageKey,
+  StoredMessage,
+} from './admin/admin-ports.ts';
 export {
   type AdminQueues,
   type MoveTask,
@@ -30,13 +38,7 @@ export {
   queueNameOf,
   type ReceivedQueueMessage,
 } from './admin/admin-queues.ts';
-export {
-  AUDIT_KEYS,
-  AuditAction,
-  type AuditRow,
-  auditSubject,
-  readAuditTrail,
-} from './admin/audit-trail.ts';
+export { AuditAction, type AuditRow, auditSubject } from './admin/audit-trail.ts';
 export {
   type BulkReplayCandidate,
   type BulkReplayInput,
@@ -89,6 +91,8 @@ export {
   type SuccessorResend,
   skipOrderGap,
 } from './admin/skip-order-gap.ts';
+export { adminDeps } from './aws/admin-deps-from-env.ts';
+export { AUDIT_KEYS, DynamoAuditLog, readAuditTrail } from './aws/audit-table.ts';
 export {
   type AwsClientConfig,
   awsClientConfig,
@@ -96,16 +100,34 @@ export {
   createS3Client,
   createSqsClient,
 } from './aws/clients.ts';
+export {
+  type AdminTablePorts,
+  type DynamoAdminDepsOptions,
+  type DynamoAdminTables,
+  dynamoAdminDeps,
+} from './aws/dynamo-admin-deps.ts';
 export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './aws/dynamo-outbox-store.ts';
 export {
   type CursorRow,
   cursorKeyOf,
+  DynamoInboxAdminStore,
   INBOX_KEYS,
   type InboxRow,
   inboxDeliveryCheck,
   type ParkedRow,
   parkedKeyOf,
 } from './aws/inbox-table.ts';
+export {
+  type AggregateMessagesOptions,
+  aggregateMessageIds,
+  DEFAULT_READ_CONCURRENCY,
+  DynamoOutboxAdminStore,
+  type DynamoOutboxAdminStoreOptions,
+  type MessagesByIdOptions,
+  type OutboxReader,
+  readAggregateMessages,
+  readMessagesById,
+} from './aws/outbox-table.ts';
 export {
   type OutboxTransactionOptions,
   type OutboxWriterOptions,
@@ -234,15 +256,6 @@ export {
   scopeSchema,
   type TopicOrdering,
 } from './ordering/ordering.ts';
-export {
-  type AggregateMessagesOptions,
-  aggregateMessageIds,
-  DEFAULT_READ_CONCURRENCY,
-  type MessagesByIdOptions,
-  type OutboxReader,
-  readAggregateMessages,
-  readMessagesById,
-} from './outbox/aggregate-messages.ts';
 export { type HistoryEntry, HistoryEvent, historyOf } from './outbox/history.ts';
 export {
   ATTENTION_STATUSES,

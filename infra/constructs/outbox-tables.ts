@@ -4,7 +4,7 @@
  * point-in-time recovery, its key, its removal policy) under the user's overrides.
  */
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { AUDIT_KEYS } from '../../shared/admin/audit-trail.ts';
+import { AUDIT_KEYS } from '../../shared/aws/audit-table.ts';
 import { INBOX_KEYS } from '../../shared/aws/inbox-table.ts';
 import { SEQUENCE_KEYS } from '../../shared/aws/sequence-table.ts';
 import { OUTBOX_KEYS, type OutboxIndexProjection } from '../../shared/outbox/outbox-item.ts';

@@ -1,19 +1,23 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
 import type { OrderingByTopic } from '../ordering/ordering.ts';
+import type { AdminTransactions, AuditLog, InboxAdminStore, OutboxAdminStore } from './admin-ports.ts';
 import type { AdminQueues } from './admin-queues.ts';
 
 /**
- * What the admin core works on: the outbox and audit tables, each topic's queue, dead-letter queue and delivery
- * inbox, and the clock, ids and pauses it runs with. Built from the environment by `adminDeps(env)`; tests
- * build it over the in-memory adapters.
+ * What the admin core works on: the outbox, the audit trail and the consumers' inboxes through its ports, each
+ * topic's queue, dead-letter queue and delivery inbox, and the clock, ids and pauses it runs with. Built from the
+ * environment by `adminDeps(env)`, over DynamoDB by `dynamoAdminDeps(options)`; tests build it over the in-memory
+ * adapters.
  */
 export interface AdminDeps {
-  readonly client: DynamoDBDocumentClient;
-  readonly queues: AdminQueues;
-  readonly outboxTable: string;
+  readonly outbox: OutboxAdminStore;
   /** Audit trail of operators' actions, and the redrive journal. */
-  readonly auditTable: string;
+  readonly audit: AuditLog;
+  /** The consumers' inboxes: parked rows an erase deletes, cursors a skip moves. */
+  readonly inboxes: InboxAdminStore;
+  /** One transaction over the tables above (replay, cancel, skip with their audit rows). */
+  readonly transactions: AdminTransactions;
+  readonly queues: AdminQueues;
   /** Topic → URL of the queue it is sent to. */
   readonly topicQueues: Readonly<Record<string, string>>;
   /** Topic → URL of the dead-letter queue of its queue. */
@@ -33,11 +37,11 @@ export interface AdminDeps {
   readonly clock: () => Date;
   /** A new time-ordered id (a ULID) for each audit row. */
   readonly newId: () => string;
-  /** Waits between paced steps (bulk replay, redrive). */
   /**
    * The claim-check bucket, so an erase deletes the payloads stored there with their messages.
    * @default - none: an erase refuses an aggregate with claim-checked payloads rather than leave them behind
    */
   readonly claimCheck?: ClaimCheckReading;
+  /** Waits between paced steps (bulk replay, redrive). */
   readonly sleep: (ms: number) => Promise<void>;
 }

@@ -1,9 +1,3 @@
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
-
-/** Key of the audit table: one partition per subject, rows in time order (the action id is a ULID). */
-export const AUDIT_KEYS = { partitionKey: 'subject', sortKey: 'actionId' } as const;
-
 /** What an operator did. */
 export const AuditAction = {
   REPLAY: 'REPLAY',
@@ -30,7 +24,7 @@ export const auditSubject = {
 } as const;
 
 /**
- * One row of the audit trail: who did what, when and why. `details` holds ids, statuses and counts, never a
+ * One row of the audit trail, filed under its subject in time order (the action id is a ULID): who did what, when and why. `details` holds ids, statuses and counts, never a
  * message's payload (which may carry personal data).
  */
 export interface AuditRow {
@@ -41,53 +35,4 @@ export interface AuditRow {
   readonly actor: string;
   readonly reason: string;
   readonly details: Readonly<Record<string, unknown>>;
-}
-
-/**
- * The Put of an audit row, for the same TransactWriteItems as the change it records: both or neither. Never
- * overwrites a row.
- */
-export function auditPut(auditTable: string, row: AuditRow): TransactWriteAction {
-  return {
-    Put: {
-      TableName: auditTable,
-      Item: { ...row },
-      ConditionExpression: 'attribute_not_exists(#subject)',
-      ExpressionAttributeNames: { '#subject': AUDIT_KEYS.partitionKey },
-    },
-  };
-}
-
-/** Writes an audit row on its own, for actions that change no outbox item (a redrive, an erase). */
-export async function putAuditRow(
-  client: DynamoDBDocumentClient,
-  auditTable: string,
-  row: AuditRow,
-): Promise<void> {
-  const { Put } = auditPut(auditTable, row);
-  if (Put !== undefined) await client.send(new PutCommand(Put));
-}
-
-/** Every audit row of `subject`, oldest first. */
-export async function readAuditTrail(
-  client: DynamoDBDocumentClient,
-  auditTable: string,
-  subject: string,
-): Promise<AuditRow[]> {
-  const rows: AuditRow[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new QueryCommand({
-        TableName: auditTable,
-        KeyConditionExpression: '#subject = :subject',
-        ExpressionAttributeNames: { '#subject': AUDIT_KEYS.partitionKey },
-        ExpressionAttributeValues: { ':subject': subject },
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-      }),
-    );
-    rows.push(...((page.Items ?? []) as AuditRow[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
-  return rows;
 }

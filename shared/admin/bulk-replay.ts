@@ -1,13 +1,11 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describeError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
-import { type AttentionStatus, attentionPartitions, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import { type AttentionStatus, attentionPartitions } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { AdminError, InvalidAdminRequestError } from './admin-errors.ts';
 import { instantOf, rateOf, requireActor, requireReason, requireText } from './admin-input.ts';
 import { AuditAction } from './audit-trail.ts';
 import { replayMessage } from './message-actions.ts';
-import { projectionOf } from './message-summary.ts';
 import { pacer } from './pacer.ts';
 
 /** Which messages to replay, how fast, and whether for real. */
@@ -58,7 +56,7 @@ export interface BulkReplayReport extends BulkReplayProgress {
 
 type Deps = Pick<
   AdminDeps,
-  'client' | 'outboxTable' | 'auditTable' | 'dueShards' | 'retentionDays' | 'clock' | 'newId' | 'sleep'
+  'outbox' | 'audit' | 'transactions' | 'dueShards' | 'retentionDays' | 'clock' | 'newId' | 'sleep'
 >;
 
 /**
@@ -115,7 +113,7 @@ export async function bulkReplay(deps: Deps, input: BulkReplayInput): Promise<Bu
 }
 
 async function findCandidates(
-  deps: Pick<AdminDeps, 'client' | 'outboxTable' | 'dueShards'>,
+  deps: Pick<AdminDeps, 'outbox' | 'dueShards'>,
   range: {
     readonly topic: string;
     readonly statuses: readonly AttentionStatus[];
@@ -123,54 +121,22 @@ async function findCandidates(
     readonly to: string | undefined;
   },
 ): Promise<BulkReplayCandidate[]> {
-  const { attentionIndex } = OUTBOX_KEYS;
-  const bounds =
-    range.from !== undefined && range.to !== undefined
-      ? ' AND #createdAt BETWEEN :from AND :to'
-      : range.from !== undefined
-        ? ' AND #createdAt >= :from'
-        : range.to !== undefined
-          ? ' AND #createdAt <= :to'
-          : '';
-  const projection = projectionOf(['messageId', 'status', 'createdAt']);
   const partitions = range.statuses.flatMap((status) => attentionPartitions(status, deps.dueShards));
   const pages = await Promise.all(
     partitions.map(async (partition) => {
-      const found: BulkReplayCandidate[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await deps.client.send(
-          new QueryCommand({
-            TableName: deps.outboxTable,
-            IndexName: attentionIndex.name,
-            KeyConditionExpression: `#attentionKey = :partition${bounds}`,
-            FilterExpression: '#topic = :topic',
-            ProjectionExpression: projection.ProjectionExpression,
-            ExpressionAttributeNames: {
-              '#attentionKey': attentionIndex.partitionKey,
-              '#topic': 'topic',
-              ...(bounds === '' ? {} : { '#createdAt': attentionIndex.sortKey }),
-              ...projection.ExpressionAttributeNames,
-            },
-            ExpressionAttributeValues: {
-              ':partition': partition,
-              ':topic': range.topic,
-              ...(range.from === undefined ? {} : { ':from': range.from }),
-              ...(range.to === undefined ? {} : { ':to': range.to }),
-            },
-            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-          }),
-        );
-        for (const item of page.Items ?? []) {
-          found.push({
-            messageId: String(item.messageId),
-            status: item.status as MessageStatus,
-            createdAt: String(item.createdAt),
-          });
-        }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined);
-      return found;
+      const found = await deps.outbox.readAttentionRange({
+        partition,
+        topic: range.topic,
+        ...(range.from === undefined ? {} : { from: range.from }),
+        ...(range.to === undefined ? {} : { to: range.to }),
+      });
+      return found.map(
+        (item): BulkReplayCandidate => ({
+          messageId: String(item.messageId),
+          status: item.status as MessageStatus,
+          createdAt: String(item.createdAt),
+        }),
+      );
     }),
   );
   return pages

@@ -1,21 +1,15 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import {
   CLAIM_CHECK_HEADER,
   type ClaimCheckReference,
   claimCheckOf,
 } from '../claim-check/claim-check-reference.ts';
-import { INBOX_KEYS } from '../consumer/inbox.ts';
-import { parkedKeyOf } from '../consumer/order-cursor.ts';
 import { ConfigError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
-import { readAggregateMessages } from '../outbox/aggregate-messages.ts';
-import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { AggregateInFlightError } from './admin-errors.ts';
 import { requireActor, requireReason, requireText } from './admin-input.ts';
-import { AuditAction, auditSubject, putAuditRow } from './audit-trail.ts';
+import { AuditAction, auditSubject } from './audit-trail.ts';
 
 /** A data-protection erase of one aggregate. */
 export interface EraseInput {
@@ -51,7 +45,7 @@ const IN_FLIGHT: readonly string[] = [MessageStatus.PENDING, MessageStatus.SENT]
 
 type Deps = Pick<
   AdminDeps,
-  'client' | 'outboxTable' | 'auditTable' | 'deliveryInboxes' | 'clock' | 'newId' | 'claimCheck'
+  'outbox' | 'audit' | 'inboxes' | 'deliveryInboxes' | 'clock' | 'newId' | 'claimCheck'
 >;
 
 /**
@@ -94,7 +88,7 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
   const skippedInFlight: string[] = [];
   for (const { messageId } of messages) {
     // The message first, and only if it has no delivery ahead of it: one replayed since the read stays whole.
-    const deleted = await deleteFinished(deps, messageId);
+    const deleted = await deps.outbox.deleteFinished(messageId);
     if (deleted === 'IN_FLIGHT') {
       skippedInFlight.push(messageId);
       continue;
@@ -104,7 +98,7 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
     const place = placeOf(deleted);
     if (place !== undefined) {
       for (const inboxTable of inboxes) {
-        if (await deleteParked(deps, { inboxTable, messageId, ...place })) parkedRowsDeleted += 1;
+        if (await deps.inboxes.deleteParked({ inboxTable, messageId, ...place })) parkedRowsDeleted += 1;
       }
     }
     const reference = storedReference(deleted);
@@ -118,7 +112,7 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
     }
   }
   const actionId = deps.newId();
-  await putAuditRow(deps.client, deps.auditTable, {
+  await deps.audit.put({
     subject: auditSubject.aggregate(aggregateId),
     actionId,
     at: deps.clock().toISOString(),
@@ -144,66 +138,14 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
   };
 }
 
-/**
- * Deletes the message unless it is PENDING or SENT: its stored item, `IN_FLIGHT` when a replay made it PENDING
- * since it was read, or `undefined` when it is gone already.
- */
-async function deleteFinished(
-  deps: Pick<AdminDeps, 'client' | 'outboxTable'>,
-  messageId: string,
-): Promise<Record<string, unknown> | 'IN_FLIGHT' | undefined> {
-  try {
-    const deleted = await deps.client.send(
-      new DeleteCommand({
-        TableName: deps.outboxTable,
-        Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-        ConditionExpression: 'NOT (#status IN (:pending, :sent))',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': MessageStatus.PENDING, ':sent': MessageStatus.SENT },
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    return deleted.Attributes;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return 'IN_FLIGHT';
-    throw error;
-  }
-}
-
 /** An ordered message's order key and seq, from its stored item. */
-function placeOf(item: Record<string, unknown>): { orderKey: string; seq: number } | undefined {
+function placeOf(item: Readonly<Record<string, unknown>>): { orderKey: string; seq: number } | undefined {
   const { orderKey, seq } = item;
   return typeof orderKey === 'string' && typeof seq === 'number' ? { orderKey, seq } : undefined;
 }
 
-/**
- * Deletes a consumer's parked row at the message's place if it holds this message (never another's): true when
- * one was there.
- */
-async function deleteParked(
-  deps: Pick<AdminDeps, 'client'>,
-  parked: { inboxTable: string; messageId: string; orderKey: string; seq: number },
-): Promise<boolean> {
-  try {
-    const deleted = await deps.client.send(
-      new DeleteCommand({
-        TableName: parked.inboxTable,
-        Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(parked.orderKey, parked.seq) },
-        ConditionExpression: '#parkedMessageId = :messageId',
-        ExpressionAttributeNames: { '#parkedMessageId': 'parkedMessageId' },
-        ExpressionAttributeValues: { ':messageId': parked.messageId },
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    return deleted.Attributes !== undefined;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}
-
 /** The claim-check reference of a stored message, or `undefined` when its payload is inline or unreadable. */
-function storedReference(item: Record<string, unknown>): ClaimCheckReference | undefined {
+function storedReference(item: Readonly<Record<string, unknown>>): ClaimCheckReference | undefined {
   try {
     return claimCheckOf({ ...item, headers: item.headers ?? {} } as unknown as Envelope);
   } catch {
@@ -213,10 +155,10 @@ function storedReference(item: Record<string, unknown>): ClaimCheckReference | u
 
 /** Every message of the aggregate (ids from the byAggregate index, then each read by key), with its status. */
 async function messagesOf(
-  deps: Pick<AdminDeps, 'client' | 'outboxTable'>,
+  deps: Pick<AdminDeps, 'outbox'>,
   aggregateId: string,
 ): Promise<{ messageId: string; status: string; claimChecked: boolean }[]> {
-  const items = await readAggregateMessages(deps, { aggregateId, attributes: ['status', 'headers'] });
+  const items = await deps.outbox.readAggregate(aggregateId, ['status', 'headers']);
   return items.map((item) => {
     const headers = item.headers as Record<string, unknown> | undefined;
     return {

@@ -4,9 +4,11 @@
  * the same names today; the development tooling takes them from here.
  */
 
+export { adminDeps } from '../aws/admin-deps-from-env.ts';
+export { readAuditTrail } from '../aws/audit-table.ts';
+export { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../aws/dynamo-admin-deps.ts';
 export { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
 export type { AdminDeps } from './admin-deps.ts';
-export { adminDeps } from './admin-deps-from-env.ts';
 export {
   AdminError,
   AdminErrorCode,
@@ -30,11 +32,9 @@ export {
   type ReceivedQueueMessage,
 } from './admin-queues.ts';
 export {
-  AUDIT_KEYS,
   AuditAction,
   type AuditRow,
   auditSubject,
-  readAuditTrail,
 } from './audit-trail.ts';
 export {
   type BulkReplayCandidate,

@@ -1,16 +1,10 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { MessageStatus } from '../message/message-status.ts';
-import { readMessagesById } from '../outbox/aggregate-messages.ts';
-import { attentionPartitions, dueShardKeys, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import { attentionPartitions, dueShardKeys } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { InvalidAdminRequestError, ListFilterRequiredError } from './admin-errors.ts';
 import { instantOf, integerWithin } from './admin-input.ts';
-import {
-  type MessageSummary,
-  projectionOf,
-  SUMMARY_ATTRIBUTES,
-  summarizeMessage,
-} from './message-summary.ts';
+import type { ListSource, PageKey, StoredMessage } from './admin-ports.ts';
+import { type MessageSummary, SUMMARY_ATTRIBUTES, summarizeMessage } from './message-summary.ts';
 
 /** Which messages to list; at least one filter, since listing every message would read the whole table. */
 export interface ListMessagesInput {
@@ -48,21 +42,6 @@ const MAX_QUERIES_PER_PAGE = 25;
  */
 const MAX_READS_PER_PAGE = 1_000;
 
-/** One index partition a listing reads, in order. */
-interface Source {
-  readonly index: string;
-  readonly partitionKey: string;
-  readonly partitionValue: string;
-  readonly sortKey: string;
-  /** The due index holds PENDING and SENT alike: a status filter picks one. */
-  readonly status?: MessageStatus;
-  /**
-   * The index holds keys only (byAggregate): each message is read by key and the filters apply to what was
-   * read, since the index has no status, topic or createdAt to filter on.
-   */
-  readonly keysOnly?: boolean;
-}
-
 interface Filters {
   readonly status?: MessageStatus;
   readonly topic?: string;
@@ -81,7 +60,7 @@ interface Filters {
  * const { items, cursor } = await listMessages(deps, { status: 'FAILED', topic: 'order.created' });
  */
 export async function listMessages(
-  deps: Pick<AdminDeps, 'client' | 'outboxTable' | 'dueShards'>,
+  deps: Pick<AdminDeps, 'outbox' | 'dueShards'>,
   input: ListMessagesInput,
 ): Promise<MessagePage> {
   const filters = filtersOf(input);
@@ -110,24 +89,38 @@ export async function listMessages(
     // Never more than the page still needs (nor more reads than it has left), so a page never stops in the
     // middle of what DynamoDB returned.
     const wanted = limit - items.length;
-    const page = await deps.client.send(
-      new QueryCommand({
-        TableName: deps.outboxTable,
-        ...queryOf(from, filters),
-        Limit: from.keysOnly ? Math.min(wanted, MAX_READS_PER_PAGE - reads) : wanted,
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-      }),
-    );
-    queries += 1;
-    let found = page.Items ?? [];
-    if (from.keysOnly) {
-      reads += found.length;
-      found = (
-        await readMessagesById(deps, { messageIds: found.map(idOf), attributes: SUMMARY_ATTRIBUTES })
-      ).filter((item) => matches(item, from, filters));
+    let found: readonly StoredMessage[];
+    let nextKey: PageKey | undefined;
+    if (from.index === 'aggregate') {
+      // The index holds keys only: each message is read by key and the filters apply to what was read, since
+      // the index has no status, topic or createdAt to filter on.
+      const page = await deps.outbox.aggregatePage({
+        aggregateId: from.aggregateId,
+        limit: Math.min(wanted, MAX_READS_PER_PAGE - reads),
+        ...(startKey === undefined ? {} : { startKey }),
+      });
+      reads += page.items.length;
+      found = (await deps.outbox.readMany(page.items, SUMMARY_ATTRIBUTES)).filter((item) =>
+        matches(item, from.status, filters),
+      );
+      nextKey = page.nextKey;
+    } else {
+      const page = await deps.outbox.listPage({
+        source: from,
+        filters: {
+          ...(filters.topic === undefined ? {} : { topic: filters.topic }),
+          ...(filters.since === undefined ? {} : { since: filters.since }),
+        },
+        attributes: SUMMARY_ATTRIBUTES,
+        limit: wanted,
+        ...(startKey === undefined ? {} : { startKey }),
+      });
+      found = page.items;
+      nextKey = page.nextKey;
     }
+    queries += 1;
     items.push(...found.map(summarizeMessage));
-    startKey = page.LastEvaluatedKey;
+    startKey = nextKey;
     if (startKey === undefined) source += 1;
   }
   return source < sources.length
@@ -158,35 +151,25 @@ function filtersOf(input: ListMessagesInput): Filters {
 }
 
 /** The index partitions that hold the messages `filters` select, in the order they are read. */
-function sourcesFor(filters: Filters, shards: number): Source[] {
-  const { attentionIndex, dueIndex, aggregateIndex } = OUTBOX_KEYS;
+function sourcesFor(filters: Filters, shards: number): ListSource[] {
   if (filters.aggregateId !== undefined) {
     return [
       {
-        index: aggregateIndex.name,
-        partitionKey: aggregateIndex.partitionKey,
-        partitionValue: filters.aggregateId,
-        sortKey: aggregateIndex.sortKey,
+        index: 'aggregate',
+        aggregateId: filters.aggregateId,
         ...(filters.status === undefined ? {} : { status: filters.status }),
-        keysOnly: true,
       },
     ];
   }
-  const due = (status?: MessageStatus): Source[] =>
+  // The due index holds PENDING and SENT alike: a status filter picks one.
+  const due = (status?: MessageStatus): ListSource[] =>
     dueShardKeys(shards).map((shard) => ({
-      index: dueIndex.name,
-      partitionKey: dueIndex.partitionKey,
-      partitionValue: shard,
-      sortKey: dueIndex.sortKey,
+      index: 'due',
+      shard,
       ...(status === undefined ? {} : { status }),
     }));
-  const attention = (status: typeof MessageStatus.FAILED | typeof MessageStatus.CANCELLED): Source[] =>
-    attentionPartitions(status, shards).map((partition) => ({
-      index: attentionIndex.name,
-      partitionKey: attentionIndex.partitionKey,
-      partitionValue: partition,
-      sortKey: attentionIndex.sortKey,
-    }));
+  const attention = (status: typeof MessageStatus.FAILED | typeof MessageStatus.CANCELLED): ListSource[] =>
+    attentionPartitions(status, shards).map((partition) => ({ index: 'attention', partition }));
   switch (filters.status) {
     case MessageStatus.PENDING:
     case MessageStatus.SENT:
@@ -209,56 +192,13 @@ function sourcesFor(filters: Filters, shards: number): Source[] {
   }
 }
 
-/** The key condition, filter and projection of a query of one source; of a keys-only source, its key condition. */
-function queryOf(source: Source, filters: Filters) {
-  if (source.keysOnly === true) {
-    return {
-      IndexName: source.index,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': source.partitionKey },
-      ExpressionAttributeValues: { ':pk': source.partitionValue },
-    };
-  }
-  const names: Record<string, string> = { '#pk': source.partitionKey };
-  const values: Record<string, unknown> = { ':pk': source.partitionValue };
-  let keyCondition = '#pk = :pk';
-  const conditions: string[] = [];
-  if (filters.since !== undefined) {
-    names['#createdAt'] = 'createdAt';
-    values[':since'] = filters.since;
-    // The attention index is sorted by createdAt: there `since` narrows the key range instead of filtering.
-    if (source.sortKey === 'createdAt') keyCondition += ' AND #createdAt >= :since';
-    else conditions.push('#createdAt >= :since');
-  }
-  if (source.status !== undefined) {
-    names['#status'] = 'status';
-    values[':status'] = source.status;
-    conditions.push('#status = :status');
-  }
-  if (filters.topic !== undefined) {
-    names['#topic'] = 'topic';
-    values[':topic'] = filters.topic;
-    conditions.push('#topic = :topic');
-  }
-  const projection = projectionOf(SUMMARY_ATTRIBUTES);
-  return {
-    IndexName: source.index,
-    KeyConditionExpression: keyCondition,
-    ...(conditions.length === 0 ? {} : { FilterExpression: conditions.join(' AND ') }),
-    ProjectionExpression: projection.ProjectionExpression,
-    ExpressionAttributeNames: { ...names, ...projection.ExpressionAttributeNames },
-    ExpressionAttributeValues: values,
-  };
-}
-
-/** The message id of an index entry. */
-function idOf(key: Readonly<Record<string, unknown>>): string {
-  return String(key[OUTBOX_KEYS.partitionKey]);
-}
-
 /** Whether a message read by key passes the filters a query of `source` would otherwise apply. */
-function matches(item: Readonly<Record<string, unknown>>, source: Source, filters: Filters): boolean {
-  if (source.status !== undefined && item.status !== source.status) return false;
+function matches(
+  item: Readonly<Record<string, unknown>>,
+  status: MessageStatus | undefined,
+  filters: Filters,
+): boolean {
+  if (status !== undefined && item.status !== status) return false;
   if (filters.topic !== undefined && item.topic !== filters.topic) return false;
   // ISO-8601 instants in UTC compare as text, as the FilterExpression compares them.
   return (

@@ -1,16 +1,11 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '../aws/transact-write.ts';
 import { TransactionConditionError } from '../errors.ts';
 import type { MessageStatus } from '../message/message-status.ts';
 import { cancelUpdate, replayUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
-import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
-import type { OutboxUpdate } from '../outbox/transition-updates.ts';
-import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { MessageNotFoundError, MessageSkippedError, WrongStatusError } from './admin-errors.ts';
 import { requireActor, requireReason, requireText } from './admin-input.ts';
-import { AuditAction, auditPut, auditSubject } from './audit-trail.ts';
+import { AuditAction, auditSubject } from './audit-trail.ts';
 
 /** An operator's action on one message. */
 export interface MessageActionInput {
@@ -42,7 +37,7 @@ export interface ActionFiling {
 
 type Deps = Pick<
   AdminDeps,
-  'client' | 'outboxTable' | 'auditTable' | 'dueShards' | 'retentionDays' | 'clock' | 'newId'
+  'outbox' | 'audit' | 'transactions' | 'dueShards' | 'retentionDays' | 'clock' | 'newId'
 >;
 
 /**
@@ -87,24 +82,18 @@ async function moveMessage(
   const allowed: readonly MessageStatus[] = TRANSITIONS[transition].from;
   let seen = '';
   for (let round = 0; round < MAX_ROUNDS; round += 1) {
-    const stored = await deps.client.send(
-      new GetCommand({
-        TableName: deps.outboxTable,
-        Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-        ConsistentRead: true,
-      }),
-    );
-    if (stored.Item === undefined) throw new MessageNotFoundError(messageId);
-    seen = String(stored.Item.status);
+    const stored = await deps.outbox.read(messageId);
+    if (stored === undefined) throw new MessageNotFoundError(messageId);
+    seen = String(stored.status);
     if (!allowed.includes(seen as MessageStatus)) {
       throw new WrongStatusError({ action: transition, messageId, status: seen, allowed });
     }
-    const skippedAt = stored.Item[SKIPPED_AT_ATTRIBUTE];
+    const skippedAt = stored[SKIPPED_AT_ATTRIBUTE];
     if (transition === 'replay' && typeof skippedAt === 'string') {
       throw new MessageSkippedError({
         messageId,
-        orderKey: String(stored.Item.orderKey ?? ''),
-        seq: Number(stored.Item.seq ?? 0),
+        orderKey: String(stored.orderKey ?? ''),
+        seq: Number(stored.seq ?? 0),
         skippedAt,
       });
     }
@@ -116,17 +105,16 @@ async function moveMessage(
       transition === 'replay'
         ? replayUpdate(change)
         : cancelUpdate({ ...change, retentionDays: deps.retentionDays });
-    const topic = String(stored.Item.topic ?? '');
-    const aggregateId = String(stored.Item.aggregateId ?? '');
+    const topic = String(stored.topic ?? '');
+    const aggregateId = String(stored.aggregateId ?? '');
     const action = filing.auditAction ?? (transition === 'replay' ? AuditAction.REPLAY : AuditAction.CANCEL);
     const to = TRANSITIONS[transition].to;
     try {
       // The action id as the idempotency token: an SDK retry of a lost response is answered, not applied twice.
-      await transactWrite(
-        deps.client,
+      await deps.transactions.write(
         [
-          transactUpdate(deps.outboxTable, update),
-          auditPut(deps.auditTable, {
+          deps.outbox.updateAction(update),
+          deps.audit.putAction({
             subject: auditSubject.message(messageId),
             actionId,
             at: now.toISOString(),
@@ -146,9 +134,4 @@ async function moveMessage(
     return { messageId, action, from, to, topic, aggregateId, at: now.toISOString(), actionId };
   }
   throw new WrongStatusError({ action: transition, messageId, status: seen, allowed });
-}
-
-/** An outbox update as an action of a TransactWriteItems. */
-export function transactUpdate(tableName: string, update: OutboxUpdate): TransactWriteAction {
-  return { Update: { ...update, TableName: tableName, UpdateExpression: update.UpdateExpression } };
 }

@@ -2,7 +2,7 @@ import type { AdminDeps } from './admin-deps.ts';
 import { MoveTaskUnavailableError } from './admin-errors.ts';
 import { integerWithin, requireActor } from './admin-input.ts';
 import { queueNameOf } from './admin-queues.ts';
-import { AuditAction, auditSubject, putAuditRow } from './audit-trail.ts';
+import { AuditAction, auditSubject } from './audit-trail.ts';
 import { deadLetterRoutes, selectRoutes } from './dead-letter-routes.ts';
 
 /** Which DLQs to hand to SQS message move tasks. */
@@ -30,10 +30,7 @@ export interface StartedMoveTask {
  * if (canUseMoveTask(request)) await startDeadLetterMoveTasks(deps, { actor, ratePerSecond: 50 });
  */
 export async function startDeadLetterMoveTasks(
-  deps: Pick<
-    AdminDeps,
-    'client' | 'queues' | 'auditTable' | 'topicQueues' | 'deadLetterQueues' | 'clock' | 'newId'
-  >,
+  deps: Pick<AdminDeps, 'audit' | 'queues' | 'topicQueues' | 'deadLetterQueues' | 'clock' | 'newId'>,
   input: MoveTaskInput,
 ): Promise<StartedMoveTask[]> {
   const actor = requireActor(input.actor);
@@ -54,7 +51,7 @@ export async function startDeadLetterMoveTasks(
       destinationQueueUrl: route.sourceQueueUrl,
       ...(maxPerSecond === undefined ? {} : { maxPerSecond }),
     });
-    await putAuditRow(deps.client, deps.auditTable, {
+    await deps.audit.put({
       subject: auditSubject.deadLetterQueue(queueNameOf(route.deadLetterQueueUrl)),
       actionId: deps.newId(),
       at: deps.clock().toISOString(),

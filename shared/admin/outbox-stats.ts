@@ -1,10 +1,8 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { MessageStatus } from '../message/message-status.ts';
-import { attentionPartitions, dueShardKeys, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import { attentionPartitions, dueShardKeys } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { queueNameOf } from './admin-queues.ts';
 import { deadLetterRoutes } from './dead-letter-routes.ts';
-import { projectionOf } from './message-summary.ts';
 
 /** The statuses the indexes can count. */
 export type CountedStatus =
@@ -58,7 +56,7 @@ const NOT_COUNTED =
  * const counts = await countOutbox(deps, { topics: Object.keys(topicQueues) });
  */
 export async function countOutbox(
-  deps: Pick<AdminDeps, 'client' | 'outboxTable' | 'dueShards' | 'clock'>,
+  deps: Pick<AdminDeps, 'outbox' | 'dueShards' | 'clock'>,
   options: { readonly topics?: readonly string[] } = {},
 ): Promise<OutboxCounts> {
   const now = deps.clock();
@@ -74,23 +72,12 @@ export async function countOutbox(
   };
   for (const topic of options.topics ?? []) countsOf(topic);
 
-  const { dueIndex, attentionIndex } = OUTBOX_KEYS;
   const due = dueShardKeys(deps.dueShards).map((shard) =>
-    readPartition(deps, {
-      index: dueIndex.name,
-      partitionKey: dueIndex.partitionKey,
-      partitionValue: shard,
-      attributes: ['topic', 'status', 'createdAt', 'sentAt'],
-    }),
+    deps.outbox.readPartition({ index: 'due', shard }, ['topic', 'status', 'createdAt', 'sentAt']),
   );
   const attention = [MessageStatus.FAILED, MessageStatus.CANCELLED].flatMap((status) =>
     attentionPartitions(status, deps.dueShards).map((partition) =>
-      readPartition(deps, {
-        index: attentionIndex.name,
-        partitionKey: attentionIndex.partitionKey,
-        partitionValue: partition,
-        attributes: ['topic', 'status'],
-      }),
+      deps.outbox.readPartition({ index: 'attention', partition }, ['topic', 'status']),
     ),
   );
   // Each index counts only the statuses it is for, so no message is counted twice.
@@ -140,10 +127,7 @@ export async function countOutbox(
  * const { totals, topics, deadLetterQueues } = await outboxStats(deps);
  */
 export async function outboxStats(
-  deps: Pick<
-    AdminDeps,
-    'client' | 'queues' | 'outboxTable' | 'dueShards' | 'clock' | 'topicQueues' | 'deadLetterQueues'
-  >,
+  deps: Pick<AdminDeps, 'outbox' | 'queues' | 'dueShards' | 'clock' | 'topicQueues' | 'deadLetterQueues'>,
 ): Promise<OutboxStats> {
   const routes = deadLetterRoutes(deps);
   const [counts, depths] = await Promise.all([
@@ -160,35 +144,4 @@ export async function outboxStats(
       inFlight: depths[index]?.inFlight ?? 0,
     })),
   };
-}
-
-/** Every item of one index partition, only the given attributes. */
-async function readPartition(
-  deps: Pick<AdminDeps, 'client' | 'outboxTable'>,
-  partition: {
-    readonly index: string;
-    readonly partitionKey: string;
-    readonly partitionValue: string;
-    readonly attributes: readonly string[];
-  },
-): Promise<Record<string, unknown>[]> {
-  const projection = projectionOf(partition.attributes);
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.client.send(
-      new QueryCommand({
-        TableName: deps.outboxTable,
-        IndexName: partition.index,
-        KeyConditionExpression: '#pk = :pk',
-        ProjectionExpression: projection.ProjectionExpression,
-        ExpressionAttributeNames: { '#pk': partition.partitionKey, ...projection.ExpressionAttributeNames },
-        ExpressionAttributeValues: { ':pk': partition.partitionValue },
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
-  return items;
 }

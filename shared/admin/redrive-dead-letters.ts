@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DEAD_LETTER_ATTRIBUTES,
   type DeadLetterCause,
@@ -9,7 +8,7 @@ import type { AdminDeps } from './admin-deps.ts';
 import { InvalidAdminRequestError } from './admin-errors.ts';
 import { integerWithin, rateOf, requireActor } from './admin-input.ts';
 import { type OutgoingQueueMessage, queueNameOf, type ReceivedQueueMessage } from './admin-queues.ts';
-import { AUDIT_KEYS, AuditAction, auditSubject, putAuditRow } from './audit-trail.ts';
+import { AuditAction, auditSubject } from './audit-trail.ts';
 import { type DeadLetterRoute, deadLetterRoutes, selectRoutes } from './dead-letter-routes.ts';
 import { pacer } from './pacer.ts';
 
@@ -105,7 +104,7 @@ const DEAD_LETTER_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set(Object.values(D
 
 type Deps = Pick<
   AdminDeps,
-  'client' | 'queues' | 'auditTable' | 'topicQueues' | 'deadLetterQueues' | 'clock' | 'newId' | 'sleep'
+  'audit' | 'queues' | 'topicQueues' | 'deadLetterQueues' | 'clock' | 'newId' | 'sleep'
 >;
 
 /**
@@ -174,7 +173,7 @@ export async function redriveDeadLetters(deps: Deps, input: RedriveInput): Promi
     const report = await redriveQueue(run, route);
     queues.push(report);
     if (!input.dryRun) {
-      await putAuditRow(deps.client, deps.auditTable, {
+      await deps.audit.put({
         subject: auditSubject.deadLetterQueue(queueNameOf(route.deadLetterQueueUrl)),
         actionId: deps.newId(),
         at: deps.clock().toISOString(),
@@ -308,48 +307,33 @@ async function moveOne(
   const { deps } = run;
   const { route, message, info } = move;
   const key = {
-    [AUDIT_KEYS.partitionKey]: auditSubject.redriveJournal(queueNameOf(route.deadLetterQueueUrl)),
-    [AUDIT_KEYS.sortKey]: message.sqsMessageId,
+    subject: auditSubject.redriveJournal(queueNameOf(route.deadLetterQueueUrl)),
+    actionId: message.sqsMessageId,
   };
-  const journal = await deps.client.send(
-    new GetCommand({ TableName: deps.auditTable, Key: key, ConsistentRead: true }),
-  );
-  if (journal.Item?.state === RedriveState.SENT) {
+  const journal = await deps.audit.readJournal(key);
+  if (journal?.state === RedriveState.SENT) {
     await deps.queues.delete(route.deadLetterQueueUrl, message.receiptHandle);
     return 'RESUMED';
   }
-  if (journal.Item === undefined) {
-    await deps.client.send(
-      new PutCommand({
-        TableName: deps.auditTable,
-        Item: {
-          ...key,
-          at: deps.clock().toISOString(),
-          action: AuditAction.REDRIVE,
-          actor: run.actor,
-          reason: run.reason,
-          state: RedriveState.MOVING,
-          details: {
-            deadLetterQueue: route.deadLetterQueueUrl,
-            sourceQueue: route.sourceQueueUrl,
-            ...(info.messageId === undefined ? {} : { messageId: info.messageId }),
-            ...(info.topic === undefined ? {} : { topic: info.topic }),
-          },
-        },
-      }),
-    );
+  if (journal === undefined) {
+    await deps.audit.writeJournal({
+      ...key,
+      at: deps.clock().toISOString(),
+      action: AuditAction.REDRIVE,
+      actor: run.actor,
+      reason: run.reason,
+      state: RedriveState.MOVING,
+      details: {
+        deadLetterQueue: route.deadLetterQueueUrl,
+        sourceQueue: route.sourceQueueUrl,
+        ...(info.messageId === undefined ? {} : { messageId: info.messageId }),
+        ...(info.topic === undefined ? {} : { topic: info.topic }),
+      },
+    });
   }
   await run.nextSlot();
   await deps.queues.send(route.sourceQueueUrl, outgoing(message, route.sourceQueueUrl));
-  await deps.client.send(
-    new UpdateCommand({
-      TableName: deps.auditTable,
-      Key: key,
-      UpdateExpression: 'SET #state = :sent, #sentAt = :now',
-      ExpressionAttributeNames: { '#state': 'state', '#sentAt': 'sentAt' },
-      ExpressionAttributeValues: { ':sent': RedriveState.SENT, ':now': deps.clock().toISOString() },
-    }),
-  );
+  await deps.audit.markJournal(key, RedriveState.SENT, deps.clock().toISOString());
   await deps.queues.delete(route.deadLetterQueueUrl, message.receiptHandle);
   return 'MOVED';
 }

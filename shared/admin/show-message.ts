@@ -1,10 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type HistoryEntry, historyOf } from '../outbox/history.ts';
-import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { MessageNotFoundError } from './admin-errors.ts';
 import { requireText } from './admin-input.ts';
-import { type AuditRow, auditSubject, readAuditTrail } from './audit-trail.ts';
+import { type AuditRow, auditSubject } from './audit-trail.ts';
 
 /** Everything known of one message. */
 export interface MessageDetails {
@@ -23,20 +21,14 @@ export interface MessageDetails {
  * const { message, history, audit } = await showMessage(deps, '01HW…');
  */
 export async function showMessage(
-  deps: Pick<AdminDeps, 'client' | 'outboxTable' | 'auditTable'>,
+  deps: Pick<AdminDeps, 'outbox' | 'audit'>,
   messageId: string,
 ): Promise<MessageDetails> {
   const id = requireText('messageId', messageId);
   const [stored, audit] = await Promise.all([
-    deps.client.send(
-      new GetCommand({
-        TableName: deps.outboxTable,
-        Key: { [OUTBOX_KEYS.partitionKey]: id },
-        ConsistentRead: true,
-      }),
-    ),
-    readAuditTrail(deps.client, deps.auditTable, auditSubject.message(id)),
+    deps.outbox.read(id),
+    deps.audit.trail(auditSubject.message(id)),
   ]);
-  if (stored.Item === undefined) throw new MessageNotFoundError(id);
-  return { message: stored.Item, history: historyOf(stored.Item), audit };
+  if (stored === undefined) throw new MessageNotFoundError(id);
+  return { message: stored, history: historyOf(stored), audit };
 }

@@ -1,15 +1,7 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { transactWrite } from '../aws/transact-write.ts';
-import { INBOX_KEYS } from '../consumer/inbox.ts';
-import { cursorKeyOf } from '../consumer/order-cursor.ts';
 import { TransactionConditionError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { MAX_ORDER_KEY_LENGTH, ORDER_KEY_SEPARATOR, orderedTopic } from '../ordering/ordering.ts';
-import { appendHistory, HistoryEvent } from '../outbox/history.ts';
-import { cancelUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
-import { dueShardOf, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
-import { TRANSITIONS } from '../outbox/state-machine.ts';
-import type { OutboxUpdate } from '../outbox/transition-updates.ts';
+import { cancelUpdate } from '../outbox/operator-updates.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import {
@@ -20,8 +12,7 @@ import {
   WrongStatusError,
 } from './admin-errors.ts';
 import { requireActor, requireReason, requireText } from './admin-input.ts';
-import { AuditAction, auditPut, auditSubject } from './audit-trail.ts';
-import { transactUpdate } from './message-actions.ts';
+import { AuditAction, auditSubject } from './audit-trail.ts';
 
 /** An operator's skip of one message of an ordered sequence. */
 export interface SkipOrderGapInput {
@@ -99,9 +90,10 @@ export interface SkipOrderGapResult {
 
 type Deps = Pick<
   AdminDeps,
-  | 'client'
-  | 'outboxTable'
-  | 'auditTable'
+  | 'outbox'
+  | 'audit'
+  | 'inboxes'
+  | 'transactions'
   | 'deliveryInboxes'
   | 'orderedTopics'
   | 'dueShards'
@@ -163,7 +155,7 @@ export async function skipOrderGap(deps: Deps, input: SkipOrderGapInput): Promis
     const result = plan.result({ changed: true, at: now.toISOString(), actionId });
     try {
       // The action id as the idempotency token: an SDK retry of a lost response is answered, not applied twice.
-      await transactWrite(deps.client, plan.actions({ now, actor, reason, actionId, result }), actionId);
+      await deps.transactions.write(plan.actions({ now, actor, reason, actionId, result }), actionId);
       return result;
     } catch (error) {
       // The message, a cursor or the successor changed between the reads and the write: read again.
@@ -243,7 +235,7 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
   const inboxes = inboxesOf(deps, { orderKey, topic: message.topic });
   const cursors: CursorSkip[] = [];
   for (const inboxTable of inboxes) {
-    const lastSeq = await cursorOf(deps, { inboxTable, orderKey });
+    const lastSeq = await deps.inboxes.cursorOf({ inboxTable, orderKey });
     if (lastSeq !== null && lastSeq >= seq) {
       cursors.push({ inboxTable, lastSeq, outcome: 'ALREADY_PAST' });
     } else if ((lastSeq ?? 0) === seq - 1) {
@@ -289,10 +281,9 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
         from === 'GONE'
           ? []
           : from === MessageStatus.CANCELLED
-            ? [stillCancelled(deps.outboxTable, { messageId: message.messageId, now })]
+            ? [deps.outbox.markSkippedAction({ messageId: message.messageId, now })]
             : [
-                transactUpdate(
-                  deps.outboxTable,
+                deps.outbox.updateAction(
                   cancelUpdate({
                     messageId: message.messageId,
                     from,
@@ -307,24 +298,21 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
               ];
       return [
         ...marking,
-        ...moving.map((cursor) => cursorSkip({ ...cursor, orderKey, seq, now })),
+        ...moving.map((cursor) => deps.inboxes.cursorSkipAction({ ...cursor, orderKey, seq, now })),
         ...(next === undefined || successorAction === SuccessorAction.LEFT
           ? []
           : [
               successorAction === SuccessorAction.RESENT
-                ? transactUpdate(
-                    deps.outboxTable,
-                    resendUpdate({
-                      messageId: next.messageId,
-                      now,
-                      by: actor,
-                      reason: `resent after the skip of ${orderKey} seq ${seq}: ${reason}`,
-                      dueShards: deps.dueShards,
-                    }),
-                  )
-                : dueNow(deps.outboxTable, { messageId: next.messageId, now }),
+                ? deps.outbox.resendAction({
+                    messageId: next.messageId,
+                    now,
+                    by: actor,
+                    reason: `resent after the skip of ${orderKey} seq ${seq}: ${reason}`,
+                    dueShards: deps.dueShards,
+                  })
+                : deps.outbox.dueNowAction({ messageId: next.messageId, now }),
             ]),
-        auditPut(deps.auditTable, {
+        deps.audit.putAction({
           subject: gone ? auditSubject.sequence(orderKey) : auditSubject.message(message.messageId),
           actionId,
           at: now.toISOString(),
@@ -351,50 +339,30 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
 
 /** The message at `seq` of `orderKey`: its id from the byOrderKey index, then the item by key, consistently. */
 function messageAt(deps: Deps, at: { orderKey: string; seq: number }): Promise<SequenceMessage | undefined> {
-  return readInSequence(deps, { orderKey: at.orderKey, condition: '#seq = :seq', seq: at.seq });
+  return readInSequence(deps, { orderKey: at.orderKey, seq: at.seq, after: false });
 }
 
 /** The first message of `orderKey` after `seq`, read as {@link messageAt} reads one. */
 function firstAfter(deps: Deps, at: { orderKey: string; seq: number }): Promise<SequenceMessage | undefined> {
-  return readInSequence(deps, { orderKey: at.orderKey, condition: '#seq > :seq', seq: at.seq });
+  return readInSequence(deps, { orderKey: at.orderKey, seq: at.seq, after: true });
 }
 
 async function readInSequence(
   deps: Deps,
-  at: { orderKey: string; condition: string; seq: number },
+  at: { orderKey: string; seq: number; after: boolean },
 ): Promise<SequenceMessage | undefined> {
-  const index = OUTBOX_KEYS.orderIndex;
-  const found = await deps.client.send(
-    new QueryCommand({
-      TableName: deps.outboxTable,
-      IndexName: index.name,
-      KeyConditionExpression: `#orderKey = :orderKey AND ${at.condition}`,
-      ExpressionAttributeNames: { '#orderKey': index.partitionKey, '#seq': index.sortKey },
-      ExpressionAttributeValues: { ':orderKey': at.orderKey, ':seq': at.seq },
-      Limit: 1,
-    }),
-  );
-  // A seq is given once per order key; the index is eventually consistent, so the item is read by key.
-  const id = found.Items?.[0]?.[OUTBOX_KEYS.partitionKey];
-  if (typeof id !== 'string') return undefined;
-  const stored = await deps.client.send(
-    new GetCommand({
-      TableName: deps.outboxTable,
-      Key: { [OUTBOX_KEYS.partitionKey]: id },
-      ConsistentRead: true,
-    }),
-  );
-  if (stored.Item === undefined) return undefined;
-  const nextAttemptAt = stored.Item[OUTBOX_KEYS.dueIndex.sortKey];
-  const createdAt = stored.Item.createdAt;
+  const found = await deps.outbox.readInSequence(at);
+  if (found === undefined) return undefined;
+  const { messageId, item } = found;
+  const { nextAttemptAt, createdAt } = item;
   return {
-    messageId: id,
-    status: String(stored.Item.status),
-    topic: String(stored.Item.topic ?? ''),
-    aggregateId: String(stored.Item.aggregateId ?? ''),
+    messageId,
+    status: String(item.status),
+    topic: String(item.topic ?? ''),
+    aggregateId: String(item.aggregateId ?? ''),
     ...(typeof nextAttemptAt === 'string' ? { nextAttemptAt } : {}),
     ...(typeof createdAt === 'string' ? { createdAt } : {}),
-    leased: stored.Item.leaseOwner !== undefined,
+    leased: item.leaseOwner !== undefined,
   };
 }
 
@@ -423,71 +391,6 @@ function inboxesOf(deps: Deps, of: { orderKey: string; topic: string }): string[
   return inboxes;
 }
 
-/** The cursor's `lastSeq` in `inboxTable`, read consistently; `null` when the consumer has none yet. */
-async function cursorOf(deps: Deps, at: { inboxTable: string; orderKey: string }): Promise<number | null> {
-  const { Item } = await deps.client.send(
-    new GetCommand({
-      TableName: at.inboxTable,
-      Key: { [INBOX_KEYS.partitionKey]: cursorKeyOf(at.orderKey) },
-      ConsistentRead: true,
-    }),
-  );
-  const lastSeq = Item?.lastSeq;
-  return typeof lastSeq === 'number' ? lastSeq : null;
-}
-
-/**
- * The cursor moved from `seq - 1` to `seq`, conditional on it still being there (or, for seq 1, still absent): a
- * message the consumer applied meanwhile makes the transaction fail, and the skip reads again.
- */
-function cursorSkip(move: {
-  inboxTable: string;
-  orderKey: string;
-  seq: number;
-  lastSeq: number | null;
-  now: Date;
-}): TransactWriteAction {
-  const still =
-    move.lastSeq === null
-      ? { expression: 'attribute_not_exists(#key)', values: {} }
-      : { expression: '#lastSeq = :previous', values: { ':previous': move.lastSeq } };
-  return {
-    Update: {
-      TableName: move.inboxTable,
-      Key: { [INBOX_KEYS.partitionKey]: cursorKeyOf(move.orderKey) },
-      UpdateExpression: 'SET #lastSeq = :seq, #updatedAt = :now',
-      ConditionExpression: still.expression,
-      ExpressionAttributeNames: {
-        '#lastSeq': 'lastSeq',
-        '#updatedAt': 'updatedAt',
-        ...(move.lastSeq === null ? { '#key': INBOX_KEYS.partitionKey } : {}),
-      },
-      ExpressionAttributeValues: { ':seq': move.seq, ':now': move.now.toISOString(), ...still.values },
-    },
-  };
-}
-
-/**
- * The already CANCELLED message marked skipped (never to be replayed), conditionally on it still being CANCELLED:
- * a replay meanwhile would put it back in the sequence, and the skip reads again.
- */
-function stillCancelled(outboxTable: string, at: { messageId: string; now: Date }): TransactWriteAction {
-  return {
-    Update: {
-      TableName: outboxTable,
-      Key: { [OUTBOX_KEYS.partitionKey]: at.messageId },
-      UpdateExpression: 'SET #updatedAt = :now, #skippedAt = if_not_exists(#skippedAt, :now)',
-      ConditionExpression: '#status = :cancelled',
-      ExpressionAttributeNames: {
-        '#status': 'status',
-        '#updatedAt': 'updatedAt',
-        '#skippedAt': SKIPPED_AT_ATTRIBUTE,
-      },
-      ExpressionAttributeValues: { ':cancelled': MessageStatus.CANCELLED, ':now': at.now.toISOString() },
-    },
-  };
-}
-
 /**
  * What to do with the successor: only one that waits for the gap (a consumer's cursor ends at the skipped seq) is
  * hurried. A SENT one is parked at the consumer: resend it. A PENDING one the sweeper held back behind the gap:
@@ -499,74 +402,4 @@ function actionOn(next: SequenceMessage | undefined, at: { waiting: boolean; now
   const later = next.nextAttemptAt !== undefined && next.nextAttemptAt > at.now.toISOString();
   if (next.status === MessageStatus.PENDING && !next.leased && later) return SuccessorAction.DUE_NOW;
   return SuccessorAction.LEFT;
-}
-
-/**
- * A PENDING successor the sweeper held back behind the gap, made due now. Conditional on it still being PENDING
- * and unclaimed, so a sweeper's claim in between (which moves `nextAttemptAt` to its lease's end) is never undone.
- */
-function dueNow(outboxTable: string, at: { messageId: string; now: Date }): TransactWriteAction {
-  return {
-    Update: {
-      TableName: outboxTable,
-      Key: { [OUTBOX_KEYS.partitionKey]: at.messageId },
-      UpdateExpression: 'SET #nextAttemptAt = :now, #updatedAt = :now',
-      ConditionExpression: '#status = :pending AND attribute_not_exists(#leaseOwner)',
-      ExpressionAttributeNames: {
-        '#status': 'status',
-        '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
-        '#updatedAt': 'updatedAt',
-        '#leaseOwner': 'leaseOwner',
-      },
-      ExpressionAttributeValues: { ':pending': MessageStatus.PENDING, ':now': at.now.toISOString() },
-    },
-  };
-}
-
-/**
- * SENT → PENDING for the successor the consumer holds parked: a new delivery round (`resends` + 1, so a FIFO
- * queue's deduplication id changes; attempts back to 0), due now in the due index, any sweeper lease dropped (its
- * conditional release or requeue then fails harmlessly). The relay forwards inserts only, so the sweeper sends it.
- * Conditional on it still being SENT.
- */
-function resendUpdate(move: {
-  messageId: string;
-  now: Date;
-  by: string;
-  reason: string;
-  dueShards: number;
-}): OutboxUpdate {
-  const history = appendHistory({
-    at: move.now.toISOString(),
-    event: HistoryEvent.REQUEUED,
-    from: TRANSITIONS.requeue.from[0],
-    to: TRANSITIONS.requeue.to,
-    by: move.by,
-    reason: move.reason,
-  });
-  return {
-    Key: { [OUTBOX_KEYS.partitionKey]: move.messageId },
-    UpdateExpression: `SET #status = :to, #attempts = :zero, #resends = if_not_exists(#resends, :zero) + :one, #nextAttemptAt = :now, #dueShard = :shard, #updatedAt = :now, ${history.set} REMOVE #leaseOwner, #leaseUntil`,
-    ConditionExpression: '#status = :from',
-    ExpressionAttributeNames: {
-      '#status': 'status',
-      '#attempts': 'attempts',
-      '#resends': 'resends',
-      '#nextAttemptAt': OUTBOX_KEYS.dueIndex.sortKey,
-      '#dueShard': OUTBOX_KEYS.dueIndex.partitionKey,
-      '#updatedAt': 'updatedAt',
-      '#leaseOwner': 'leaseOwner',
-      '#leaseUntil': 'leaseUntil',
-      ...history.names,
-    },
-    ExpressionAttributeValues: {
-      ':from': TRANSITIONS.requeue.from[0],
-      ':to': TRANSITIONS.requeue.to,
-      ':zero': 0,
-      ':one': 1,
-      ':now': move.now.toISOString(),
-      ':shard': dueShardOf(move.messageId, move.dueShards),
-      ...history.values,
-    },
-  };
 }

@@ -19,6 +19,7 @@ import {
   createDocumentClient,
   createSqsClient,
 } from '../aws/clients.ts';
+import { dynamoAdminDeps } from '../aws/dynamo-admin-deps.ts';
 import { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
 import { ConfigError, describeError, OutboxError } from '../errors.ts';
 import { type ApiAnswer, callApi, isLocalApi, LOCAL_SIGNING_CREDENTIALS, signingRegion } from './call-api.ts';
@@ -653,7 +654,7 @@ class Session {
   #adminDeps(outbox: DiscoveredOutbox): AdminDeps {
     const client = this.#own(createDocumentClient(this.config));
     const sqs = this.#own(createSqsClient(this.config));
-    return {
+    return dynamoAdminDeps({
       client,
       queues: new SqsAdminQueues(sqs),
       outboxTable: outbox.outboxTable,
@@ -667,7 +668,7 @@ class Session {
       clock: this.#io.clients?.clock ?? (() => new Date()),
       newId: monotonicFactory(),
       sleep: this.sleep,
-    };
+    });
   }
 
   #own<T extends { destroy(): void }>(client: T): T {

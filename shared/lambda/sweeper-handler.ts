@@ -5,6 +5,7 @@ import type { Context } from 'aws-lambda';
 import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import { inboxDeliveryCheck } from '../aws/inbox-table.ts';
+import { DynamoOutboxAdminStore } from '../aws/outbox-table.ts';
 import { describeError } from '../errors.ts';
 import { pageBudget } from '../observability/page-budget.ts';
 import {
@@ -88,7 +89,11 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
       const budget = pageBudget(client, BACKLOG_GAUGE_MAX_PAGES);
       try {
         const counts = await countOutbox(
-          { client: budget.client, outboxTable, dueShards: base.settings.dueShards, clock: base.clock },
+          {
+            outbox: new DynamoOutboxAdminStore({ client: budget.client, outboxTable }),
+            dueShards: base.settings.dueShards,
+            clock: base.clock,
+          },
           { topics },
         );
         if (budget.exhausted()) {

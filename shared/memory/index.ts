@@ -8,6 +8,8 @@
  * paths; they are not a stable API.
  */
 
+/** Tooling: the audit table's keys, for an in-memory audit table's schema. */
+export { AUDIT_KEYS } from '../aws/audit-table.ts';
 /** Tooling: what an outbox stream record announces to the relay: a message to send, or nothing. */
 export { readStreamRecord } from '../aws/stream-records.ts';
 /** Tooling: a new PENDING outbox item for an envelope, as the writer puts it in the transaction. */
@@ -16,7 +18,6 @@ export { newOutboxItem } from '../outbox/outbox-item.ts';
 export { toEnvelope } from '../relay/relay-messages.ts';
 /** Tooling: DynamoDB's size of an item, as the writer checks its 400 KB limit. */
 export { itemSizeBytes } from '../transaction/item-size.ts';
-
 /** Tooling: DynamoDB numbers as the in-memory table keeps them (exact), and the error for an invalid one. */
 export { canonicalNumber, exactNumber, InvalidNumberError, numberText } from './exact-numbers.ts';
 /** Tooling: the in-memory table's item, and the error for an expression it does not evaluate. */

@@ -13,7 +13,7 @@ export interface PageBudget {
  * with what it has read — lower bounds — instead of reading a large backlog in full every minute.
  * @example
  * const budget = pageBudget(client, 100);
- * const counts = await countOutbox({ ...deps, client: budget.client });
+ * const counts = await countOutbox({ ...deps, outbox: new DynamoOutboxAdminStore({ client: budget.client, outboxTable }) });
  * if (budget.exhausted()) logger.warn('backlog gauges are lower bounds', {});
  */
 export function pageBudget(client: DynamoDBDocumentClient, maxPages: number): PageBudget {

@@ -13,10 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planStockReservation } from '../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { seedStock } from '../../infra/stacks/local-plugin.ts';
-import type { AdminDeps } from '../../shared/admin/admin-deps.ts';
-import { adminDeps } from '../../shared/admin/admin-deps-from-env.ts';
 import { type AdminQueues, queueNameOf } from '../../shared/admin/admin-queues.ts';
+import { adminDepsOptions } from '../../shared/aws/admin-deps-from-env.ts';
 import { type AwsClientConfig, createDocumentClient, createSqsClient } from '../../shared/aws/clients.ts';
+import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../shared/aws/dynamo-admin-deps.ts';
 import { SqsAdminQueues } from '../../shared/aws/sqs-admin-queues.ts';
 import { type CliClients, runCli } from '../../shared/cli/run-cli.ts';
 import type { DiscoveredOutbox } from '../../shared/cli/stack-discovery.ts';
@@ -88,7 +88,7 @@ interface SentCommand {
 const apiCommands: SentCommand[] = [];
 
 /** Records every command `deps.client` sends into `into`, through a middleware of the client's own stack. */
-function recordingCommands(deps: AdminDeps, into: SentCommand[]): AdminDeps {
+function recordingCommands(deps: DynamoAdminDepsOptions, into: SentCommand[]): DynamoAdminDepsOptions {
   deps.client.middlewareStack.add(
     (next, context) => async (args) => {
       into.push({ name: String(context.commandName), input: args.input as Record<string, unknown> });
@@ -140,7 +140,7 @@ beforeAll(async () => {
       },
       'Outbox/Admin': (_base, env) => {
         const handler = createAdminHandler({
-          deps: (adminEnv) => recordingCommands(adminDeps(adminEnv), apiCommands),
+          deps: (adminEnv) => dynamoAdminDeps(recordingCommands(adminDepsOptions(adminEnv), apiCommands)),
         }).withEnv(env);
         return (event, context) => handler(event as APIGatewayProxyEvent, context);
       },
@@ -171,7 +171,7 @@ function cliAdminDeps(
     const sqs = createSqsClient(config);
     ownClients.push(client, sqs);
     const queues = new SqsAdminQueues(sqs);
-    const deps: AdminDeps = {
+    const deps: DynamoAdminDepsOptions = {
       client,
       queues: options.wrap === undefined ? queues : options.wrap(queues),
       outboxTable: outbox.outboxTable,
@@ -185,7 +185,7 @@ function cliAdminDeps(
       newId: monotonicFactory(),
       sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
     };
-    return options.commands === undefined ? deps : recordingCommands(deps, options.commands);
+    return dynamoAdminDeps(options.commands === undefined ? deps : recordingCommands(deps, options.commands));
   };
 }
 

@@ -4,9 +4,11 @@ import { monotonicFactory } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminDeps } from '../../shared/admin/admin-deps.ts';
 import { EarlierGapError } from '../../shared/admin/admin-errors.ts';
-import { AUDIT_KEYS, auditSubject, readAuditTrail } from '../../shared/admin/audit-trail.ts';
+import { auditSubject } from '../../shared/admin/audit-trail.ts';
 import { skipOrderGap } from '../../shared/admin/skip-order-gap.ts';
+import { AUDIT_KEYS, readAuditTrail } from '../../shared/aws/audit-table.ts';
 import { createDocumentClient } from '../../shared/aws/clients.ts';
+import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../shared/aws/dynamo-admin-deps.ts';
 import { cursorKeyOf, INBOX_KEYS } from '../../shared/aws/inbox-table.ts';
 import { MessageStatus } from '../../shared/message/message-status.ts';
 import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
@@ -73,7 +75,7 @@ beforeAll(async () => {
     );
   }
   const nextId = monotonicFactory();
-  deps = {
+  deps = dynamoAdminDeps<DynamoAdminDepsOptions>({
     client,
     queues: undefined as never,
     outboxTable: TABLES.outbox,
@@ -87,7 +89,7 @@ beforeAll(async () => {
     clock: () => new Date(),
     newId: () => nextId(),
     sleep: async () => {},
-  };
+  });
 }, 120_000);
 
 afterAll(async () => {

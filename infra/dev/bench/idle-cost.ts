@@ -1,4 +1,4 @@
-import { countOutbox } from '../../../shared/admin/index.ts';
+import { countOutbox, dynamoAdminDeps } from '../../../shared/admin/index.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/index.ts';
 import { SWEEPER_DEFAULTS } from '../../constructs/index.ts';
 import { AWS_PRICES } from './aws-prices.ts';
@@ -38,8 +38,7 @@ async function idleRun(options: BenchOptions): Promise<IdleRun> {
       settings: DEFAULT_SWEEPER_SETTINGS,
     }),
     countOutbox({
-      client,
-      outboxTable: 'outbox',
+      outbox: dynamoAdminDeps({ client, outboxTable: 'outbox', auditTable: 'audit' }).outbox,
       dueShards: DEFAULT_SWEEPER_SETTINGS.dueShards,
       clock: () => new Date(),
     }),

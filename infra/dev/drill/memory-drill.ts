@@ -6,7 +6,6 @@ import { planInventory } from '../../../functions/inventory/apply-order/plan-inv
 import { cancelOrder } from '../../../functions/orders/cancel-order/cancel-order.ts';
 import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
-import { AUDIT_KEYS } from '../../../shared/admin/index.ts';
 import {
   DEFAULT_DUE_SHARDS,
   DEFAULT_GAP_TIMEOUT_MS,
@@ -14,6 +13,7 @@ import {
   DEFAULT_SWEEPER_SETTINGS,
   DEFAULT_VISIBILITY_BACKOFF,
   DynamoOutboxStore,
+  dynamoAdminDeps,
   INBOX_KEYS,
   inboxDeliveryCheck,
   MessageStatus,
@@ -31,7 +31,12 @@ import {
   type SqsConsumer,
   sendMetrics,
 } from '../../../shared/lambda/index.ts';
-import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../../shared/memory/index.ts';
+import {
+  AUDIT_KEYS,
+  MemoryDocumentClient,
+  MemoryQueues,
+  type MemoryTableSchema,
+} from '../../../shared/memory/index.ts';
 import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS, QUEUE_DEFAULTS } from '../../constructs/index.ts';
 import { toProxyEvent } from '../local/api/api-gateway-event.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';
@@ -272,7 +277,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   // The operator acts through the admin core on tables without injected faults (its own calls are not the drill's).
   let auditIds = 0;
   const operator = new DrillOperator(
-    {
+    dynamoAdminDeps({
       client: memory.asDocumentClient(),
       outboxTable: 'outbox',
       auditTable: 'audit',
@@ -285,7 +290,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
         auditIds += 1;
         return `audit-${String(auditIds).padStart(10, '0')}`;
       },
-    },
+    }),
     (messageId) => healed.add(messageId),
   );
   const skipTargets = new Set<string>();

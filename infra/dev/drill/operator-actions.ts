@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   cancelMessage,
   eraseAggregate,
@@ -121,7 +120,7 @@ export class DrillOperator {
   async step(): Promise<void> {
     for (const intent of [...this.#intents]) {
       const item = await this.#read(intent.messageId);
-      if (item?.status !== intent.when) continue;
+      if (item === undefined || item.status !== intent.when) continue;
       this.#intents.splice(this.#intents.indexOf(intent), 1);
       try {
         await this.#take(intent, item);
@@ -180,14 +179,8 @@ export class DrillOperator {
   }
 
   async #read(messageId: string): Promise<Record<string, unknown> | undefined> {
-    const { Item } = await this.#deps.client.send(
-      new GetCommand({
-        TableName: this.#deps.outboxTable,
-        Key: { [OUTBOX_KEYS.partitionKey]: messageId },
-        ConsistentRead: true,
-      }),
-    );
-    return Item;
+    const item = await this.#deps.outbox.read(messageId);
+    return item === undefined ? undefined : { ...item };
   }
 }
 

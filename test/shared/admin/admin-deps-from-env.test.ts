@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adminDeps } from '../../../shared/admin/admin-deps-from-env.ts';
+import { adminDeps, adminDepsOptions } from '../../../shared/aws/admin-deps-from-env.ts';
 import { SqsAdminQueues } from '../../../shared/aws/sqs-admin-queues.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 
@@ -19,7 +19,7 @@ describe('adminDeps', () => {
   it('reads the admin settings from the environment, over the SQS adapter', () => {
     const deps = adminDeps(env);
 
-    expect(deps).toMatchObject({
+    expect({ ...adminDepsOptions(env), ...deps }).toMatchObject({
       outboxTable: 'outbox-table',
       auditTable: 'audit-table',
       topicQueues: { 'order.created': QUEUE },

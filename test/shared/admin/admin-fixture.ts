@@ -7,7 +7,9 @@ import type {
   QueueDepth,
   ReceivedQueueMessage,
 } from '../../../shared/admin/admin-queues.ts';
-import { AUDIT_KEYS, type AuditRow } from '../../../shared/admin/audit-trail.ts';
+import type { AuditRow } from '../../../shared/admin/audit-trail.ts';
+import { AUDIT_KEYS } from '../../../shared/aws/audit-table.ts';
+import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import type { ConsumeResult, PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
@@ -129,11 +131,13 @@ export interface AdminFixture {
   readonly commands: unknown[];
   /** Every pause the admin asked for, in ms. */
   readonly sleeps: number[];
+  /** What `deps` is built from: a test builds its own deps from these with another client. */
+  readonly options: DynamoAdminDepsOptions;
   readonly deps: AdminDeps;
 }
 
 /** The admin core over in-memory tables and queues, with a recording client and a clock that moves on sleep. */
-export function adminFixture(overrides: Partial<AdminDeps> = {}): AdminFixture {
+export function adminFixture(overrides: Partial<DynamoAdminDepsOptions> = {}): AdminFixture {
   const clock = manualClock();
   const db = new MemoryDocumentClient(ADMIN_TABLE_SCHEMAS, { clock: clock.now });
   const queues = new MemoryQueues(
@@ -155,7 +159,7 @@ export function adminFixture(overrides: Partial<AdminDeps> = {}): AdminFixture {
     },
   } as unknown as DynamoDBDocumentClient;
   const nextId = monotonicFactory();
-  const deps: AdminDeps = {
+  const options: DynamoAdminDepsOptions = {
     client,
     queues: new MemoryAdminQueues(queues),
     outboxTable: 'outbox',
@@ -185,7 +189,7 @@ export function adminFixture(overrides: Partial<AdminDeps> = {}): AdminFixture {
     },
     ...overrides,
   };
-  return { db, queues, clock, commands, sleeps, deps };
+  return { db, queues, clock, commands, sleeps, options, deps: dynamoAdminDeps(options) };
 }
 
 /** Stores a message as the library leaves it in `status`: index keys, history and TTL as the transitions set them. */
@@ -248,7 +252,7 @@ export function interceptedClient(
   fixture: AdminFixture,
   before: (command: unknown) => Promise<void> | void,
 ): DynamoDBDocumentClient {
-  const inner = fixture.deps.client;
+  const inner = fixture.options.client;
   return {
     send: async (command: unknown) => {
       await before(command);

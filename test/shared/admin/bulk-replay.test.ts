@@ -2,6 +2,7 @@ import { PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dyn
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InvalidAdminRequestError, ReasonRequiredError } from '../../../shared/admin/admin-errors.ts';
 import { type BulkReplayProgress, bulkReplay } from '../../../shared/admin/bulk-replay.ts';
+import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { FIXED_NOW, testMessageId } from '../../support/factories.ts';
 import {
@@ -158,7 +159,10 @@ describe('bulkReplay', () => {
       }
     });
 
-    const report = await bulkReplay({ ...fixture.deps, client: racing }, { ...base, to: minute(3) });
+    const report = await bulkReplay(dynamoAdminDeps({ ...fixture.options, client: racing }), {
+      ...base,
+      to: minute(3),
+    });
 
     expect(report).toMatchObject({ total: 3, replayed: 2, skipped: 1, failed: 0 });
     expect(report.problems).toEqual([{ messageId: id(2), error: expect.stringContaining('is CONFIRMED') }]);
@@ -171,7 +175,10 @@ describe('bulkReplay', () => {
       if (key && key.messageId === id(1)) throw new Error('ProvisionedThroughputExceededException');
     });
 
-    const report = await bulkReplay({ ...fixture.deps, client: flaky }, { ...base, to: minute(2) });
+    const report = await bulkReplay(dynamoAdminDeps({ ...fixture.options, client: flaky }), {
+      ...base,
+      to: minute(2),
+    });
 
     expect(report).toMatchObject({ replayed: 1, failed: 1, skipped: 0 });
     expect(report.problems).toEqual([

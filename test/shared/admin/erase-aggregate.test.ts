@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { AggregateInFlightError, ReasonRequiredError } from '../../../shared/admin/admin-errors.ts';
 import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
 import { replayMessage } from '../../../shared/admin/message-actions.ts';
+import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { CLAIM_CHECK_HEADER } from '../../../shared/claim-check/claim-check-reference.ts';
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
@@ -151,7 +152,7 @@ describe('eraseAggregate', () => {
       }
     });
 
-    const result = await eraseAggregate({ ...fixture.deps, client: racing }, input);
+    const result = await eraseAggregate(dynamoAdminDeps({ ...fixture.options, client: racing }), input);
     fixture.clock.advance(1_000);
     await flow.sweepOnce();
     const delivered = await flow.deliverAll();
@@ -201,7 +202,7 @@ describe('eraseAggregate', () => {
       }
     });
 
-    const result = await eraseAggregate({ ...fixture.deps, client: racing }, input);
+    const result = await eraseAggregate(dynamoAdminDeps({ ...fixture.options, client: racing }), input);
 
     expect(result).toMatchObject({ messagesDeleted: 1, skippedInFlight: [id(1)] });
     expect((await storedMessage(fixture, id(1)))?.status).toBe(PENDING);
@@ -219,7 +220,7 @@ describe('eraseAggregate', () => {
       }
     });
 
-    const result = await eraseAggregate({ ...fixture.deps, client: racing }, input);
+    const result = await eraseAggregate(dynamoAdminDeps({ ...fixture.options, client: racing }), input);
 
     expect(result).toMatchObject({ messagesDeleted: 1, skippedInFlight: [] });
     const reads = fixture.commands.filter(

@@ -8,6 +8,7 @@ import {
 } from '../../../shared/admin/admin-errors.ts';
 import { cancelMessage, replayMessage } from '../../../shared/admin/message-actions.ts';
 import { showMessage } from '../../../shared/admin/show-message.ts';
+import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
 import { FIXED_NOW, testMessageId } from '../../support/factories.ts';
@@ -190,10 +191,11 @@ describe('replayMessage', () => {
       }
     });
 
-    const error = await replayMessage(
-      { ...fixture.deps, client: racing },
-      { messageId, reason, actor },
-    ).catch((e: unknown) => e);
+    const error = await replayMessage(dynamoAdminDeps({ ...fixture.options, client: racing }), {
+      messageId,
+      reason,
+      actor,
+    }).catch((e: unknown) => e);
 
     expect(error).toMatchObject({ status: CONFIRMED, httpStatus: 409 });
     expect(await auditRows(fixture, `message:${messageId}`)).toEqual([]);

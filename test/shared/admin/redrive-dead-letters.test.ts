@@ -8,6 +8,7 @@ import {
   type RedriveInput,
   redriveDeadLetters,
 } from '../../../shared/admin/redrive-dead-letters.ts';
+import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { envelope, sqsRecord, testMessageId } from '../../support/factories.ts';
 import {
@@ -273,9 +274,9 @@ describe('redriveDeadLetters', () => {
         }
       });
 
-      await expect(redriveDeadLetters({ ...fixture.deps, client: crashing }, base)).rejects.toThrow(
-        /between/,
-      );
+      await expect(
+        redriveDeadLetters(dynamoAdminDeps({ ...fixture.options, client: crashing }), base),
+      ).rejects.toThrow(/between/);
       fixture.clock.advance(301_000);
       await redriveDeadLetters(fixture.deps, base);
 

@@ -16,6 +16,7 @@ import {
 } from '../../../shared/admin/admin-errors.ts';
 import { replayMessage } from '../../../shared/admin/message-actions.ts';
 import { GONE_SKIP_MIN_AGE_MS, skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
+import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { claimUpdate } from '../../../shared/outbox/claim-updates.ts';
@@ -372,7 +373,12 @@ describe('skipOrderGap', () => {
     // The message arrived after all (a copy in flight): the consumer applied it and moved its cursor.
     const client = clientRacedBy(() => putCursor(2));
 
-    const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
+    const result = await skipOrderGap(dynamoAdminDeps({ ...fixture.options, client }), {
+      orderKey,
+      seq: 2,
+      reason,
+      actor,
+    });
 
     expect(transactions()).toHaveLength(2);
     expect(result.cursors).toEqual([{ inboxTable: 'inbox', lastSeq: 2, outcome: 'ALREADY_PAST' }]);
@@ -389,7 +395,12 @@ describe('skipOrderGap racing other actors', () => {
       await replayMessage(fixture.deps, { messageId: skipped, reason: 'fixed after all', actor: 'local:bo' });
     });
 
-    const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
+    const result = await skipOrderGap(dynamoAdminDeps({ ...fixture.options, client }), {
+      orderKey,
+      seq: 2,
+      reason,
+      actor,
+    });
 
     // The skip's first write failed on "still CANCELLED": the message it planned to skip was back in the sequence.
     expect(transactions().filter((t) => t.input.TransactItems?.length !== 2)).toHaveLength(2);
@@ -420,7 +431,12 @@ describe('skipOrderGap racing other actors', () => {
       );
     });
 
-    const result = await skipOrderGap({ ...fixture.deps, client }, { orderKey, seq: 2, reason, actor });
+    const result = await skipOrderGap(dynamoAdminDeps({ ...fixture.options, client }), {
+      orderKey,
+      seq: 2,
+      reason,
+      actor,
+    });
 
     expect(result.successor).toMatchObject({ messageId: next, action: 'LEFT' });
     // Still the sweeper's: due at its lease's end, so no other sweeper takes it meanwhile.
@@ -503,7 +519,11 @@ describe('replay of a skipped message', () => {
     });
 
     await expect(
-      replayMessage({ ...fixture.deps, client }, { messageId: skipped, reason: 'fixed', actor: 'local:bo' }),
+      replayMessage(dynamoAdminDeps({ ...fixture.options, client }), {
+        messageId: skipped,
+        reason: 'fixed',
+        actor: 'local:bo',
+      }),
     ).rejects.toBeInstanceOf(MessageSkippedError);
     expect(await storedMessage(fixture, skipped)).toMatchObject({ status: CANCELLED });
     expect(await cursor()).toBe(2);

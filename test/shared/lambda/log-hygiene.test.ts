@@ -10,6 +10,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { httpErrorBoundary } from '../../../functions/http/error-boundary.ts';
 import type { AdminDeps } from '../../../shared/admin/admin-deps.ts';
+import { type DynamoAdminTables, dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { createAdminHandler } from '../../../shared/lambda/admin-handler.ts';
 import { createConsumerHandler } from '../../../shared/lambda/consumer-handler.ts';
 import { createLogger } from '../../../shared/lambda/create-logger.ts';
@@ -162,8 +163,12 @@ describe('the admin API logs', () => {
   it('no item data when a request fails unexpectedly: the error is reduced to name, message and codes', async () => {
     const failing = {
       send: () => Promise.reject(cancelledWithItem()),
-    } as unknown as AdminDeps['client'];
-    const deps = { client: failing, outboxTable: 'outbox', auditTable: 'audit' } as unknown as AdminDeps;
+    } as unknown as DynamoAdminTables['client'];
+    const deps = dynamoAdminDeps({
+      client: failing,
+      outboxTable: 'outbox',
+      auditTable: 'audit',
+    }) as unknown as AdminDeps;
     const handler = createAdminHandler({ deps: () => deps }).withEnv({ ...BASE_ENV });
     const response = await handler(
       {

@@ -4,11 +4,12 @@ import { seededRandom } from '../../../infra/dev/drill/faults.ts';
 import type { AdminDeps } from '../../../shared/admin/admin-deps.ts';
 import { AdminError } from '../../../shared/admin/admin-errors.ts';
 import type { AdminQueues } from '../../../shared/admin/admin-queues.ts';
-import { AUDIT_KEYS } from '../../../shared/admin/audit-trail.ts';
 import { bulkReplay } from '../../../shared/admin/bulk-replay.ts';
 import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
 import { cancelMessage, replayMessage } from '../../../shared/admin/message-actions.ts';
 import { skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
+import { AUDIT_KEYS } from '../../../shared/aws/audit-table.ts';
+import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { cursorKeyOf, inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
 import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
@@ -790,7 +791,7 @@ export class OrderingWorld {
       depth: unused,
     };
     const everyTopic = (value: string) => Object.fromEntries(WORLD_TOPICS.map((topic) => [topic, value]));
-    return {
+    return dynamoAdminDeps<DynamoAdminDepsOptions>({
       client,
       queues,
       outboxTable: 'outbox',
@@ -807,7 +808,7 @@ export class OrderingWorld {
         return `${this.clock.now().getTime()}-${String(this.#actions).padStart(6, '0')}`;
       },
       sleep: async () => undefined,
-    };
+    });
   }
 
   /** The first of `rows` after sorting by id, counting `pick` round. */

@@ -8,13 +8,13 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import {
   DEFAULT_READ_CONCURRENCY,
   type OutboxReader,
   readAggregateMessages,
   readMessagesById,
-} from '../../../shared/outbox/aggregate-messages.ts';
+} from '../../../shared/aws/outbox-table.ts';
+import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import { outboxItem, testMessageId } from '../../support/factories.ts';
 

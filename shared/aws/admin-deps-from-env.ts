@@ -1,11 +1,12 @@
 import { monotonicFactory } from 'ulid';
-import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from '../aws/clients.ts';
-import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
-import { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
+import type { AdminDeps } from '../admin/admin-deps.ts';
+import { deadLetterRoutes } from '../admin/dead-letter-routes.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
-import type { AdminDeps } from './admin-deps.ts';
-import { deadLetterRoutes } from './dead-letter-routes.ts';
+import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from './clients.ts';
+import { type DynamoAdminDepsOptions, dynamoAdminDeps } from './dynamo-admin-deps.ts';
+import { S3ClaimCheckStore } from './s3-claim-check-store.ts';
+import { SqsAdminQueues } from './sqs-admin-queues.ts';
 
 /**
  * The admin core's dependencies from an environment (see `ADMIN_SETTINGS`): the outbox and audit tables, the
@@ -16,9 +17,20 @@ import { deadLetterRoutes } from './dead-letter-routes.ts';
  * const admin = new OutboxAdmin(adminDeps(process.env));
  */
 export function adminDeps(env: Env): AdminDeps {
+  const deps = dynamoAdminDeps(adminDepsOptions(env));
+  // Fails at start, not at the first redrive, when the DLQs do not fit the routes.
+  deadLetterRoutes(deps);
+  return deps;
+}
+
+/**
+ * What {@link adminDeps} builds the admin's dependencies from: the client and table names, the routes and the
+ * rest, read from `env` (a test adds a middleware to the client before the deps are built).
+ */
+export function adminDepsOptions(env: Env): DynamoAdminDepsOptions {
   const config = awsClientConfig(env);
   const claimCheckBucket = readOptionalSetting(env, OutboxSettings.claimCheckBucket);
-  const deps: AdminDeps = {
+  return {
     client: createDocumentClient(config),
     queues: new SqsAdminQueues(createSqsClient(config)),
     outboxTable: readSetting(env, OutboxSettings.outboxTable),
@@ -36,7 +48,4 @@ export function adminDeps(env: Env): AdminDeps {
       ? {}
       : { claimCheck: { store: new S3ClaimCheckStore(createS3Client(config)), bucket: claimCheckBucket } }),
   };
-  // Fails at start, not at the first redrive, when the DLQs do not fit the routes.
-  deadLetterRoutes(deps);
-  return deps;
 }
