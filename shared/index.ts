@@ -91,7 +91,7 @@ export {
   type SuccessorResend,
   skipOrderGap,
 } from './admin/skip-order-gap.ts';
-export { adminDeps } from './aws/admin-deps-from-env.ts';
+export { adminDeps } from './lambda/admin-deps-from-env.ts';
 export { AUDIT_KEYS, DynamoAuditLog, readAuditTrail } from './aws/audit-table.ts';
 export {
   type AwsClientConfig,

@@ -4,7 +4,7 @@
  * the same names today; the development tooling takes them from here.
  */
 
-export { adminDeps } from '../aws/admin-deps-from-env.ts';
+export { adminDeps } from '../lambda/admin-deps-from-env.ts';
 export { readAuditTrail } from '../aws/audit-table.ts';
 export { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../aws/dynamo-admin-deps.ts';
 export { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';

@@ -8,7 +8,7 @@ import type {
   DrainFailure,
   EffectPlan,
   PlanEffect,
-} from './consume-message.ts';
+} from './consume-types.ts';
 import type { InboxCommit, InboxRefusal } from './consumer-inbox.ts';
 import { APPLIED } from './inbox-record.ts';
 import { assertTimeLeft } from './invocation-budget.ts';

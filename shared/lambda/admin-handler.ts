@@ -5,7 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { AdminDeps } from '../admin/admin-deps.ts';
 import { MoveTaskUnavailableError } from '../admin/admin-errors.ts';
 import { OutboxAdmin } from '../admin/outbox-admin.ts';
-import { adminDeps } from '../aws/admin-deps-from-env.ts';
+import { adminDeps } from './admin-deps-from-env.ts';
 import { loggableError } from '../observability/loggable-error.ts';
 import type { Env } from '../settings/setting.ts';
 import { type ActorPolicy, adminActor } from './admin-actor.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adminDeps, adminDepsOptions } from '../../../shared/aws/admin-deps-from-env.ts';
+import { adminDeps, adminDepsOptions } from '../../../shared/lambda/admin-deps-from-env.ts';
 import { SqsAdminQueues } from '../../../shared/aws/sqs-admin-queues.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 
