@@ -4,10 +4,10 @@
  * the same names today; the development tooling takes them from here.
  */
 
-export { adminDeps } from '../lambda/admin-deps-from-env.ts';
 export { readAuditTrail } from '../aws/audit-table.ts';
 export { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../aws/dynamo-admin-deps.ts';
 export { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
+export { adminDeps } from '../lambda/admin-deps-from-env.ts';
 export type { AdminDeps } from './admin-deps.ts';
 export {
   AdminError,

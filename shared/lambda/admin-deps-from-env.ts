@@ -1,12 +1,12 @@
 import { monotonicFactory } from 'ulid';
 import type { AdminDeps } from '../admin/admin-deps.ts';
 import { deadLetterRoutes } from '../admin/dead-letter-routes.ts';
-import { OutboxSettings } from '../settings/outbox-settings.ts';
-import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from '../aws/clients.ts';
 import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../aws/dynamo-admin-deps.ts';
 import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
+import { OutboxSettings } from '../settings/outbox-settings.ts';
+import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 
 /**
  * The admin core's dependencies from an environment (see `ADMIN_SETTINGS`): the outbox and audit tables, the

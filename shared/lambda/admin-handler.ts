@@ -5,10 +5,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { AdminDeps } from '../admin/admin-deps.ts';
 import { MoveTaskUnavailableError } from '../admin/admin-errors.ts';
 import { OutboxAdmin } from '../admin/outbox-admin.ts';
-import { adminDeps } from './admin-deps-from-env.ts';
 import { loggableError } from '../observability/loggable-error.ts';
 import type { Env } from '../settings/setting.ts';
 import { type ActorPolicy, adminActor } from './admin-actor.ts';
+import { adminDeps } from './admin-deps-from-env.ts';
 import { type AdminCommand, parseAdminRequest } from './admin-requests.ts';
 import { adminErrorAnswer, adminErrorResponse, adminJsonResponse } from './admin-responses.ts';
 import { createLogger } from './create-logger.ts';

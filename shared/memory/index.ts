@@ -10,12 +10,35 @@
 
 /** Tooling: the audit table's keys, for an in-memory audit table's schema. */
 export { AUDIT_KEYS } from '../aws/audit-table.ts';
+/* The pipeline's parts the drill, the bench and the local runtime compose over the doubles above. */
+export { cursorKeyOf, INBOX_KEYS, inboxDeliveryCheck } from '../aws/inbox-table.ts';
+export { SEQUENCE_KEYS } from '../aws/sequence-table.ts';
 /** Tooling: what an outbox stream record announces to the relay: a message to send, or nothing. */
 export { readStreamRecord } from '../aws/stream-records.ts';
+export { APPLIED } from '../consumer/consume-message.ts';
+export { DeadLetterCause, readDeadLetter } from '../consumer/dead-letter-cause.ts';
+export { DEFAULT_VISIBILITY_BACKOFF } from '../consumer/failure-handling.ts';
+export { OutboxMetricName, UNKNOWN_TOPIC } from '../observability/metric-names.ts';
+export {
+  OUTBOX_ROLE_METADATA,
+  OUTBOX_SOURCE_METADATA,
+  OUTBOX_TOPICS_METADATA,
+} from '../observability/resource-roles.ts';
+export { DEFAULT_GAP_TIMEOUT_MS } from '../ordering/ordering.ts';
+export { historyOf } from '../outbox/history.ts';
 /** Tooling: a new PENDING outbox item for an envelope, as the writer puts it in the transaction. */
-export { newOutboxItem } from '../outbox/outbox-item.ts';
+export { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+export type { OutboxStore, SweepStore } from '../outbox/outbox-store.ts';
+export {
+  MESSAGE_ATTRIBUTES,
+  type MessagePublisher,
+  type PublishOptions,
+  type PublishResult,
+} from '../relay/message-publisher.ts';
 /** Tooling: the wire envelope the relay sends for an outbox item. */
-export { toEnvelope } from '../relay/relay-messages.ts';
+export { type RelayDeps, toEnvelope } from '../relay/relay-messages.ts';
+export { DEFAULT_RETRY_POLICY } from '../retry/retry-policy.ts';
+export { DEFAULT_SWEEPER_SETTINGS, type SweeperSettings, type SweepReport, sweep } from '../sweeper/sweep.ts';
 /** Tooling: DynamoDB's size of an item, as the writer checks its 400 KB limit. */
 export { itemSizeBytes } from '../transaction/item-size.ts';
 /** Tooling: DynamoDB numbers as the in-memory table keeps them (exact), and the error for an invalid one. */

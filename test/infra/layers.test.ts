@@ -179,6 +179,37 @@ describe('the library layers', () => {
   });
 });
 
+/** The CLI's own packages: a service's bundle must never carry them. */
+const CLI_ONLY = /^commander$|^@aws-sdk\/client-cloudformation$|^@aws-sdk\/client-sts$/;
+
+/** Every module and package an entry loads at run time, following value imports only (what esbuild bundles). */
+function loadedBy(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string): void => {
+    if (files.has(file)) return;
+    files.add(file);
+    for (const { specifier, target, typeOnly } of importsOf(file)) {
+      if (typeOnly) continue;
+      if (target === undefined) packages.add(specifier);
+      else visit(target);
+    }
+  };
+  visit(entry);
+  return { files, packages };
+}
+
+describe('what a service bundles', () => {
+  it.each(['shared/index.ts', 'shared/lambda/index.ts', 'infra/constructs/index.ts'])(
+    '%s loads nothing of the CLI',
+    (entry) => {
+      const { files, packages } = loadedBy(entry);
+      expect([...files].filter((file) => isUnder(file, 'shared/cli'))).toEqual([]);
+      expect([...packages].filter((name) => CLI_ONLY.test(name))).toEqual([]);
+    },
+  );
+});
+
 describe('the layer rules themselves', () => {
   // Each rule on a deliberate violation, so a rule that cannot fail is caught here.
   const at = (file: string, specifier: string, typeOnly = false): ImportSpecifier => {
@@ -198,6 +229,12 @@ describe('the layer rules themselves', () => {
     ).toHaveLength(5);
     expect(coreViolations([at('shared/outbox/write-with-outbox.ts', '@aws-sdk/lib-dynamodb', true)])).toEqual(
       [],
+    );
+  });
+
+  it('sees the CLI packages from the CLI entry, so the bundle check can fail', () => {
+    expect([...loadedBy('shared/cli/main.ts').packages].filter((name) => CLI_ONLY.test(name)).sort()).toEqual(
+      ['@aws-sdk/client-cloudformation', '@aws-sdk/client-sts', 'commander'],
     );
   });
 

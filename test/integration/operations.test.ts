@@ -14,12 +14,12 @@ import { planStockReservation } from '../../functions/inventory/apply-order/plan
 import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
 import { seedStock } from '../../infra/stacks/local-plugin.ts';
 import { type AdminQueues, queueNameOf } from '../../shared/admin/admin-queues.ts';
-import { adminDepsOptions } from '../../shared/lambda/admin-deps-from-env.ts';
 import { type AwsClientConfig, createDocumentClient, createSqsClient } from '../../shared/aws/clients.ts';
 import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../shared/aws/dynamo-admin-deps.ts';
 import { SqsAdminQueues } from '../../shared/aws/sqs-admin-queues.ts';
 import { type CliClients, runCli } from '../../shared/cli/run-cli.ts';
 import type { DiscoveredOutbox } from '../../shared/cli/stack-discovery.ts';
+import { adminDepsOptions } from '../../shared/lambda/admin-deps-from-env.ts';
 import { createAdminHandler } from '../../shared/lambda/admin-handler.ts';
 import { consumerParts, consumeSqsBatch } from '../../shared/lambda/consumer-handler.ts';
 import { relayDeps } from '../../shared/lambda/relay-handler.ts';

@@ -9,16 +9,15 @@ import type { SQSRecord } from 'aws-lambda';
 import { planStockReservation } from '../../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import { stockConflictKeys } from '../../../functions/inventory/apply-order/stock-conflict-keys.ts';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
-import {
-  createMessage,
-  DynamoOutboxStore,
-  type Envelope,
-  INBOX_KEYS,
-  MessageStatus,
-  OUTBOX_KEYS,
-} from '../../../shared/index.ts';
+import { createMessage, DynamoOutboxStore, type Envelope, MessageStatus } from '../../../shared/index.ts';
 import { type ConflictKeys, consumeSqsEvent, type SqsConsumer } from '../../../shared/lambda/index.ts';
-import { MemoryDocumentClient, MemoryQueues, newOutboxItem } from '../../../shared/memory/index.ts';
+import {
+  INBOX_KEYS,
+  MemoryDocumentClient,
+  MemoryQueues,
+  newOutboxItem,
+  OUTBOX_KEYS,
+} from '../../../shared/memory/index.ts';
 import { transactionItemKeys } from '../drill/contention.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';
 import {

@@ -5,19 +5,20 @@ import type { AttributeValue, DynamoDBRecord, SQSEvent } from 'aws-lambda';
 import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
 import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
+import { DynamoOutboxStore, type OrderingByTopic } from '../../../shared/index.ts';
+import { consumeSqsEvent, relayStreamEvent } from '../../../shared/lambda/index.ts';
 import {
   DEFAULT_GAP_TIMEOUT_MS,
   DEFAULT_RETRY_POLICY,
-  DynamoOutboxStore,
   INBOX_KEYS,
+  MemoryDocumentClient,
+  MemoryQueues,
+  type MemoryTableSchema,
   type MessagePublisher,
-  type OrderingByTopic,
   OUTBOX_KEYS,
   type RelayDeps,
   SEQUENCE_KEYS,
-} from '../../../shared/index.ts';
-import { consumeSqsEvent, relayStreamEvent } from '../../../shared/lambda/index.ts';
-import { MemoryDocumentClient, MemoryQueues, type MemoryTableSchema } from '../../../shared/memory/index.ts';
+} from '../../../shared/memory/index.ts';
 import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS } from '../../constructs/index.ts';
 import { toProxyEvent } from '../local/api/api-gateway-event.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';

@@ -1,5 +1,5 @@
 import { countOutbox, dynamoAdminDeps } from '../../../shared/admin/index.ts';
-import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/index.ts';
+import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/memory/index.ts';
 import { SWEEPER_DEFAULTS } from '../../constructs/index.ts';
 import { AWS_PRICES } from './aws-prices.ts';
 import { type BenchOptions, type BenchSection, formatNumber, median, repeat } from './bench-section.ts';

@@ -1,14 +1,13 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
+import { DynamoOutboxStore, MessageStatus } from '../../../shared/index.ts';
 import {
   DEFAULT_SWEEPER_SETTINGS,
-  DynamoOutboxStore,
-  MessageStatus,
+  newOutboxItem,
   type SweeperSettings,
   sweep,
-} from '../../../shared/index.ts';
-import { newOutboxItem } from '../../../shared/memory/index.ts';
+} from '../../../shared/memory/index.ts';
 import { type BenchOptions, type BenchSection, formatNumber, median, repeat } from './bench-section.ts';
 import { CapacityMeter } from './capacity-meter.ts';
 import { EXAMPLE_TABLES, ExamplePipeline } from './example-pipeline.ts';

@@ -1,8 +1,14 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
-import { DEFAULT_RETRY_POLICY, type OutboxStore, type RelayDeps } from '../../../shared/index.ts';
 import { relayStreamEvent } from '../../../shared/lambda/index.ts';
-import { newOutboxItem, readStreamRecord, toEnvelope } from '../../../shared/memory/index.ts';
+import {
+  DEFAULT_RETRY_POLICY,
+  newOutboxItem,
+  type OutboxStore,
+  type RelayDeps,
+  readStreamRecord,
+  toEnvelope,
+} from '../../../shared/memory/index.ts';
 import { OUTBOX_STREAM_DEFAULTS } from '../../constructs/index.ts';
 import { type BenchOptions, type BenchSection, formatNumber, median, repeat } from './bench-section.ts';
 import { ORDER_QUEUE, streamRecord } from './example-pipeline.ts';

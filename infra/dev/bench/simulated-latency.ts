@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { MessagePublisher } from '../../../shared/index.ts';
+import type { MessagePublisher } from '../../../shared/memory/index.ts';
 
 /** A pause of `ms` milliseconds, as a network round trip would take. */
 export function pause(ms: number): Promise<void> {

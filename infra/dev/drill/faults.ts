@@ -1,13 +1,12 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { ConsumeDeps, Envelope } from '../../../shared/index.ts';
 import type {
-  ConsumeDeps,
-  Envelope,
   MessagePublisher,
   PublishOptions,
   PublishResult,
   SweepStore,
-} from '../../../shared/index.ts';
+} from '../../../shared/memory/index.ts';
 import { transactionItemKeys } from './contention.ts';
 import type { UnreportedCommits } from './unreported-commits.ts';
 

@@ -2,14 +2,13 @@ import { NOTHING_TO_RELEASE, RELEASED } from '../../../functions/inventory/apply
 import { REJECTED_OUT_OF_STOCK } from '../../../functions/inventory/apply-order/plan-stock-reservation.ts';
 import { isReservationKey, reservationKeyOf } from '../../../functions/inventory/reservation.ts';
 import { ORDER_CANCELLED, ORDER_CREATED, OrderStatus } from '../../../functions/orders/order.ts';
+import { MessageStatus, orderKeyOf } from '../../../shared/index.ts';
 import {
   APPLIED as APPLIED_OUTCOME,
   cursorKeyOf,
   DeadLetterCause,
-  MessageStatus,
-  orderKeyOf,
   readDeadLetter,
-} from '../../../shared/index.ts';
+} from '../../../shared/memory/index.ts';
 import type { DrillResult } from './drill-config.ts';
 import { checkMetrics, type MetricObservations } from './metric-invariants.ts';
 import type { OperatorFacts } from './operator-actions.ts';

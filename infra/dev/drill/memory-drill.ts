@@ -6,23 +6,13 @@ import { planInventory } from '../../../functions/inventory/apply-order/plan-inv
 import { cancelOrder } from '../../../functions/orders/cancel-order/cancel-order.ts';
 import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
+import { dynamoAdminDeps } from '../../../shared/admin/index.ts';
 import {
-  DEFAULT_DUE_SHARDS,
-  DEFAULT_GAP_TIMEOUT_MS,
-  DEFAULT_RETRY_POLICY,
-  DEFAULT_SWEEPER_SETTINGS,
-  DEFAULT_VISIBILITY_BACKOFF,
   DynamoOutboxStore,
-  dynamoAdminDeps,
-  INBOX_KEYS,
-  inboxDeliveryCheck,
   MessageStatus,
   type OrderingByTopic,
-  OUTBOX_KEYS,
   type OutboxWriterOptions,
   orderedTopic,
-  type RelayDeps,
-  sweep,
 } from '../../../shared/index.ts';
 import {
   consumeMetrics,
@@ -33,9 +23,19 @@ import {
 } from '../../../shared/lambda/index.ts';
 import {
   AUDIT_KEYS,
+  DEFAULT_DUE_SHARDS,
+  DEFAULT_GAP_TIMEOUT_MS,
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_SWEEPER_SETTINGS,
+  DEFAULT_VISIBILITY_BACKOFF,
+  INBOX_KEYS,
+  inboxDeliveryCheck,
   MemoryDocumentClient,
   MemoryQueues,
   type MemoryTableSchema,
+  OUTBOX_KEYS,
+  type RelayDeps,
+  sweep,
 } from '../../../shared/memory/index.ts';
 import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS, QUEUE_DEFAULTS } from '../../constructs/index.ts';
 import { toProxyEvent } from '../local/api/api-gateway-event.ts';

@@ -1,16 +1,14 @@
 import { RELEASED } from '../../../functions/inventory/apply-order/plan-stock-release.ts';
+import { HistoryEvent, MessageStatus, parseEnvelope } from '../../../shared/index.ts';
 import {
   APPLIED,
   DeadLetterCause,
-  HistoryEvent,
   historyOf,
   MESSAGE_ATTRIBUTES,
-  MessageStatus,
   OutboxMetricName,
-  parseEnvelope,
   readDeadLetter,
   UNKNOWN_TOPIC,
-} from '../../../shared/index.ts';
+} from '../../../shared/memory/index.ts';
 import type { DeadLetterCopy, DrillSnapshot, InvariantResult } from './invariants.ts';
 import type { CountedMetric, ObservedMetrics } from './observed-metrics.ts';
 import type { UnreportedCommitCounts } from './unreported-commits.ts';

@@ -9,14 +9,11 @@ import { handler as createOrderHandler } from '../../../functions/orders/create-
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
 import { adminDeps } from '../../../shared/admin/index.ts';
 import {
-  DEFAULT_SWEEPER_SETTINGS,
   type Envelope,
   MessageStatus,
   OutboxSettings,
-  type RelayDeps,
   readSetting,
   requireEnv,
-  sweep,
 } from '../../../shared/index.ts';
 import {
   consumeMetrics,
@@ -27,6 +24,7 @@ import {
   sendMetrics,
   sweeperDeps,
 } from '../../../shared/lambda/index.ts';
+import { DEFAULT_SWEEPER_SETTINGS, type RelayDeps, sweep } from '../../../shared/memory/index.ts';
 import { seedStock } from '../../stacks/local-plugin.ts';
 import { type LocalRuntime, startLocalRuntime } from '../local/host/runtime.ts';
 import { CallsInFlight } from './calls-in-flight.ts';

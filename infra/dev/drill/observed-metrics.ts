@@ -1,5 +1,5 @@
-import { OutboxMetricName } from '../../../shared/index.ts';
 import type { MetricsByTopic } from '../../../shared/lambda/index.ts';
+import { OutboxMetricName } from '../../../shared/memory/index.ts';
 
 /** The counted metrics the drill sums over a run, in the order its report prints them. */
 export const COUNTED_METRICS = [

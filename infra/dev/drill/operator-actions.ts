@@ -5,7 +5,8 @@ import {
   skipOrderGap,
   WrongStatusError,
 } from '../../../shared/admin/index.ts';
-import { MessageStatus, OUTBOX_KEYS, orderKeyOf } from '../../../shared/index.ts';
+import { MessageStatus, orderKeyOf } from '../../../shared/index.ts';
+import { OUTBOX_KEYS } from '../../../shared/memory/index.ts';
 import { ORDER_SCOPE } from './invariants.ts';
 
 /** What the operator's actions need: what each admin action it takes asks for (no queues: it redrives nothing). */

@@ -1,7 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
-import { createMessage, dueShardOf, MessageStatus } from '../../../shared/index.ts';
+import { createMessage, MessageStatus } from '../../../shared/index.ts';
+import { dueShardOf } from '../../../shared/memory/index.ts';
 
 /** How a rogue message is broken. */
 export type RogueKind = 'bigint' | 'set' | 'oversized' | 'unreadable-number';

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { UNKNOWN_TOPIC } from '../../../shared/index.ts';
+import { UNKNOWN_TOPIC } from '../../../shared/memory/index.ts';
 import { isAppliedOutcome } from './metric-invariants.ts';
 
 /** An inbox row a delivery committed: its topic and whether it applied the effect or recorded a rejection. */

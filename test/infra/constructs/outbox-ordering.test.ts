@@ -1,9 +1,10 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { OUTBOX_KEYS, OutboxSettings, readSetting } from 'serverless-outbox';
+import { OutboxSettings, readSetting } from 'serverless-outbox';
 import type { TransactionalOutboxProps } from 'serverless-outbox/cdk';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import {
   type CfnTemplate,
   deployedEnvironment,

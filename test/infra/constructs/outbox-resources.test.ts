@@ -1,8 +1,8 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { OUTBOX_KEYS } from 'serverless-outbox';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_KEYS } from '../../../shared/aws/audit-table.ts';
+import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import {
   type CfnTemplate,
   functionId,

@@ -1,17 +1,15 @@
 import { Duration } from 'aws-cdk-lib';
-import {
-  CONSUMER_SETTINGS,
-  DEFAULT_RETRY_POLICY,
-  OutboxSettings,
-  RELAY_SETTINGS,
-  readOptionalSetting,
-  readSetting,
-  type Setting,
-  SWEEPER_SETTINGS,
-  WRITER_SETTINGS,
-} from 'serverless-outbox';
+import { OutboxSettings, readSetting } from 'serverless-outbox';
 import { createRelayHandler, createSweeperHandler, isEnvHandler } from 'serverless-outbox/lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
+import {
+  CONSUMER_SETTINGS,
+  RELAY_SETTINGS,
+  SWEEPER_SETTINGS,
+  WRITER_SETTINGS,
+} from '../../../shared/settings/outbox-settings.ts';
+import { readOptionalSetting, type Setting } from '../../../shared/settings/setting.ts';
 import {
   type CfnTemplate,
   deployedEnvironment,

@@ -1,15 +1,12 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import {
-  DEFAULT_CONFIRM_DEADLINE_MS,
-  DEFAULT_RETRY_POLICY,
-  OutboxSettings,
-  readSetting,
-  redeliveryHorizonMs,
-  type Setting,
-} from 'serverless-outbox';
+import { OutboxSettings, readSetting } from 'serverless-outbox';
 import type { OutboxConsumerProps, TransactionalOutboxProps } from 'serverless-outbox/cdk';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
+import { redeliveryHorizonMs } from '../../../shared/outbox/redelivery-horizon.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
+import type { Setting } from '../../../shared/settings/setting.ts';
 import { SYNTH_TIMEOUT_MS, templateOf } from '../template-queries.ts';
 import { CONSUMER_ENTRY, type OutboxService, outboxService, serviceFunction } from './outbox-service.ts';
 

@@ -4,8 +4,9 @@ import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { DEFAULT_CONFIRM_DEADLINE_MS, DEFAULT_RETRY_POLICY } from 'serverless-outbox';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import {
   entryOf,
   environmentOf,

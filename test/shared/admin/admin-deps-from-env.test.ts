@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { adminDeps, adminDepsOptions } from '../../../shared/lambda/admin-deps-from-env.ts';
 import { SqsAdminQueues } from '../../../shared/aws/sqs-admin-queues.ts';
 import { ConfigError } from '../../../shared/errors.ts';
+import { adminDeps, adminDepsOptions } from '../../../shared/lambda/admin-deps-from-env.ts';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events';
 const env = {

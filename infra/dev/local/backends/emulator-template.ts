@@ -38,7 +38,7 @@ import {
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
   OUTBOX_TOPICS_METADATA,
-} from '../../../../shared/index.ts';
+} from '../../../../shared/memory/index.ts';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
 import {
   type CloudFormationTemplate,
