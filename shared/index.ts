@@ -18,7 +18,11 @@ export {
 } from './aws/outbox-writer.ts';
 export { S3ClaimCheckStore } from './aws/s3-claim-check-store.ts';
 export { ClaimCheckIntegrityError, ClaimCheckObjectMissingError } from './claim-check/claim-check-errors.ts';
-export type { ClaimCheckStore } from './claim-check/claim-check-store.ts';
+export type {
+  ClaimCheckReading,
+  ClaimCheckStore,
+  ClaimCheckWriting,
+} from './claim-check/claim-check-store.ts';
 export { resolveClaimCheck } from './claim-check/resolve-claim-check.ts';
 export type { ConsumeResult, EffectPlan, PlanEffect } from './consumer/consume-message.ts';
 export {
