@@ -1,6 +1,7 @@
 import { MessageStatus } from '../message/message-status.ts';
 import { attentionPartitions, dueShardKeys } from '../outbox/outbox-item.ts';
 import type { AdminDeps } from './admin-deps.ts';
+import type { OutboxAdminStore } from './admin-ports.ts';
 import { queueNameOf } from './admin-queues.ts';
 import { deadLetterRoutes } from './dead-letter-routes.ts';
 
@@ -56,7 +57,7 @@ const NOT_COUNTED =
  * const counts = await countOutbox(deps, { topics: Object.keys(topicQueues) });
  */
 export async function countOutbox(
-  deps: Pick<AdminDeps, 'outbox' | 'dueShards' | 'clock'>,
+  deps: Pick<AdminDeps, 'dueShards' | 'clock'> & { readonly outbox: Pick<OutboxAdminStore, 'readPartition'> },
   options: { readonly topics?: readonly string[] } = {},
 ): Promise<OutboxCounts> {
   const now = deps.clock();

@@ -268,34 +268,7 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
       | { readonly index: 'attention'; readonly partition: string },
     attributes: readonly string[],
   ): Promise<StoredMessage[]> {
-    const { dueIndex, attentionIndex } = OUTBOX_KEYS;
-    const index =
-      partition.index === 'due'
-        ? { name: dueIndex.name, partitionKey: dueIndex.partitionKey, value: partition.shard }
-        : {
-            name: attentionIndex.name,
-            partitionKey: attentionIndex.partitionKey,
-            value: partition.partition,
-          };
-    const projection = projectionOf(attributes);
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#table,
-          IndexName: index.name,
-          KeyConditionExpression: '#pk = :pk',
-          ProjectionExpression: projection.ProjectionExpression,
-          ExpressionAttributeNames: { '#pk': index.partitionKey, ...projection.ExpressionAttributeNames },
-          ExpressionAttributeValues: { ':pk': index.value },
-          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey !== undefined);
-    return items;
+    return readOutboxPartition(this.#client, this.#table, partition, attributes);
   }
 
   /** @inheritdoc */
@@ -523,4 +496,46 @@ function resendUpdate(move: {
 
 function pageOf<T>(items: readonly T[], lastKey: Record<string, unknown> | undefined): Page<T> {
   return lastKey === undefined ? { items } : { items, nextKey: lastKey };
+}
+
+/**
+ * Every item of one due-index shard or attention partition, with only `attributes`: what the backlog count reads.
+ * A function of its own (not only a method of the admin store), so the sweeper's bundle carries just this query.
+ */
+export async function readOutboxPartition(
+  client: Pick<DynamoDBDocumentClient, 'send'>,
+  table: string,
+  partition:
+    | { readonly index: 'due'; readonly shard: string }
+    | { readonly index: 'attention'; readonly partition: string },
+  attributes: readonly string[],
+): Promise<StoredMessage[]> {
+  const { dueIndex, attentionIndex } = OUTBOX_KEYS;
+  const index =
+    partition.index === 'due'
+      ? { name: dueIndex.name, partitionKey: dueIndex.partitionKey, value: partition.shard }
+      : {
+          name: attentionIndex.name,
+          partitionKey: attentionIndex.partitionKey,
+          value: partition.partition,
+        };
+  const projection = projectionOf(attributes);
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: index.name,
+        KeyConditionExpression: '#pk = :pk',
+        ProjectionExpression: projection.ProjectionExpression,
+        ExpressionAttributeNames: { '#pk': index.partitionKey, ...projection.ExpressionAttributeNames },
+        ExpressionAttributeValues: { ':pk': index.value },
+        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return items;
 }

@@ -5,7 +5,7 @@ import type { Context } from 'aws-lambda';
 import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import { inboxDeliveryCheck } from '../aws/inbox-table.ts';
-import { DynamoOutboxAdminStore } from '../aws/outbox-table.ts';
+import { readOutboxPartition } from '../aws/outbox-table.ts';
 import { describeError } from '../errors.ts';
 import { pageBudget } from '../observability/page-budget.ts';
 import {
@@ -90,7 +90,10 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
       try {
         const counts = await countOutbox(
           {
-            outbox: new DynamoOutboxAdminStore({ client: budget.client, outboxTable }),
+            outbox: {
+              readPartition: (partition, attributes) =>
+                readOutboxPartition(budget.client, outboxTable, partition, attributes),
+            },
             dueShards: base.settings.dueShards,
             clock: base.clock,
           },
