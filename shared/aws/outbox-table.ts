@@ -268,7 +268,7 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
       | { readonly index: 'attention'; readonly partition: string },
     attributes: readonly string[],
   ): Promise<StoredMessage[]> {
-    return readOutboxPartition(this.#client, this.#table, partition, attributes);
+    return readOutboxPartition({ client: this.#client, table: this.#table }, partition, attributes);
   }
 
   /** @inheritdoc */
@@ -503,8 +503,7 @@ function pageOf<T>(items: readonly T[], lastKey: Record<string, unknown> | undef
  * A function of its own (not only a method of the admin store), so the sweeper's bundle carries just this query.
  */
 export async function readOutboxPartition(
-  client: Pick<DynamoDBDocumentClient, 'send'>,
-  table: string,
+  { client, table }: { readonly client: Pick<DynamoDBDocumentClient, 'send'>; readonly table: string },
   partition:
     | { readonly index: 'due'; readonly shard: string }
     | { readonly index: 'attention'; readonly partition: string },

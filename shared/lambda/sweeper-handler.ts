@@ -92,7 +92,7 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
           {
             outbox: {
               readPartition: (partition, attributes) =>
-                readOutboxPartition(budget.client, outboxTable, partition, attributes),
+                readOutboxPartition({ client: budget.client, table: outboxTable }, partition, attributes),
             },
             dueShards: base.settings.dueShards,
             clock: base.clock,

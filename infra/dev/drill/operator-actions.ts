@@ -6,7 +6,6 @@ import {
   WrongStatusError,
 } from '../../../shared/admin/index.ts';
 import { MessageStatus, orderKeyOf } from '../../../shared/index.ts';
-import { OUTBOX_KEYS } from '../../../shared/memory/index.ts';
 import { ORDER_SCOPE } from './invariants.ts';
 
 /** What the operator's actions need: what each admin action it takes asks for (no queues: it redrives nothing). */
