@@ -5,9 +5,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { CLAIM_CHECK_PREFIX } from '../../shared/claim-check/claim-check-reference.ts';
+import { DEFAULT_RETENTION_DAYS } from '../../shared/outbox/outbox-defaults.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../shared/outbox/outbox-store.ts';
 import { redeliveryHorizonMs } from '../../shared/outbox/redelivery-horizon.ts';
-import { DEFAULT_RETENTION_DAYS } from '../../shared/outbox/transition-updates.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../shared/retry/retry-policy.ts';
 import {
   ADMIN_SETTINGS,

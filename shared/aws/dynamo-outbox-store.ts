@@ -14,6 +14,7 @@ import {
   requeueUpdate,
   type Unreadable,
 } from '../outbox/claim-updates.ts';
+import { DEFAULT_RETENTION_DAYS } from '../outbox/outbox-defaults.ts';
 import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import {
   type ClaimResult,
@@ -34,7 +35,6 @@ import {
   appliedAfterCancelUpdate,
   type ChangeContext,
   confirmUpdate,
-  DEFAULT_RETENTION_DAYS,
   markSentUpdate,
   type OutboxUpdate,
   type SendFailure,

@@ -11,6 +11,9 @@ import {
 import { SQS_MAX_MESSAGE_BYTES } from '../message/message-size.ts';
 import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS, MAX_DUE_SHARDS } from './outbox-item.ts';
 
+/** How long terminal messages stay before TTL archives them. */
+export const DEFAULT_RETENTION_DAYS = 30;
+
 /** The longest stream grace period: 12 hours, as long as the longest confirm deadline. */
 export const MAX_STREAM_GRACE_MS = 12 * 3_600_000;
 

@@ -1,6 +1,8 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { MessageStatus } from '../message/message-status.ts';
+import type { SendFailureDecision } from '../retry/send-failure-decision.ts';
 import { appendHistory, HistoryEvent } from './history.ts';
+import { DEFAULT_RETENTION_DAYS } from './outbox-defaults.ts';
 import { attentionKeyOf, OUTBOX_KEYS } from './outbox-item.ts';
 import { TRANSITIONS } from './state-machine.ts';
 
@@ -8,9 +10,6 @@ import { TRANSITIONS } from './state-machine.ts';
 export type OutboxUpdate = Omit<UpdateCommandInput, 'TableName'>;
 
 const DAY_SECONDS = 86_400;
-
-/** How long terminal messages stay before TTL archives them. */
-export const DEFAULT_RETENTION_DAYS = 30;
 
 /** Who makes a change, and how messages are spread over the index shards. */
 export interface ChangeContext {
@@ -101,17 +100,6 @@ export function markSentUpdate({ messageId, now, confirmDeadlineMs, by, claimedB
     },
   };
 }
-
-/** What a failed send does to a message: retry later, or give up. */
-export type SendFailureDecision =
-  | {
-      readonly kind: 'retry';
-      readonly attempts: number;
-      /** The message's refused sends with this one, when this failure is a refusal. */
-      readonly refusals?: number;
-      readonly nextAttemptAt: Date;
-    }
-  | { readonly kind: 'fail'; readonly attempts: number; readonly refusals?: number };
 
 /** A failed send to record on its message. */
 export interface SendFailure {

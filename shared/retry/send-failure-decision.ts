@@ -1,5 +1,15 @@
-import type { SendFailureDecision } from '../outbox/transition-updates.ts';
 import { hasAttemptsLeft, nextRetryDelayMs, type RetryPolicy } from './retry-policy.ts';
+
+/** What a failed send does to a message: retry later, or give up. */
+export type SendFailureDecision =
+  | {
+      readonly kind: 'retry';
+      readonly attempts: number;
+      /** The message's refused sends with this one, when this failure is a refusal. */
+      readonly refusals?: number;
+      readonly nextAttemptAt: Date;
+    }
+  | { readonly kind: 'fail'; readonly attempts: number; readonly refusals?: number };
 
 /** A failed send of a message that had `seenAttempts` attempts before it, under its topic's policy. */
 export interface FailedSend {

@@ -15,9 +15,12 @@ import {
   SequenceSource,
   scopeSchema,
 } from '../ordering/ordering.ts';
-import { OUTBOX_WRITER_DEFAULTS, OUTBOX_WRITER_RANGES } from '../outbox/outbox-defaults.ts';
+import {
+  DEFAULT_RETENTION_DAYS,
+  OUTBOX_WRITER_DEFAULTS,
+  OUTBOX_WRITER_RANGES,
+} from '../outbox/outbox-defaults.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS, MAX_CONFIRM_DEADLINE_MS } from '../outbox/outbox-store.ts';
-import { DEFAULT_RETENTION_DAYS } from '../outbox/transition-updates.ts';
 import { retryPolicySchema } from '../retry/retry-policy.ts';
 import {
   DEFAULT_SWEEPER_MAX_MESSAGES_PER_SECOND,

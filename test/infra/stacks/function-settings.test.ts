@@ -6,9 +6,9 @@ import { DEFAULT_INBOX_RETENTION_DAYS } from '../../../shared/consumer/inbox-rec
 import { ConfigError } from '../../../shared/errors.ts';
 import { isEnvHandler } from '../../../shared/lambda/handler-from-env.ts';
 import { DEFAULT_GAP_TIMEOUT_MS } from '../../../shared/ordering/ordering.ts';
+import { DEFAULT_RETENTION_DAYS } from '../../../shared/outbox/outbox-defaults.ts';
 import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS } from '../../../shared/outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
-import { DEFAULT_RETENTION_DAYS } from '../../../shared/outbox/transition-updates.ts';
 import {
   ADMIN_SETTINGS,
   CONSUMER_SETTINGS,

@@ -7,7 +7,7 @@ import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
 import { confirmDeadlineAfter, MAX_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';
-import type { SendFailureDecision } from '../../../shared/outbox/transition-updates.ts';
+import type { SendFailureDecision } from '../../../shared/retry/send-failure-decision.ts';
 import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
