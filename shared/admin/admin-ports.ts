@@ -1,5 +1,5 @@
 import type { MessageStatus } from '../message/message-status.ts';
-import type { OutboxUpdate } from '../outbox/transition-updates.ts';
+import type { CancelMove, OperatorMove } from '../outbox/outbox-changes.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AuditRow } from './audit-trail.ts';
 
@@ -94,8 +94,15 @@ export interface OutboxAdminStore {
    * `undefined` when it is gone already.
    */
   deleteFinished(messageId: string): Promise<StoredMessage | 'IN_FLIGHT' | undefined>;
-  /** An outbox update (a replay, a cancel) as an action of a transaction. */
-  updateAction(update: OutboxUpdate): TransactWriteAction;
+  /**
+   * When a skip marked the stored message skipped (it must never be replayed), from a message {@link read}
+   * returned; `undefined` when it was never skipped.
+   */
+  skippedAtOf(message: StoredMessage): string | undefined;
+  /** FAILED or CANCELLED → PENDING from `move.from` (a fresh start, due now), as an action of a transaction. */
+  replayAction(move: OperatorMove): TransactWriteAction;
+  /** PENDING or FAILED → CANCELLED from `move.from` (a skip's cancel marks it skipped), as an action of a transaction. */
+  cancelAction(move: CancelMove): TransactWriteAction;
   /** An already CANCELLED message marked skipped, conditional on it still being CANCELLED. */
   markSkippedAction(at: { readonly messageId: string; readonly now: Date }): TransactWriteAction;
   /** A PENDING message made due now, conditional on it still being PENDING and unclaimed. */

@@ -1,6 +1,5 @@
 import { TransactionConditionError } from '../errors.ts';
 import type { MessageStatus } from '../message/message-status.ts';
-import { cancelUpdate, replayUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { MessageNotFoundError, MessageSkippedError, WrongStatusError } from './admin-errors.ts';
@@ -88,8 +87,8 @@ async function moveMessage(
     if (!allowed.includes(seen as MessageStatus)) {
       throw new WrongStatusError({ action: transition, messageId, status: seen, allowed });
     }
-    const skippedAt = stored[SKIPPED_AT_ATTRIBUTE];
-    if (transition === 'replay' && typeof skippedAt === 'string') {
+    const skippedAt = deps.outbox.skippedAtOf(stored);
+    if (transition === 'replay' && skippedAt !== undefined) {
       throw new MessageSkippedError({
         messageId,
         orderKey: String(stored.orderKey ?? ''),
@@ -101,10 +100,10 @@ async function moveMessage(
     const now = deps.clock();
     const actionId = deps.newId();
     const change = { messageId, from, now, by: actor, reason, dueShards: deps.dueShards };
-    const update =
+    const outboxAction =
       transition === 'replay'
-        ? replayUpdate(change)
-        : cancelUpdate({ ...change, retentionDays: deps.retentionDays });
+        ? deps.outbox.replayAction(change)
+        : deps.outbox.cancelAction({ ...change, retentionDays: deps.retentionDays });
     const topic = String(stored.topic ?? '');
     const aggregateId = String(stored.aggregateId ?? '');
     const action = filing.auditAction ?? (transition === 'replay' ? AuditAction.REPLAY : AuditAction.CANCEL);
@@ -113,7 +112,7 @@ async function moveMessage(
       // The action id as the idempotency token: an SDK retry of a lost response is answered, not applied twice.
       await deps.transactions.write(
         [
-          deps.outbox.updateAction(update),
+          outboxAction,
           deps.audit.putAction({
             subject: auditSubject.message(messageId),
             actionId,

@@ -1,7 +1,6 @@
 import { TransactionConditionError } from '../errors.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { MAX_ORDER_KEY_LENGTH, ORDER_KEY_SEPARATOR, orderedTopic } from '../ordering/ordering.ts';
-import { cancelUpdate } from '../outbox/operator-updates.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import {
@@ -283,18 +282,16 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
           : from === MessageStatus.CANCELLED
             ? [deps.outbox.markSkippedAction({ messageId: message.messageId, now })]
             : [
-                deps.outbox.updateAction(
-                  cancelUpdate({
-                    messageId: message.messageId,
-                    from,
-                    now,
-                    by: actor,
-                    dueShards: deps.dueShards,
-                    reason: skipReason,
-                    retentionDays: deps.retentionDays,
-                    skip: true,
-                  }),
-                ),
+                deps.outbox.cancelAction({
+                  messageId: message.messageId,
+                  from,
+                  now,
+                  by: actor,
+                  dueShards: deps.dueShards,
+                  reason: skipReason,
+                  retentionDays: deps.retentionDays,
+                  skip: true,
+                }),
               ];
       return [
         ...marking,

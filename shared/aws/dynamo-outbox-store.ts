@@ -14,6 +14,7 @@ import {
   requeueUpdate,
   type Unreadable,
 } from '../outbox/claim-updates.ts';
+import type { ChangeContext } from '../outbox/outbox-changes.ts';
 import { DEFAULT_RETENTION_DAYS } from '../outbox/outbox-defaults.ts';
 import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import {
@@ -33,7 +34,6 @@ import {
 import { readOutboxItem } from '../outbox/read-outbox-item.ts';
 import {
   appliedAfterCancelUpdate,
-  type ChangeContext,
   confirmUpdate,
   markSentUpdate,
   type OutboxUpdate,

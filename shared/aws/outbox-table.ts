@@ -10,7 +10,8 @@ import type {
 } from '../admin/admin-ports.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { appendHistory, HistoryEvent } from '../outbox/history.ts';
-import { SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
+import { cancelUpdate, replayUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
+import type { CancelMove, OperatorMove } from '../outbox/outbox-changes.ts';
 import { dueShardOf, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
 import type { OutboxUpdate } from '../outbox/transition-updates.ts';
@@ -382,8 +383,19 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
   }
 
   /** @inheritdoc */
-  updateAction(update: OutboxUpdate): TransactWriteAction {
-    return transactUpdate(this.#table, update);
+  skippedAtOf(message: StoredMessage): string | undefined {
+    const skippedAt = message[SKIPPED_AT_ATTRIBUTE];
+    return typeof skippedAt === 'string' ? skippedAt : undefined;
+  }
+
+  /** @inheritdoc */
+  replayAction(move: OperatorMove): TransactWriteAction {
+    return transactUpdate(this.#table, replayUpdate(move));
+  }
+
+  /** @inheritdoc */
+  cancelAction(move: CancelMove): TransactWriteAction {
+    return transactUpdate(this.#table, cancelUpdate(move));
   }
 
   /** @inheritdoc */

@@ -1,8 +1,9 @@
 import { MessageStatus } from '../message/message-status.ts';
 import { appendHistory, HistoryEvent } from './history.ts';
+import type { ChangeContext } from './outbox-changes.ts';
 import { attentionKeyOf, OUTBOX_KEYS } from './outbox-item.ts';
 import { TRANSITIONS } from './state-machine.ts';
-import type { ChangeContext, OutboxUpdate } from './transition-updates.ts';
+import type { OutboxUpdate } from './transition-updates.ts';
 
 const key = (messageId: string) => ({ [OUTBOX_KEYS.partitionKey]: messageId });
 

@@ -1,28 +1,9 @@
 import type { MessageStatus } from '../message/message-status.ts';
 import { appendHistory, HistoryEvent } from './history.ts';
+import type { CancelMove, OperatorMove } from './outbox-changes.ts';
 import { attentionKeyOf, dueShardOf, OUTBOX_KEYS } from './outbox-item.ts';
 import { TRANSITIONS } from './state-machine.ts';
-import { type ChangeContext, expiresAfter, type OutboxUpdate } from './transition-updates.ts';
-
-/** An operator's move of one message, made from the status the operator saw. */
-export interface OperatorMove extends ChangeContext {
-  readonly messageId: string;
-  /** The status the message was read in; the update holds only if it still is. */
-  readonly from: MessageStatus;
-  readonly now: Date;
-  /** The operator (IAM caller ARN, or `local:<user>`): the history entry's `by`. */
-  readonly by: string;
-  /** Why, in the operator's words. */
-  readonly reason: string;
-}
-
-/** A cancel, which also sets when the cancelled message expires. */
-export interface CancelMove extends OperatorMove {
-  /** Days until TTL removes the cancelled message. @default 30 */
-  readonly retentionDays?: number;
-  /** The cancel is a skip's: the message is marked skipped (`skippedAt`), never to be replayed. @default false */
-  readonly skip?: boolean;
-}
+import { expiresAfter, type OutboxUpdate } from './transition-updates.ts';
 
 function assertMoveFrom(name: 'replay' | 'cancel', from: MessageStatus): void {
   if (!(TRANSITIONS[name].from as readonly MessageStatus[]).includes(from)) {

@@ -2,6 +2,7 @@ import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { MessageStatus } from '../message/message-status.ts';
 import type { SendFailureDecision } from '../retry/send-failure-decision.ts';
 import { appendHistory, HistoryEvent } from './history.ts';
+import type { ChangeContext } from './outbox-changes.ts';
 import { DEFAULT_RETENTION_DAYS } from './outbox-defaults.ts';
 import { attentionKeyOf, OUTBOX_KEYS } from './outbox-item.ts';
 import { TRANSITIONS } from './state-machine.ts';
@@ -10,14 +11,6 @@ import { TRANSITIONS } from './state-machine.ts';
 export type OutboxUpdate = Omit<UpdateCommandInput, 'TableName'>;
 
 const DAY_SECONDS = 86_400;
-
-/** Who makes a change, and how messages are spread over the index shards. */
-export interface ChangeContext {
-  /** Recorded as the history entry's `by`: `relay`, `sweeper`, `consumer`, or the operator. */
-  readonly by?: string;
-  /** Partitions of the due index, which the attention index shares. @default 8 */
-  readonly dueShards?: number;
-}
 
 /** Builds a condition "status is one of `statuses`" from named parts, so it reads as a sentence. */
 export function statusIsOneOf(statuses: readonly MessageStatus[]): {
