@@ -8,8 +8,7 @@
  * and in-memory DynamoDB, streams, SQS and S3 for tests in `serverless-outbox/testing`.
  */
 export { type AwsClientConfig, awsClientConfig, createDocumentClient } from './aws/clients.ts';
-export { DynamoOutboxStore } from './aws/dynamo-outbox-store.ts';
-export { readAggregateMessages } from './aws/outbox-table.ts';
+export { DynamoOutboxStore, readAggregateMessages } from './aws/outbox-table.ts';
 export {
   type OutboxTransactionOptions,
   type OutboxWriterOptions,

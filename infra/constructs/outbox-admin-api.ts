@@ -5,7 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { PARKED_KEY_PREFIX } from '../../shared/aws/inbox-table.ts';
-import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
+import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
 import { ADMIN_SETTINGS } from '../../shared/settings/outbox-settings.ts';
 import { settingsEnvironment } from './function-settings.ts';
 import { grantKeyUse } from './key-grants.ts';

@@ -1,11 +1,8 @@
 import type { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { CONFIRMATION_ATTRIBUTES, CONFIRMATION_RETURN_VALUES } from '../../shared/aws/outbox-table.ts';
 import type { OrderedTopic } from '../../shared/ordering/ordering.ts';
 import { redeliveryHorizonMs } from '../../shared/outbox/redelivery-horizon.ts';
-import {
-  CONFIRMATION_ATTRIBUTES,
-  CONFIRMATION_RETURN_VALUES,
-} from '../../shared/outbox/transition-updates.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../shared/retry/retry-policy.ts';
 import { CONSUMER_SETTINGS, OutboxSettings } from '../../shared/settings/outbox-settings.ts';
 import { CONSUMER_DEFAULTS } from './defaults.ts';

@@ -4,7 +4,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
+import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
 import { OutboxSettings, SWEEPER_SETTINGS } from '../../shared/settings/outbox-settings.ts';
 import { SCHEDULE_DEFAULTS, SWEEPER_DEFAULTS } from './defaults.ts';
 import { settingsEnvironment } from './function-settings.ts';

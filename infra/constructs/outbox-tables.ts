@@ -6,8 +6,8 @@
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { AUDIT_KEYS } from '../../shared/aws/audit-table.ts';
 import { INBOX_KEYS } from '../../shared/aws/inbox-table.ts';
+import { OUTBOX_KEYS, type OutboxIndexProjection } from '../../shared/aws/outbox-table.ts';
 import { SEQUENCE_KEYS } from '../../shared/aws/sequence-table.ts';
-import { OUTBOX_KEYS, type OutboxIndexProjection } from '../../shared/outbox/outbox-item.ts';
 import { TABLE_DEFAULTS } from './defaults.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';

@@ -10,8 +10,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
 import { type OrderedTopic, SequenceSource, sequenceSourceOf } from '../../shared/ordering/ordering.ts';
-import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import { OutboxSettings, WRITER_SETTINGS } from '../../shared/settings/outbox-settings.ts';
 import { METRICS_DEFAULTS } from './defaults.ts';
 import {

@@ -9,22 +9,27 @@ import type {
   StoredMessage,
 } from '../admin/admin-ports.ts';
 import { MessageStatus } from '../message/message-status.ts';
-import { appendHistory, HistoryEvent } from '../outbox/history.ts';
-import { cancelUpdate, replayUpdate, SKIPPED_AT_ATTRIBUTE } from '../outbox/operator-updates.ts';
+import { HistoryEvent } from '../outbox/history.ts';
 import type { CancelMove, OperatorMove } from '../outbox/outbox-changes.ts';
-import { dueShardOf, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import { dueShardOf } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
-import type { OutboxUpdate } from '../outbox/transition-updates.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
+import { appendHistory } from './outbox-table/history-append.ts';
+import { cancelUpdate, replayUpdate, SKIPPED_AT_ATTRIBUTE } from './outbox-table/operator-updates.ts';
+import { OUTBOX_KEYS } from './outbox-table/outbox-keys.ts';
+import type { OutboxUpdate } from './outbox-table/transition-updates.ts';
 
 /**
  * The outbox table: its keys and indexes ({@link OUTBOX_KEYS}, which the CDK construct reads too), the store of
  * the relay, sweeper and consumers ({@link DynamoOutboxStore}), and every read and write of the admin
  * ({@link DynamoOutboxAdminStore}): the index queries of listing, counting and bulk replay, reads by key, the
- * aggregate and order index look-ups, the erase's deletes and the actions of replay, cancel and skip.
+ * aggregate and order index look-ups, the erase's deletes and the actions of replay, cancel and skip. The files
+ * of `outbox-table/` are its parts: the keys, the conditional updates of every status change (transition, claim
+ * and operator updates, with their history entries), the tolerant read of a stored item and the store.
  */
-export { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
-export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './dynamo-outbox-store.ts';
+export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './outbox-table/dynamo-outbox-store.ts';
+export { OUTBOX_KEYS, type OutboxIndexProjection } from './outbox-table/outbox-keys.ts';
+export { CONFIRMATION_ATTRIBUTES, CONFIRMATION_RETURN_VALUES } from './outbox-table/transition-updates.ts';
 
 /** Messages read by key at once: enough to hide the round trips, few enough to stay clear of throttling. */
 export const DEFAULT_READ_CONCURRENCY = 10;

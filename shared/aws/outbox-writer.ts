@@ -12,7 +12,7 @@ import { messageSizeBytes } from '../message/message-size.ts';
 import { assignSeqs, type CounterAdvance } from '../ordering/assign-seqs.ts';
 import type { OrderingByTopic } from '../ordering/ordering.ts';
 import { OUTBOX_WRITER_DEFAULTS, OUTBOX_WRITER_RANGES } from '../outbox/outbox-defaults.ts';
-import { newOutboxItem, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import { newOutboxItem } from '../outbox/outbox-item.ts';
 import {
   assertNoClaimCheckMarker,
   assertValidMessages,
@@ -26,6 +26,7 @@ import {
   type TransactWriteAction,
   withinTransactionLimits,
 } from '../transaction/transaction-limits.ts';
+import { OUTBOX_KEYS } from './outbox-table/outbox-keys.ts';
 import { type CounterRead, counterUpdate, readLastSeqs } from './sequence-table.ts';
 import { sendTransaction } from './transact-write.ts';
 

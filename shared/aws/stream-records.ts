@@ -4,8 +4,9 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { describeError } from '../errors.ts';
 import { safeUnmarshallOptions } from '../message/dynamo-numbers.ts';
 import { MessageStatus } from '../message/message-status.ts';
-import { OUTBOX_KEYS, type OutboxItem } from '../outbox/outbox-item.ts';
-import { readOutboxItem } from '../outbox/read-outbox-item.ts';
+import type { OutboxItem } from '../outbox/outbox-item.ts';
+import { OUTBOX_KEYS } from './outbox-table/outbox-keys.ts';
+import { readOutboxItem } from './outbox-table/read-outbox-item.ts';
 
 /** What a stream record announces. */
 export type StreamRecordContent =

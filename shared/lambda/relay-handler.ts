@@ -5,7 +5,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
-import { DynamoOutboxStore } from '../aws/dynamo-outbox-store.ts';
+import { DynamoOutboxStore } from '../aws/outbox-table/dynamo-outbox-store.ts';
 import { SqsPublisher } from '../aws/sqs-publisher.ts';
 import { sendMetrics } from '../observability/report-metrics.ts';
 import type { RelayDeps } from '../relay/relay-messages.ts';

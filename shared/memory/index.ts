@@ -12,6 +12,7 @@
 export { AUDIT_KEYS } from '../aws/audit-table.ts';
 /* The pipeline's parts the drill, the bench and the local runtime compose over the doubles above. */
 export { cursorKeyOf, INBOX_KEYS, inboxDeliveryCheck } from '../aws/inbox-table.ts';
+export { OUTBOX_KEYS } from '../aws/outbox-table.ts';
 export { SEQUENCE_KEYS } from '../aws/sequence-table.ts';
 /** Tooling: what an outbox stream record announces to the relay: a message to send, or nothing. */
 export { readStreamRecord } from '../aws/stream-records.ts';
@@ -27,7 +28,7 @@ export {
 export { DEFAULT_GAP_TIMEOUT_MS } from '../ordering/ordering.ts';
 export { historyOf } from '../outbox/history.ts';
 /** Tooling: a new PENDING outbox item for an envelope, as the writer puts it in the transaction. */
-export { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem, OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+export { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem } from '../outbox/outbox-item.ts';
 export type { OutboxStore, SweepStore } from '../outbox/outbox-store.ts';
 export {
   MESSAGE_ATTRIBUTES,

@@ -1,7 +1,6 @@
 import type { MessageStatus } from '../message/message-status.ts';
-import type { Claim, Postponement, Release, Unreadable } from './claim-updates.ts';
+import type { Claim, Postponement, Release, SendFailure, Unreadable } from './outbox-changes.ts';
 import type { OutboxItem } from './outbox-item.ts';
-import type { SendFailure } from './transition-updates.ts';
 
 /**
  * Result of marking a message SENT before its send: `SENT`, with the mark's `sentAt` (send it now); losing to a

@@ -10,8 +10,8 @@ import { AUDIT_KEYS, readAuditTrail } from '../../shared/aws/audit-table.ts';
 import { createDocumentClient } from '../../shared/aws/clients.ts';
 import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../shared/aws/dynamo-admin-deps.ts';
 import { cursorKeyOf, INBOX_KEYS } from '../../shared/aws/inbox-table.ts';
+import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
 import { MessageStatus } from '../../shared/message/message-status.ts';
-import { OUTBOX_KEYS } from '../../shared/outbox/outbox-item.ts';
 import { outboxItem, testMessageId } from '../support/factories.ts';
 import { startTestEmulator, TEST_BACKEND, type TestEmulator } from './support/backend.ts';
 

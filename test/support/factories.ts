@@ -7,10 +7,11 @@ import type {
   SQSRecord,
   AttributeValue as StreamAttributeValue,
 } from 'aws-lambda';
+import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
 import type { MemoryTableSchema } from '../../shared/memory/memory-document-client.ts';
 import { ENVELOPE_SCHEMA_VERSION, type Envelope } from '../../shared/message/envelope.ts';
 import { MessageStatus } from '../../shared/message/message-status.ts';
-import { dueShardOf, OUTBOX_KEYS, type OutboxItem } from '../../shared/outbox/outbox-item.ts';
+import { dueShardOf, type OutboxItem } from '../../shared/outbox/outbox-item.ts';
 
 /** The instant every factory uses unless told otherwise: 2024-05-01T12:00:00.000Z. */
 export const FIXED_NOW = new Date('2024-05-01T12:00:00.000Z');

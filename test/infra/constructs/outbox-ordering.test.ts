@@ -4,7 +4,7 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { OutboxSettings, readSetting } from 'serverless-outbox';
 import type { TransactionalOutboxProps } from 'serverless-outbox/cdk';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
+import { OUTBOX_KEYS } from '../../../shared/aws/outbox-table.ts';
 import {
   type CfnTemplate,
   deployedEnvironment,

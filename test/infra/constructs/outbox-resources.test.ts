@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_KEYS } from '../../../shared/aws/audit-table.ts';
-import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
+import { OUTBOX_KEYS } from '../../../shared/aws/outbox-table.ts';
 import {
   type CfnTemplate,
   functionId,

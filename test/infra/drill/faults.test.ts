@@ -12,7 +12,7 @@ import {
   uniformRates,
 } from '../../../infra/dev/drill/faults.ts';
 import { poisonedMessages } from '../../../infra/dev/drill/order-factory.ts';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import {

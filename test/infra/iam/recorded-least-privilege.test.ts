@@ -11,13 +11,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandlerOverride } from '../../../infra/dev/local/host/local-function.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
 import { buildExampleStack } from '../../../infra/synth-template.ts';
-import { MIN_CLAIM_CHECK_THRESHOLD_BYTES } from '../../../shared/claim-check/claim-check-reference.ts';
-import { handler as adminHandler } from '../../../shared/lambda/entries/admin.ts';
-import { attentionKeyOf } from '../../../shared/outbox/outbox-item.ts';
 import {
   CONFIRMATION_ATTRIBUTES,
   CONFIRMATION_RETURN_VALUES,
-} from '../../../shared/outbox/transition-updates.ts';
+} from '../../../shared/aws/outbox-table/transition-updates.ts';
+import { MIN_CLAIM_CHECK_THRESHOLD_BYTES } from '../../../shared/claim-check/claim-check-reference.ts';
+import { handler as adminHandler } from '../../../shared/lambda/entries/admin.ts';
+import { attentionKeyOf } from '../../../shared/outbox/outbox-item.ts';
 import { describeOnMoto, TEST_BACKEND } from '../../integration/support/backend.ts';
 import {
   cancelOrder,

@@ -2,7 +2,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ChangeMessageVisibilityBatchCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { confirmUpdate } from '../../../shared/outbox/transition-updates.ts';
+import { confirmUpdate } from '../../../shared/aws/outbox-table/transition-updates.ts';
 import { describeCommand, updatedAttributes } from '../../support/sdk-calls.ts';
 import {
   describePermission,

@@ -3,7 +3,7 @@ import { buildExampleStack } from '../../../infra/synth-template.ts';
 import {
   CONFIRMATION_ATTRIBUTES,
   CONFIRMATION_RETURN_VALUES,
-} from '../../../shared/outbox/transition-updates.ts';
+} from '../../../shared/aws/outbox-table/transition-updates.ts';
 import { logGroupOf } from '../iam/granted-permissions.ts';
 import {
   actionsOf,

@@ -10,7 +10,8 @@ import type {
 import type { AuditRow } from '../../../shared/admin/audit-trail.ts';
 import { AUDIT_KEYS } from '../../../shared/aws/audit-table.ts';
 import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
+import { OUTBOX_KEYS } from '../../../shared/aws/outbox-table.ts';
 import type { ConsumeResult, PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';
 import {
@@ -20,12 +21,7 @@ import {
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
-import {
-  attentionKeyOf,
-  dueShardOf,
-  OUTBOX_KEYS,
-  type OutboxItem,
-} from '../../../shared/outbox/outbox-item.ts';
+import { attentionKeyOf, dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/sweeper/sweep.ts';
 import { type ManualClock, manualClock, outboxItem } from '../../support/factories.ts';

@@ -17,9 +17,9 @@ import {
 import { replayMessage } from '../../../shared/admin/message-actions.ts';
 import { GONE_SKIP_MIN_AGE_MS, skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
 import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
+import { claimUpdate } from '../../../shared/aws/outbox-table/claim-updates.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
-import { claimUpdate } from '../../../shared/outbox/claim-updates.ts';
 import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import { testMessageId } from '../../support/factories.ts';
 import {

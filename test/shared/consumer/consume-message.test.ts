@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { PoisonMessageError, TransactionConflictError } from '../../../shared/errors.ts';
 import { type ConsumeDeps, consumeMessage } from '../../../shared/lambda/inbox-consumer.ts';

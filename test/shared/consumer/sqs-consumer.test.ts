@@ -1,6 +1,6 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { consumeSqsBatch, type SqsConsumer } from '../../../shared/lambda/consumer-handler.ts';
 import type { ConsumeDeps } from '../../../shared/lambda/inbox-consumer.ts';

@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { SqsPublisher } from '../../../shared/aws/sqs-publisher.ts';
 import { relayStreamBatch, relayStreamEvent } from '../../../shared/lambda/relay-stream-batch.ts';
 import type { RelayDeps } from '../../../shared/relay/relay-messages.ts';

@@ -1,8 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OUTBOX_KEYS } from '../../../shared/aws/outbox-table.ts';
 import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
-import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import { envelope, FIXED_NOW, MEMORY_TABLE_SCHEMAS, testMessageId } from '../../support/factories.ts';
 
 const { orderIndex } = OUTBOX_KEYS;

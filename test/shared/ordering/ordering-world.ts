@@ -10,8 +10,9 @@ import { cancelMessage, replayMessage } from '../../../shared/admin/message-acti
 import { skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
 import { AUDIT_KEYS } from '../../../shared/aws/audit-table.ts';
 import { type DynamoAdminDepsOptions, dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { cursorKeyOf, inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
+import { OUTBOX_KEYS } from '../../../shared/aws/outbox-table.ts';
 import { writeWithOutbox } from '../../../shared/aws/outbox-writer.ts';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { consumeSqsEvent } from '../../../shared/lambda/consumer-handler.ts';
@@ -20,7 +21,6 @@ import { relayStreamEvent } from '../../../shared/lambda/relay-stream-batch.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { createMessage, type Envelope, parseEnvelope } from '../../../shared/message/envelope.ts';
 import { type OrderingByTopic, orderKeyOf } from '../../../shared/ordering/ordering.ts';
-import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import type { SweepStore } from '../../../shared/outbox/outbox-store.ts';
 import type { OutboxWrite } from '../../../shared/outbox/outbox-write.ts';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';

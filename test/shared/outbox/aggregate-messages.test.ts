@@ -10,12 +10,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   DEFAULT_READ_CONCURRENCY,
+  OUTBOX_KEYS,
   type OutboxReader,
   readAggregateMessages,
   readMessagesById,
 } from '../../../shared/aws/outbox-table.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
-import { OUTBOX_KEYS } from '../../../shared/outbox/outbox-item.ts';
 import { outboxItem, testMessageId } from '../../support/factories.ts';
 
 const id = testMessageId;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/aws/outbox-table/claim-updates.ts';
+import type { OutboxUpdate } from '../../../shared/aws/outbox-table/transition-updates.ts';
 import { applyUpdate, compileCondition, type Item } from '../../../shared/memory/expressions.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
-import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/outbox/claim-updates.ts';
-import type { OutboxUpdate } from '../../../shared/outbox/transition-updates.ts';
 import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const messageId = testMessageId(3);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { appendHistory } from '../../../shared/aws/outbox-table/history-append.ts';
 import { applyUpdate } from '../../../shared/memory/expressions.ts';
-import { appendHistory, HistoryEvent, historyOf } from '../../../shared/outbox/history.ts';
+import { HistoryEvent, historyOf } from '../../../shared/outbox/history.ts';
 import { FIXED_NOW } from '../../support/factories.ts';
 
 const at = FIXED_NOW.toISOString();

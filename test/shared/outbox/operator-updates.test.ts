@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { cancelUpdate, replayUpdate } from '../../../shared/aws/outbox-table/operator-updates.ts';
+import type { OutboxUpdate } from '../../../shared/aws/outbox-table/transition-updates.ts';
 import { applyUpdate, compileCondition, type Item } from '../../../shared/memory/expressions.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
-import { cancelUpdate, replayUpdate } from '../../../shared/outbox/operator-updates.ts';
 import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
-import type { OutboxUpdate } from '../../../shared/outbox/transition-updates.ts';
 import { FIXED_NOW, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const messageId = testMessageId(11);

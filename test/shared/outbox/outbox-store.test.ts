@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, UpdateCommand, type UpdateCommandInput } from '
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { dueShardOf } from '../../../shared/outbox/outbox-item.ts';
 import { confirmDeadlineAfter, MAX_CONFIRM_DEADLINE_MS } from '../../../shared/outbox/outbox-store.ts';

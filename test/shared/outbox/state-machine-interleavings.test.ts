@@ -2,11 +2,18 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/aws/outbox-table/claim-updates.ts';
+import { cancelUpdate, replayUpdate } from '../../../shared/aws/outbox-table/operator-updates.ts';
+import {
+  appliedAfterCancelUpdate,
+  confirmUpdate,
+  markSentUpdate,
+  type OutboxUpdate,
+  sendFailureUpdate,
+} from '../../../shared/aws/outbox-table/transition-updates.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
-import { claimUpdate, releaseUpdate, requeueUpdate } from '../../../shared/outbox/claim-updates.ts';
 import type { HistoryEntry } from '../../../shared/outbox/history.ts';
-import { cancelUpdate, replayUpdate } from '../../../shared/outbox/operator-updates.ts';
 import { attentionKeyOf } from '../../../shared/outbox/outbox-item.ts';
 import {
   applyTransition,
@@ -15,13 +22,6 @@ import {
   TRANSITIONS,
   type TransitionName,
 } from '../../../shared/outbox/state-machine.ts';
-import {
-  appliedAfterCancelUpdate,
-  confirmUpdate,
-  markSentUpdate,
-  type OutboxUpdate,
-  sendFailureUpdate,
-} from '../../../shared/outbox/transition-updates.ts';
 import { FIXED_NOW, MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../../support/factories.ts';
 
 /**

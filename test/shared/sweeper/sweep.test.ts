@@ -2,13 +2,13 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } fr
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../../infra/dev/drill/faults.ts';
-import { DynamoOutboxStore } from '../../../shared/aws/dynamo-outbox-store.ts';
 import { inboxDeliveryCheck } from '../../../shared/aws/inbox-table.ts';
+import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
+import { cancelUpdate } from '../../../shared/aws/outbox-table/operator-updates.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
-import { cancelUpdate } from '../../../shared/outbox/operator-updates.ts';
 import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import type { SweepStore } from '../../../shared/outbox/outbox-store.ts';
 import type { MessagePublisher, PublishResult } from '../../../shared/relay/message-publisher.ts';

@@ -1,8 +1,9 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type GetOrderDeps, getOrder } from '../../../../functions/orders/get-order/get-order.ts';
+import { OUTBOX_KEYS } from '../../../../shared/aws/outbox-table.ts';
 import { MemoryDocumentClient } from '../../../../shared/memory/memory-document-client.ts';
-import { OUTBOX_KEYS, type OutboxItem } from '../../../../shared/outbox/outbox-item.ts';
+import type { OutboxItem } from '../../../../shared/outbox/outbox-item.ts';
 import { apiEvent, FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories.ts';
 
 const order = {

@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DynamoOutboxStore } from '../../../../shared/aws/dynamo-outbox-store.ts';
 import { inboxDeliveryCheck } from '../../../../shared/aws/inbox-table.ts';
+import { DynamoOutboxStore } from '../../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { writeWithOutbox } from '../../../../shared/aws/outbox-writer.ts';
 import type { PlanEffect } from '../../../../shared/consumer/consume-message.ts';
 import { TransactionConditionError, TransactionConflictError } from '../../../../shared/errors.ts';

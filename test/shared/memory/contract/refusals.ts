@@ -8,8 +8,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { sendFailureUpdate } from '../../../../shared/aws/outbox-table/transition-updates.ts';
 import { MessageStatus } from '../../../../shared/message/message-status.ts';
-import { sendFailureUpdate } from '../../../../shared/outbox/transition-updates.ts';
 import { FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories.ts';
 import {
   type ContractBackend,

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
-import { InvalidMessageError } from '../errors.ts';
-import { messageIdSchema } from '../message/envelope.ts';
-import { MessageStatus } from '../message/message-status.ts';
-import { safeParse } from '../validation/safe-parse.ts';
-import type { OutboxItem } from './outbox-item.ts';
+import { InvalidMessageError } from '../../errors.ts';
+import { messageIdSchema } from '../../message/envelope.ts';
+import { MessageStatus } from '../../message/message-status.ts';
+import type { OutboxItem } from '../../outbox/outbox-item.ts';
+import { safeParse } from '../../validation/safe-parse.ts';
 
 /**
  * An outbox item as stored, read tolerantly: items written by older versions or other writers may lack

@@ -1,8 +1,10 @@
-import type { MessageStatus } from '../message/message-status.ts';
-import { appendHistory, HistoryEvent } from './history.ts';
-import type { CancelMove, OperatorMove } from './outbox-changes.ts';
-import { attentionKeyOf, dueShardOf, OUTBOX_KEYS } from './outbox-item.ts';
-import { TRANSITIONS } from './state-machine.ts';
+import type { MessageStatus } from '../../message/message-status.ts';
+import { HistoryEvent } from '../../outbox/history.ts';
+import type { CancelMove, OperatorMove } from '../../outbox/outbox-changes.ts';
+import { attentionKeyOf, dueShardOf } from '../../outbox/outbox-item.ts';
+import { TRANSITIONS } from '../../outbox/state-machine.ts';
+import { appendHistory } from './history-append.ts';
+import { OUTBOX_KEYS } from './outbox-keys.ts';
 import { expiresAfter, type OutboxUpdate } from './transition-updates.ts';
 
 function assertMoveFrom(name: 'replay' | 'cancel', from: MessageStatus): void {

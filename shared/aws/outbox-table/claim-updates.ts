@@ -1,39 +1,13 @@
-import { MessageStatus } from '../message/message-status.ts';
-import { appendHistory, HistoryEvent } from './history.ts';
-import type { ChangeContext } from './outbox-changes.ts';
-import { attentionKeyOf, OUTBOX_KEYS } from './outbox-item.ts';
-import { TRANSITIONS } from './state-machine.ts';
+import { MessageStatus } from '../../message/message-status.ts';
+import { HistoryEvent } from '../../outbox/history.ts';
+import type { ChangeContext, Claim, Postponement, Release, Unreadable } from '../../outbox/outbox-changes.ts';
+import { attentionKeyOf } from '../../outbox/outbox-item.ts';
+import { TRANSITIONS } from '../../outbox/state-machine.ts';
+import { appendHistory } from './history-append.ts';
+import { OUTBOX_KEYS } from './outbox-keys.ts';
 import type { OutboxUpdate } from './transition-updates.ts';
 
 const key = (messageId: string) => ({ [OUTBOX_KEYS.partitionKey]: messageId });
-
-/** A sweeper's claim on one due message. */
-export interface Claim {
-  readonly messageId: string;
-  /**
-   * The status the message was read in; the claim holds only if it is still in it. Absent for a message whose
-   * item could not be read: then any status with work left (PENDING or SENT).
-   */
-  readonly status?: MessageStatus;
-  /** Unique per sweeper run: the lease owner. */
-  readonly owner: string;
-  readonly now: Date;
-  /** How long the claim lasts; a crashed owner's messages fall due again after it. */
-  readonly leaseMs: number;
-  /**
-   * Claim it before it falls due, as long as nobody holds a live claim on it: a consumer waits for it (an
-   * ordered message's gap), so its confirmation deadline is not waited for.
-   */
-  readonly early?: boolean;
-}
-
-/** A claimed message given back without a status change, due again at `nextAttemptAt`. */
-export interface Release {
-  readonly messageId: string;
-  readonly owner: string;
-  readonly now: Date;
-  readonly nextAttemptAt: Date;
-}
 
 /**
  * Claims a due message for one sweeper (an in-flight lease with a timeout): sets the lease and moves
@@ -69,14 +43,6 @@ export function claimUpdate({ messageId, status, owner, now, leaseMs, early }: C
   };
 }
 
-/** A SENT message the sweeper found due before its confirmation deadline, to file under that deadline. */
-export interface Postponement {
-  readonly messageId: string;
-  /** The deadline the due index showed; the update holds only if it is still the message's. */
-  readonly confirmBy: string;
-  readonly now: Date;
-}
-
 /**
  * Files a SENT message that fell due before its confirmation deadline under that deadline, in one write and
  * without a claim: a SENT message keeps the `nextAttemptAt` it had when it was sent, so one still unconfirmed after
@@ -103,14 +69,6 @@ export function postponeUpdate({ messageId, confirmBy, now }: Postponement): Out
 
 /** Statuses of messages that can be due: the ones the sweeper may claim. */
 const WITH_WORK_LEFT: readonly MessageStatus[] = [MessageStatus.PENDING, MessageStatus.SENT];
-
-/** A claimed message whose stored item cannot be read, and why. */
-export interface Unreadable {
-  readonly messageId: string;
-  readonly owner: string;
-  readonly now: Date;
-  readonly reason: string;
-}
 
 /**
  * → FAILED for a claimed message whose stored item cannot be read (written by another tool, or damaged): no

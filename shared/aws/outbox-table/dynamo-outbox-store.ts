@@ -1,22 +1,17 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { describeError } from '../errors.ts';
-import { MessageStatus } from '../message/message-status.ts';
-import {
-  type Claim,
-  claimUpdate,
-  failUnreadableUpdate,
-  type Postponement,
-  postponeUpdate,
-  type Release,
-  releaseUpdate,
-  requeueUpdate,
-  type Unreadable,
-} from '../outbox/claim-updates.ts';
-import type { ChangeContext } from '../outbox/outbox-changes.ts';
-import { DEFAULT_RETENTION_DAYS } from '../outbox/outbox-defaults.ts';
-import { OUTBOX_KEYS } from '../outbox/outbox-item.ts';
+import { describeError } from '../../errors.ts';
+import { MessageStatus } from '../../message/message-status.ts';
+import type {
+  ChangeContext,
+  Claim,
+  Postponement,
+  Release,
+  SendFailure,
+  Unreadable,
+} from '../../outbox/outbox-changes.ts';
+import { DEFAULT_RETENTION_DAYS } from '../../outbox/outbox-defaults.ts';
 import {
   type ClaimResult,
   type ConfirmOutcome,
@@ -30,16 +25,23 @@ import {
   type SequencedMessage,
   type SequenceRange,
   type SweepStore,
-} from '../outbox/outbox-store.ts';
-import { readOutboxItem } from '../outbox/read-outbox-item.ts';
+} from '../../outbox/outbox-store.ts';
+import {
+  claimUpdate,
+  failUnreadableUpdate,
+  postponeUpdate,
+  releaseUpdate,
+  requeueUpdate,
+} from './claim-updates.ts';
+import { OUTBOX_KEYS } from './outbox-keys.ts';
+import { readOutboxItem } from './read-outbox-item.ts';
 import {
   appliedAfterCancelUpdate,
   confirmUpdate,
   markSentUpdate,
   type OutboxUpdate,
-  type SendFailure,
   sendFailureUpdate,
-} from '../outbox/transition-updates.ts';
+} from './transition-updates.ts';
 
 /** Settings of the DynamoDB outbox store. */
 export interface DynamoOutboxStoreOptions {

@@ -1,11 +1,12 @@
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { MessageStatus } from '../message/message-status.ts';
-import type { SendFailureDecision } from '../retry/send-failure-decision.ts';
-import { appendHistory, HistoryEvent } from './history.ts';
-import type { ChangeContext } from './outbox-changes.ts';
-import { DEFAULT_RETENTION_DAYS } from './outbox-defaults.ts';
-import { attentionKeyOf, OUTBOX_KEYS } from './outbox-item.ts';
-import { TRANSITIONS } from './state-machine.ts';
+import { MessageStatus } from '../../message/message-status.ts';
+import { HistoryEvent } from '../../outbox/history.ts';
+import type { ChangeContext, SendFailure } from '../../outbox/outbox-changes.ts';
+import { DEFAULT_RETENTION_DAYS } from '../../outbox/outbox-defaults.ts';
+import { attentionKeyOf } from '../../outbox/outbox-item.ts';
+import { TRANSITIONS } from '../../outbox/state-machine.ts';
+import { appendHistory } from './history-append.ts';
+import { OUTBOX_KEYS } from './outbox-keys.ts';
 
 /** An UpdateItem on the outbox, without the table name. */
 export type OutboxUpdate = Omit<UpdateCommandInput, 'TableName'>;
@@ -92,23 +93,6 @@ export function markSentUpdate({ messageId, now, confirmDeadlineMs, by, claimedB
       ...history.values,
     },
   };
-}
-
-/** A failed send to record on its message. */
-export interface SendFailure {
-  readonly messageId: string;
-  /** The attempts the message had when it was read; the record holds only if nobody counted one since. */
-  readonly seenAttempts: number;
-  readonly decision: SendFailureDecision;
-  /** Why the send failed, for `lastError`. */
-  readonly error: string;
-  readonly now: Date;
-  /**
-   * The `sentAt` of the sender's own mark, when SQS refused a message the sender had marked SENT for the send: the
-   * record holds only while the message is still SENT under that mark. Absent: the message was never marked (no
-   * queue is routed, it cannot be sent as stored, its attempts are spent) and must still be PENDING.
-   */
-  readonly markedAt?: string;
 }
 
 /**
