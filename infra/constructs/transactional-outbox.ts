@@ -45,16 +45,6 @@ import type {
   TransactionalOutboxProps,
 } from './transactional-outbox-props.ts';
 
-export type {
-  OutboxConsumer,
-  OutboxConsumerProps,
-  OutboxOrderedTopicProps,
-  OutboxQueueProps,
-  OutboxStreamProps,
-  OutboxWriterBindingOptions,
-  TransactionalOutboxProps,
-} from './transactional-outbox-props.ts';
-
 /** CloudWatch namespaces: letters, digits and `. - _ / # :`, at most 255, never `AWS/`. */
 const METRICS_NAMESPACE = /^(?!AWS\/)[A-Za-z0-9.\-_/#:]{1,255}$/;
 

@@ -83,30 +83,9 @@ export interface ConsumedSqsBatch {
 }
 
 /**
- * The consumer function's core: consumes each SQS record exactly once in effect and reports the records
- * that failed transiently as partial batch failures, so only they are redelivered. With `failures`, a
- * failed record is also given an exponential visibility backoff, and a poison message (or one on its last
- * receive) is dead-lettered at once with its reason. On a FIFO queue a failed record fails only the records of
- * its message group that follow it; the other groups go on.
- *
- * The batch keeps to the invocation's time (the context's remaining time, less `wrapUp`): conflict retries stop
- * before the wrap-up point, and there every record not finished — still running on a slow backend, or waiting for
- * an earlier record of its key — is handed back as a fresh copy (with `failures`) and acknowledged, so the function
- * returns before Lambda stops it. A stopped invocation returns no partial batch response: SQS would count a receive
- * against every record of the batch, and after maxReceiveCount of them its redrive policy would dead-letter
- * records that never failed, without a reason.
- */
-export async function consumeSqsBatch(
-  event: SQSEvent,
-  context: Context,
-  consumer: SqsConsumer,
-): Promise<SQSBatchResponse> {
-  return (await consumeSqsEvent(event, context, consumer)).response;
-}
-
-/**
- * {@link consumeSqsBatch} that also returns what happened per topic, which the consumer function publishes as
- * metrics.
+ * Consumes an SQS batch over the consumer's ports (the public `consumeSqsBatch` and `consumeSqsEvent` in
+ * consumer-handler.ts build them from a client and table): the response for Lambda, and what happened per topic,
+ * which the consumer function publishes as metrics.
  * @example
  * const { response, topics } = await consumeSqsEvent(event, context, consumer);
  */
