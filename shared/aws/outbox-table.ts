@@ -1,5 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type {
   AttentionRange,
   ListPageQuery,
@@ -28,7 +34,9 @@ import type { OutboxUpdate } from './outbox-table/transition-updates.ts';
  * and operator updates, with their history entries), the tolerant read of a stored item and the store.
  */
 export { DynamoOutboxStore, type DynamoOutboxStoreOptions } from './outbox-table/dynamo-outbox-store.ts';
+export { DynamoOutboxConfirmer, type DynamoOutboxConfirmerOptions } from './outbox-table/outbox-confirmer.ts';
 export { OUTBOX_KEYS, type OutboxIndexProjection } from './outbox-table/outbox-keys.ts';
+export { DynamoRelayStore } from './outbox-table/relay-store.ts';
 export { CONFIRMATION_ATTRIBUTES, CONFIRMATION_RETURN_VALUES } from './outbox-table/transition-updates.ts';
 
 /** Messages read by key at once: enough to hide the round trips, few enough to stay clear of throttling. */
@@ -85,23 +93,31 @@ export async function readAggregateMessages(
 /** The ids of an aggregate's messages in the `byAggregate` index, across query pages (a page stops at 1 MB). */
 export async function aggregateMessageIds(reader: OutboxReader, aggregateId: string): Promise<string[]> {
   const { aggregateIndex } = OUTBOX_KEYS;
-  const ids: string[] = [];
+  const keys = await queryAll(reader.client, {
+    TableName: reader.outboxTable,
+    IndexName: aggregateIndex.name,
+    KeyConditionExpression: '#aggregateId = :aggregateId',
+    ExpressionAttributeNames: { '#aggregateId': aggregateIndex.partitionKey },
+    ExpressionAttributeValues: { ':aggregateId': aggregateId },
+  });
+  return keys.map((item) => String(item[OUTBOX_KEYS.partitionKey]));
+}
+
+/** Every item a query matches, across its pages (a page stops at 1 MB). */
+async function queryAll(
+  client: Pick<DynamoDBDocumentClient, 'send'>,
+  input: QueryCommandInput,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await reader.client.send(
-      new QueryCommand({
-        TableName: reader.outboxTable,
-        IndexName: aggregateIndex.name,
-        KeyConditionExpression: '#aggregateId = :aggregateId',
-        ExpressionAttributeNames: { '#aggregateId': aggregateIndex.partitionKey },
-        ExpressionAttributeValues: { ':aggregateId': aggregateId },
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-      }),
+    const page = await client.send(
+      new QueryCommand({ ...input, ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }) }),
     );
-    for (const item of page.Items ?? []) ids.push(String(item[OUTBOX_KEYS.partitionKey]));
+    items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
-  return ids;
+  return items;
 }
 
 /**
@@ -117,7 +133,7 @@ export async function readMessagesById(
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`read concurrency must be a positive integer, got ${concurrency}`);
   }
-  const projection = distinctProjectionOf([OUTBOX_KEYS.partitionKey, ...options.attributes]);
+  const projection = projectionOf([OUTBOX_KEYS.partitionKey, ...options.attributes]);
   const read = await mapWithConcurrency(options.messageIds, concurrency, async (messageId) => {
     const found = await reader.client.send(
       new GetCommand({
@@ -129,15 +145,6 @@ export async function readMessagesById(
     return found.Item;
   });
   return read.filter((item): item is Record<string, unknown> => item !== undefined);
-}
-
-/** A ProjectionExpression of `attributes` (each once), every name a placeholder: `status` is a reserved word. */
-function distinctProjectionOf(attributes: readonly string[]): {
-  readonly ProjectionExpression: string;
-  readonly ExpressionAttributeNames: Record<string, string>;
-} {
-  const names = Object.fromEntries([...new Set(attributes)].map((name, n) => [`#a${n}`, name]));
-  return { ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names };
 }
 
 /** `work` applied to each item with at most `concurrency` calls pending; results in the items' order. */
@@ -166,12 +173,12 @@ async function mapWithConcurrency<T, R>(
   return results;
 }
 
-/** A ProjectionExpression of `attributes`, every name a placeholder (`status` is a reserved word). */
+/** A ProjectionExpression of `attributes` (each once), every name a placeholder: `status` is a reserved word. */
 function projectionOf(attributes: readonly string[]): {
   readonly ProjectionExpression: string;
   readonly ExpressionAttributeNames: Record<string, string>;
 } {
-  const names = Object.fromEntries(attributes.map((name) => [`#p_${name}`, name]));
+  const names = Object.fromEntries([...new Set(attributes)].map((name, n) => [`#p${n}`, name]));
   return { ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names };
 }
 
@@ -289,35 +296,25 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
             ? ' AND #createdAt <= :to'
             : '';
     const projection = projectionOf(['messageId', 'status', 'createdAt']);
-    const found: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#table,
-          IndexName: attentionIndex.name,
-          KeyConditionExpression: `#attentionKey = :partition${bounds}`,
-          FilterExpression: '#topic = :topic',
-          ProjectionExpression: projection.ProjectionExpression,
-          ExpressionAttributeNames: {
-            '#attentionKey': attentionIndex.partitionKey,
-            '#topic': 'topic',
-            ...(bounds === '' ? {} : { '#createdAt': attentionIndex.sortKey }),
-            ...projection.ExpressionAttributeNames,
-          },
-          ExpressionAttributeValues: {
-            ':partition': range.partition,
-            ':topic': range.topic,
-            ...(range.from === undefined ? {} : { ':from': range.from }),
-            ...(range.to === undefined ? {} : { ':to': range.to }),
-          },
-          ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-        }),
-      );
-      found.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey !== undefined);
-    return found;
+    return queryAll(this.#client, {
+      TableName: this.#table,
+      IndexName: attentionIndex.name,
+      KeyConditionExpression: `#attentionKey = :partition${bounds}`,
+      FilterExpression: '#topic = :topic',
+      ProjectionExpression: projection.ProjectionExpression,
+      ExpressionAttributeNames: {
+        '#attentionKey': attentionIndex.partitionKey,
+        '#topic': 'topic',
+        ...(bounds === '' ? {} : { '#createdAt': attentionIndex.sortKey }),
+        ...projection.ExpressionAttributeNames,
+      },
+      ExpressionAttributeValues: {
+        ':partition': range.partition,
+        ':topic': range.topic,
+        ...(range.from === undefined ? {} : { ':from': range.from }),
+        ...(range.to === undefined ? {} : { ':to': range.to }),
+      },
+    });
   }
 
   /** @inheritdoc */
@@ -536,22 +533,12 @@ export async function readOutboxPartition(
           value: partition.partition,
         };
   const projection = projectionOf(attributes);
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: index.name,
-        KeyConditionExpression: '#pk = :pk',
-        ProjectionExpression: projection.ProjectionExpression,
-        ExpressionAttributeNames: { '#pk': index.partitionKey, ...projection.ExpressionAttributeNames },
-        ExpressionAttributeValues: { ':pk': index.value },
-        ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
-  return items;
+  return queryAll(client, {
+    TableName: table,
+    IndexName: index.name,
+    KeyConditionExpression: '#pk = :pk',
+    ProjectionExpression: projection.ProjectionExpression,
+    ExpressionAttributeNames: { '#pk': index.partitionKey, ...projection.ExpressionAttributeNames },
+    ExpressionAttributeValues: { ':pk': index.value },
+  });
 }

@@ -6,7 +6,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient } from '../aws/clients.ts';
-import { DynamoOutboxStore } from '../aws/outbox-table/dynamo-outbox-store.ts';
+import { DynamoOutboxConfirmer } from '../aws/outbox-table/outbox-confirmer.ts';
 import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import { SqsQueueOperations } from '../aws/sqs-queue-operations.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
@@ -125,7 +125,7 @@ export function consumerParts(
       ...(outboxTable === undefined
         ? {}
         : {
-            confirmer: new DynamoOutboxStore({
+            confirmer: new DynamoOutboxConfirmer({
               client,
               tableName: outboxTable,
               actor: 'consumer',

@@ -5,7 +5,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
-import { DynamoOutboxStore } from '../aws/outbox-table/dynamo-outbox-store.ts';
+import { type DynamoOutboxStoreOptions, DynamoRelayStore } from '../aws/outbox-table/relay-store.ts';
 import { SqsPublisher } from '../aws/sqs-publisher.ts';
 import { sendMetrics } from '../observability/report-metrics.ts';
 import type { RelayDeps } from '../relay/relay-messages.ts';
@@ -35,23 +35,28 @@ export interface RelayParts {
 export function relayDeps(
   env: Env,
   parts: RelayParts = {},
-): RelayDeps & { readonly store: DynamoOutboxStore } {
+): RelayDeps & { readonly store: DynamoRelayStore } {
   const routes = new Map(Object.entries(readSetting(env, OutboxSettings.topicQueues)));
   return {
     publisher: new SqsPublisher(parts.sqsClient ?? createSqsClient(awsClientConfig(env))),
-    store: new DynamoOutboxStore({
-      client: parts.client ?? createDocumentClient(awsClientConfig(env)),
-      tableName: readSetting(env, OutboxSettings.outboxTable),
-      confirmDeadlineMs: readSetting(env, OutboxSettings.confirmDeadlineMs),
-      retentionDays: readSetting(env, OutboxSettings.retentionDays),
-      // FAILED messages are filed under their due shard for the operators' attention index.
-      dueShards: readSetting(env, OutboxSettings.dueShards),
-      actor: parts.actor ?? 'relay',
-    }),
+    store: new DynamoRelayStore(outboxStoreOptions(env, parts)),
     queueFor: (topic: string) => routes.get(topic),
     retryPolicyFor: retryPolicyLookup(readSetting(env, OutboxSettings.retryPolicies)),
     clock: () => new Date(),
     random: Math.random,
+  };
+}
+
+/** The outbox store's settings from the environment: what the relay and the sweeper build their store with. */
+export function outboxStoreOptions(env: Env, parts: RelayParts): DynamoOutboxStoreOptions {
+  return {
+    client: parts.client ?? createDocumentClient(awsClientConfig(env)),
+    tableName: readSetting(env, OutboxSettings.outboxTable),
+    confirmDeadlineMs: readSetting(env, OutboxSettings.confirmDeadlineMs),
+    retentionDays: readSetting(env, OutboxSettings.retentionDays),
+    // FAILED messages are filed under their due shard for the operators' attention index.
+    dueShards: readSetting(env, OutboxSettings.dueShards),
+    actor: parts.actor ?? 'relay',
   };
 }
 

@@ -5,7 +5,7 @@ import type { Context } from 'aws-lambda';
 import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import { inboxDeliveryCheck } from '../aws/inbox-table.ts';
-import { readOutboxPartition } from '../aws/outbox-table.ts';
+import { DynamoOutboxStore, readOutboxPartition } from '../aws/outbox-table.ts';
 import { describeError } from '../errors.ts';
 import { pageBudget } from '../observability/page-budget.ts';
 import {
@@ -22,7 +22,7 @@ import { createLogger } from './create-logger.ts';
 import { createTracer } from './create-tracer.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
 import { createOutboxMetrics } from './outbox-metrics-publisher.ts';
-import { type RelayParts, relayDeps } from './relay-handler.ts';
+import { outboxStoreOptions, type RelayParts, relayDeps } from './relay-handler.ts';
 
 /** The sweeper's service name when `POWERTOOLS_SERVICE_NAME` is not set. */
 const SWEEPER_SERVICE = 'outbox-sweeper';
@@ -51,6 +51,7 @@ export function sweeperDeps(
   const ordering = readSetting(env, OutboxSettings.orderedTopics);
   return {
     ...relayDeps(env, { ...parts, client, actor: 'sweeper' }),
+    store: new DynamoOutboxStore(outboxStoreOptions(env, { client, actor: 'sweeper' })),
     deliveryCheckFor: (topic: string) => checks.get(topic),
     orderingFor: (topic: string) => orderedTopic(ordering, topic),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),

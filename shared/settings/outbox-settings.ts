@@ -4,6 +4,13 @@
  * writes them, so a name is written in one place and a value is checked the same way at synth and at start.
  */
 import * as z from 'zod/mini';
+// The writer's bounds as plain constants: the writer's option objects built from them stay out of the bundles of
+// functions that only read settings.
+import {
+  DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
+  MAX_CLAIM_CHECK_THRESHOLD_BYTES,
+  MIN_CLAIM_CHECK_THRESHOLD_BYTES,
+} from '../claim-check/claim-check-reference.ts';
 import { DEFAULT_VISIBILITY_BACKOFF, MAX_VISIBILITY_SECONDS } from '../consumer/failure-handling.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox-record.ts';
 import { topicSchema } from '../message/envelope.ts';
@@ -15,11 +22,8 @@ import {
   SequenceSource,
   scopeSchema,
 } from '../ordering/ordering.ts';
-import {
-  DEFAULT_RETENTION_DAYS,
-  OUTBOX_WRITER_DEFAULTS,
-  OUTBOX_WRITER_RANGES,
-} from '../outbox/outbox-defaults.ts';
+import { DEFAULT_RETENTION_DAYS, MAX_STREAM_GRACE_MS } from '../outbox/outbox-defaults.ts';
+import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS, MAX_DUE_SHARDS } from '../outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS, MAX_CONFIRM_DEADLINE_MS } from '../outbox/outbox-store.ts';
 import { retryPolicySchema } from '../retry/retry-policy.ts';
 import {
@@ -87,9 +91,9 @@ export const OutboxSettings = {
   dueShards: integerSetting({
     name: 'DUE_SHARDS',
     description: 'partitions of the due index; the writers and the sweeper must agree',
-    min: OUTBOX_WRITER_RANGES.dueShards.min,
-    max: OUTBOX_WRITER_RANGES.dueShards.max,
-    defaultValue: OUTBOX_WRITER_DEFAULTS.dueShards,
+    min: 1,
+    max: MAX_DUE_SHARDS,
+    defaultValue: DEFAULT_DUE_SHARDS,
   }),
   sweeperMaxMessagesPerSecond: integerSetting({
     name: 'SWEEPER_MAX_MESSAGES_PER_SECOND',
@@ -102,9 +106,9 @@ export const OutboxSettings = {
   streamGraceMs: integerSetting({
     name: 'STREAM_GRACE_MS',
     description: 'how long a new message waits for the stream relay before the sweeper may send it',
-    min: OUTBOX_WRITER_RANGES.streamGraceMs.min,
-    max: OUTBOX_WRITER_RANGES.streamGraceMs.max,
-    defaultValue: OUTBOX_WRITER_DEFAULTS.streamGraceMs,
+    min: 0,
+    max: MAX_STREAM_GRACE_MS,
+    defaultValue: DEFAULT_STREAM_GRACE_MS,
   }),
   retentionDays: integerSetting({
     name: 'RETENTION_DAYS',
@@ -184,9 +188,9 @@ export const OutboxSettings = {
   claimCheckThresholdBytes: integerSetting({
     name: 'CLAIM_CHECK_THRESHOLD_BYTES',
     description: 'the wire size above which a message keeps its payload in S3 and carries a reference',
-    min: OUTBOX_WRITER_RANGES.claimCheckThresholdBytes.min,
-    max: OUTBOX_WRITER_RANGES.claimCheckThresholdBytes.max,
-    defaultValue: OUTBOX_WRITER_DEFAULTS.claimCheckThresholdBytes,
+    min: MIN_CLAIM_CHECK_THRESHOLD_BYTES,
+    max: MAX_CLAIM_CHECK_THRESHOLD_BYTES,
+    defaultValue: DEFAULT_CLAIM_CHECK_THRESHOLD_BYTES,
   }),
   orderedTopics: jsonSetting(
     {

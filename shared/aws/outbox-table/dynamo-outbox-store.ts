@@ -1,27 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describeError } from '../../errors.ts';
 import { MessageStatus } from '../../message/message-status.ts';
-import type {
-  ChangeContext,
-  Claim,
-  Postponement,
-  Release,
-  SendFailure,
-  Unreadable,
-} from '../../outbox/outbox-changes.ts';
-import { DEFAULT_RETENTION_DAYS } from '../../outbox/outbox-defaults.ts';
+import type { Claim, Postponement, Release, Unreadable } from '../../outbox/outbox-changes.ts';
 import {
   type ClaimResult,
-  type ConfirmOutcome,
-  confirmDeadlineAfter,
-  DEFAULT_CONFIRM_DEADLINE_MS,
   type DueEntry,
   MAX_SEQUENCE_LOOKUP,
-  type MarkSentOutcome,
-  type RecordFailureOutcome,
-  type SendMark,
   type SequencedMessage,
   type SequenceRange,
   type SweepStore,
@@ -35,94 +20,17 @@ import {
 } from './claim-updates.ts';
 import { OUTBOX_KEYS } from './outbox-keys.ts';
 import { readOutboxItem } from './read-outbox-item.ts';
-import {
-  appliedAfterCancelUpdate,
-  confirmUpdate,
-  markSentUpdate,
-  type OutboxUpdate,
-  sendFailureUpdate,
-} from './transition-updates.ts';
+import { DynamoRelayStore } from './relay-store.ts';
 
-/** Settings of the DynamoDB outbox store. */
-export interface DynamoOutboxStoreOptions {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-  /** How long a SENT message may wait for its confirmation before the sweeper reconciles it. @default 300 000 ms */
-  readonly confirmDeadlineMs?: number;
-  /** Days a terminal message is kept before TTL archives it. @default 30 */
-  readonly retentionDays?: number;
-  /**
-   * Partitions of the due index, which the attention index shares: a message that becomes FAILED is filed under
-   * `FAILED#<its due shard>`. Must equal the writers' and the admin's.
-   * @default 8
-   */
-  readonly dueShards?: number;
-  /** Who this store acts for, recorded in each history entry it writes: `relay`, `sweeper` or `consumer`. */
-  readonly actor?: string;
-}
+export type { DynamoOutboxStoreOptions } from './relay-store.ts';
 
 /** {@link OutboxStore} on a DynamoDB table; every change is a conditional update on the expected status. */
-export class DynamoOutboxStore implements SweepStore {
-  readonly #options: DynamoOutboxStoreOptions;
-
-  constructor(options: DynamoOutboxStoreOptions) {
-    this.#options = options;
-  }
-
-  /** @inheritdoc */
-  async markSent({ messageId, now, resends = 0, claimedBy }: SendMark): Promise<MarkSentOutcome> {
-    const confirmDeadlineMs = confirmDeadlineAfter(
-      this.#options.confirmDeadlineMs ?? DEFAULT_CONFIRM_DEADLINE_MS,
-      resends,
-    );
-    const result = await this.#update(
-      markSentUpdate({
-        messageId,
-        now,
-        confirmDeadlineMs,
-        ...this.#context(),
-        ...(claimedBy === undefined ? {} : { claimedBy }),
-      }),
-    );
-    return result.applied ? 'SENT' : 'ALREADY_ADVANCED';
-  }
-
-  /** @inheritdoc */
-  async recordSendFailure(failure: SendFailure): Promise<RecordFailureOutcome> {
-    const result = await this.#update(sendFailureUpdate(failure, this.#context()));
-    if (!result.applied) return 'ALREADY_ADVANCED';
-    return failure.decision.kind === 'retry' ? 'RETRY_SCHEDULED' : 'FAILED';
-  }
-
-  /** @inheritdoc */
-  async confirm(messageId: string, now: Date, outcome?: string): Promise<ConfirmOutcome> {
-    const confirmation = {
-      messageId,
-      now,
-      retentionDays: this.#options.retentionDays ?? DEFAULT_RETENTION_DAYS,
-      ...(outcome === undefined ? {} : { outcome }),
-      ...(this.#options.actor === undefined ? {} : { by: this.#options.actor }),
-    };
-    // An operator may replay a cancelled message between the two updates below; a few rounds settle it.
-    for (let round = 0; round < 3; round += 1) {
-      const result = await this.#update(confirmUpdate(confirmation));
-      if (result.applied) return 'CONFIRMED';
-      if (result.current === undefined) return 'NOT_FOUND';
-      if (result.current.status === MessageStatus.CONFIRMED) return 'ALREADY_CONFIRMED';
-      if (result.current.status !== MessageStatus.CANCELLED) return 'NOT_CONFIRMABLE';
-      const late = await this.#update(appliedAfterCancelUpdate(confirmation));
-      // Still CANCELLED but not applied: the late delivery was recorded before (a redelivered copy).
-      if (late.applied || late.current?.status === MessageStatus.CANCELLED) return 'APPLIED_AFTER_CANCEL';
-      if (late.current === undefined) return 'NOT_FOUND';
-    }
-    return 'NOT_CONFIRMABLE';
-  }
-
+export class DynamoOutboxStore extends DynamoRelayStore implements SweepStore {
   /** @inheritdoc */
   async findDue(shard: string, now: Date, limit: number): Promise<DueEntry[]> {
-    const result = await this.#options.client.send(
+    const result = await this.options.client.send(
       new QueryCommand({
-        TableName: this.#options.tableName,
+        TableName: this.options.tableName,
         IndexName: OUTBOX_KEYS.dueIndex.name,
         // The sparse index holds only messages with work left, so this never scans finished ones.
         KeyConditionExpression: '#shard = :shard AND #nextAttemptAt <= :now',
@@ -152,9 +60,9 @@ export class DynamoOutboxStore implements SweepStore {
     let startKey: Record<string, unknown> | undefined;
     do {
       // Keys only: the index never changes after the insert, so its entry costs one write per message.
-      const page = await this.#options.client.send(
+      const page = await this.options.client.send(
         new QueryCommand({
-          TableName: this.#options.tableName,
+          TableName: this.options.tableName,
           IndexName: OUTBOX_KEYS.orderIndex.name,
           KeyConditionExpression: '#orderKey = :orderKey AND #seq BETWEEN :fromSeq AND :toSeq',
           ExpressionAttributeNames: {
@@ -179,9 +87,9 @@ export class DynamoOutboxStore implements SweepStore {
 
   /** One message's place and status, read strongly consistently (the index may lag the table). */
   async #readSequenced(messageId: string): Promise<SequencedMessage | undefined> {
-    const { Item: raw } = await this.#options.client.send(
+    const { Item: raw } = await this.options.client.send(
       new GetCommand({
-        TableName: this.#options.tableName,
+        TableName: this.options.tableName,
         Key: { [OUTBOX_KEYS.partitionKey]: messageId },
         ConsistentRead: true,
         ProjectionExpression: '#messageId, #orderKey, #seq, #status, #topic, #aggregateId, #nextAttemptAt',
@@ -213,9 +121,9 @@ export class DynamoOutboxStore implements SweepStore {
   /** @inheritdoc */
   async claim(claim: Claim): Promise<ClaimResult> {
     try {
-      const result = await this.#options.client.send(
+      const result = await this.options.client.send(
         new UpdateCommand({
-          TableName: this.#options.tableName,
+          TableName: this.options.tableName,
           ...claimUpdate(claim),
           ReturnValues: 'ALL_NEW',
         }),
@@ -237,45 +145,23 @@ export class DynamoOutboxStore implements SweepStore {
 
   /** @inheritdoc */
   async postpone(postponement: Postponement): Promise<boolean> {
-    return (await this.#update(postponeUpdate(postponement))).applied;
+    return (await this.update(postponeUpdate(postponement))).applied;
   }
 
   /** @inheritdoc */
   async requeue(messageId: string, owner: string, now: Date): Promise<boolean> {
-    const by = this.#options.actor;
-    return (await this.#update(requeueUpdate({ messageId, owner, now, ...(by === undefined ? {} : { by }) })))
+    const by = this.options.actor;
+    return (await this.update(requeueUpdate({ messageId, owner, now, ...(by === undefined ? {} : { by }) })))
       .applied;
   }
 
   /** @inheritdoc */
   async release(release: Release): Promise<boolean> {
-    return (await this.#update(releaseUpdate(release))).applied;
+    return (await this.update(releaseUpdate(release))).applied;
   }
 
   /** @inheritdoc */
   async failUnreadable(unreadable: Unreadable): Promise<boolean> {
-    return (await this.#update(failUnreadableUpdate(unreadable, this.#context()))).applied;
-  }
-
-  #context(): ChangeContext {
-    return {
-      ...(this.#options.actor === undefined ? {} : { by: this.#options.actor }),
-      ...(this.#options.dueShards === undefined ? {} : { dueShards: this.#options.dueShards }),
-    };
-  }
-
-  async #update(
-    update: OutboxUpdate,
-  ): Promise<{ applied: true } | { applied: false; current: Record<string, unknown> | undefined }> {
-    try {
-      await this.#options.client.send(new UpdateCommand({ TableName: this.#options.tableName, ...update }));
-      return { applied: true };
-    } catch (error) {
-      // A failed condition is a lost race or an already-advanced message: an expected outcome, not an error.
-      if (error instanceof ConditionalCheckFailedException) {
-        return { applied: false, current: error.Item === undefined ? undefined : unmarshall(error.Item) };
-      }
-      throw error;
-    }
+    return (await this.update(failUnreadableUpdate(unreadable, this.context()))).applied;
   }
 }

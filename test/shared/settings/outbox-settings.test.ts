@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../shared/errors.ts';
+import { OUTBOX_WRITER_DEFAULTS, OUTBOX_WRITER_RANGES } from '../../../shared/outbox/outbox-defaults.ts';
 import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
 import {
   ADMIN_SETTINGS,
@@ -139,6 +140,22 @@ describe('OutboxSettings', () => {
       ORDERED_TOPICS: {},
     });
   });
+
+  it.each(Object.entries(OUTBOX_WRITER_RANGES))(
+    'agrees with the writer on %s: the same default, the same bounds',
+    (option, range) => {
+      const setting = Object.values(OutboxSettings).find((s) => s.name === range.setting) as Setting<number>;
+      const writerDefault = OUTBOX_WRITER_DEFAULTS[option as keyof typeof OUTBOX_WRITER_RANGES];
+
+      expect(readSetting({}, setting)).toBe(writerDefault);
+      expect(readSetting({ [range.setting]: String(range.min) }, setting)).toBe(range.min);
+      expect(readSetting({ [range.setting]: String(range.max) }, setting)).toBe(range.max);
+      expect(() => readSetting({ [range.setting]: String(range.max + 1) }, setting)).toThrow(ConfigError);
+      if (range.min > 0) {
+        expect(() => readSetting({ [range.setting]: String(range.min - 1) }, setting)).toThrow(ConfigError);
+      }
+    },
+  );
 
   it.each(settings.filter(([, setting]) => setting.defaultValue === undefined).map(([, s]) => [s.name, s]))(
     'requires %s: absent is a ConfigError that names and describes it',
