@@ -68,12 +68,20 @@ export type TransitionName = keyof typeof TRANSITIONS;
  * Statuses nothing but an operator leaves: the message has no work left and expires by TTL. CANCELLED is one of
  * them although an operator's replay may bring it back, and a late delivery is recorded without leaving it.
  */
-export const TERMINAL_STATUSES: readonly MessageStatus[] = Object.values(MessageStatus).filter(
-  (status) =>
-    !Object.values(TRANSITIONS).some(
-      (t: Transition) => t.byOperator !== true && t.to !== status && t.from.includes(status),
-    ),
-);
+export const TERMINAL_STATUSES: readonly MessageStatus[] = /* @__PURE__ */ terminalStatuses();
+
+/**
+ * The {@link TERMINAL_STATUSES}, derived from the transitions. A function called as pure, so that a bundle that
+ * never reads them (no Lambda does) drops the computation and what it alone keeps.
+ */
+function terminalStatuses(): MessageStatus[] {
+  return Object.values(MessageStatus).filter(
+    (status) =>
+      !Object.values(TRANSITIONS).some(
+        (t: Transition) => t.byOperator !== true && t.to !== status && t.from.includes(status),
+      ),
+  );
+}
 
 /** The status a transition leads to from `current`, or `undefined` when the transition is not allowed. */
 export function applyTransition(current: MessageStatus, name: TransitionName): MessageStatus | undefined {

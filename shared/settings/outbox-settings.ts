@@ -218,15 +218,24 @@ export const OutboxSettings = {
   ),
 } as const;
 
+/**
+ * A function's list of settings, as `list` builds it. Only the CDK construct reads these lists, never a handler;
+ * built in a call marked pure, a list (its reads of `OutboxSettings`, which a bundler must otherwise keep) is left
+ * out of every Lambda bundle.
+ */
+function settingsList<const T extends readonly unknown[]>(list: () => T): T {
+  return list();
+}
+
 /** The variables the shipped archiver reads. */
-export const ARCHIVER_SETTINGS = [OutboxSettings.archiveBucket] as const;
+export const ARCHIVER_SETTINGS = /* @__PURE__ */ settingsList(() => [OutboxSettings.archiveBucket]);
 
 /**
  * The variables the shipped stream relay reads. DUE_SHARDS because a message the relay fails is filed in the
  * attention index under its due shard, which the admin must find; ORDERED_TOPICS because it sends the messages
  * of one order key in seq order.
  */
-export const RELAY_SETTINGS = [
+export const RELAY_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.outboxTable,
   OutboxSettings.topicQueues,
   OutboxSettings.retryPolicies,
@@ -234,20 +243,20 @@ export const RELAY_SETTINGS = [
   OutboxSettings.retentionDays,
   OutboxSettings.dueShards,
   OutboxSettings.orderedTopics,
-] as const;
+]);
 
 /** The variables the shipped sweeper reads. */
-export const SWEEPER_SETTINGS = [
+export const SWEEPER_SETTINGS = /* @__PURE__ */ settingsList(() => [
   ...RELAY_SETTINGS,
   OutboxSettings.deliveryInboxes,
   OutboxSettings.sweeperMaxMessagesPerSecond,
-] as const;
+]);
 
 /**
  * The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm,
  * CLAIM_CHECK_BUCKET only to read claim-checked payloads, ORDERED_TOPICS for the ordering of its topics).
  */
-export const CONSUMER_SETTINGS = [
+export const CONSUMER_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.inboxTable,
   OutboxSettings.inboxRetentionDays,
   OutboxSettings.outboxTable,
@@ -259,14 +268,14 @@ export const CONSUMER_SETTINGS = [
   OutboxSettings.visibilityBackoffMaxSeconds,
   OutboxSettings.claimCheckBucket,
   OutboxSettings.orderedTopics,
-] as const;
+]);
 
 /**
  * The variables the admin core reads (`adminDeps`): the outbox and its indexes, the audit trail, each topic's
  * queue, dead-letter queue and delivery inbox (for erase), the retention a cancel sets, and the ordered topics
  * (to skip a gap in an order key).
  */
-export const ADMIN_SETTINGS = [
+export const ADMIN_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.outboxTable,
   OutboxSettings.auditTable,
   OutboxSettings.topicQueues,
@@ -277,13 +286,13 @@ export const ADMIN_SETTINGS = [
   // Only to erase claim-checked payloads with their messages.
   OutboxSettings.claimCheckBucket,
   OutboxSettings.orderedTopics,
-] as const;
+]);
 
 /**
  * The variables a writer reads with `outboxWriterFromEnv` (CLAIM_CHECK_BUCKET only to claim-check payloads,
  * SEQUENCE_TABLE only when a topic is ordered and a message comes without its aggregate's version).
  */
-export const WRITER_SETTINGS = [
+export const WRITER_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.outboxTable,
   OutboxSettings.dueShards,
   OutboxSettings.streamGraceMs,
@@ -291,4 +300,4 @@ export const WRITER_SETTINGS = [
   OutboxSettings.claimCheckThresholdBytes,
   OutboxSettings.orderedTopics,
   OutboxSettings.sequenceTable,
-] as const;
+]);

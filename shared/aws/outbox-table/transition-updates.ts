@@ -319,15 +319,23 @@ export function appliedAfterCancelUpdate({ messageId, now, outcome, by }: Confir
  * taken from the two updates it sends, so that an IAM grant limited to these (`dynamodb:Attributes`) cannot
  * drift from the code.
  */
-export const CONFIRMATION_ATTRIBUTES: readonly string[] = [
-  ...new Set(
-    [confirmUpdate, appliedAfterCancelUpdate].flatMap((update) =>
-      Object.values(
-        update({ messageId: '-', now: new Date(0), outcome: '-' }).ExpressionAttributeNames ?? {},
+export const CONFIRMATION_ATTRIBUTES: readonly string[] = /* @__PURE__ */ confirmationAttributes();
+
+/**
+ * The {@link CONFIRMATION_ATTRIBUTES}, read off the two updates. A function called as pure: only the CDK construct
+ * reads them, so a Lambda bundle that never confirms (the admin's) drops both updates with it.
+ */
+function confirmationAttributes(): string[] {
+  return [
+    ...new Set(
+      [confirmUpdate, appliedAfterCancelUpdate].flatMap((update) =>
+        Object.values(
+          update({ messageId: '-', now: new Date(0), outcome: '-' }).ExpressionAttributeNames ?? {},
+        ),
       ),
     ),
-  ),
-].sort();
+  ].sort();
+}
 
 /** The `ReturnValues` a confirmation asks for: none (a failed condition returns the item by itself). */
 export const CONFIRMATION_RETURN_VALUES = 'NONE';
