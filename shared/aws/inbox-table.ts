@@ -116,10 +116,6 @@ export interface OrderedRowTarget {
   readonly seq: number;
 }
 
-const names = {
-  '#messageId': INBOX_KEYS.partitionKey,
-  '#lastSeq': 'lastSeq',
-} as const;
 const cursorAbsent = 'attribute_not_exists(#messageId)';
 const cursorAtPredecessor = '#lastSeq = :previous';
 const cursorBeforePredecessor = '#lastSeq < :previous';
@@ -139,8 +135,8 @@ export function cursorAdvance(target: OrderedRowTarget & { readonly now: Date })
       UpdateExpression: 'SET #lastSeq = :seq, #updatedAt = :now',
       ConditionExpression: first ? cursorAbsent : cursorAtPredecessor,
       ExpressionAttributeNames: {
-        ...(first ? { '#messageId': names['#messageId'] } : {}),
-        '#lastSeq': names['#lastSeq'],
+        ...(first ? { '#messageId': INBOX_KEYS.partitionKey } : {}),
+        '#lastSeq': 'lastSeq',
         '#updatedAt': 'updatedAt',
       },
       ExpressionAttributeValues: {
@@ -164,7 +160,7 @@ export function cursorBehind(target: OrderedRowTarget): TransactWriteAction {
       TableName: target.inboxTable,
       Key: { [INBOX_KEYS.partitionKey]: cursorKeyOf(target.orderKey) },
       ConditionExpression: `${cursorAbsent} OR ${cursorBeforePredecessor}`,
-      ExpressionAttributeNames: { ...names },
+      ExpressionAttributeNames: { '#messageId': INBOX_KEYS.partitionKey, '#lastSeq': 'lastSeq' },
       ExpressionAttributeValues: { ':previous': target.seq - 1 },
     },
   };
@@ -198,7 +194,7 @@ export function parkedPut(entry: ParkedEntry): TransactWriteAction {
       TableName: entry.inboxTable,
       Item: { ...item },
       ConditionExpression: cursorAbsent,
-      ExpressionAttributeNames: { '#messageId': names['#messageId'] },
+      ExpressionAttributeNames: { '#messageId': INBOX_KEYS.partitionKey },
     },
   };
 }
@@ -367,9 +363,7 @@ export function inboxDeliveryReads(client: DynamoDBDocumentClient, inboxTable: s
   return {
     inboxRow: async (messageId) => {
       const row = await read(messageId, 'outcome');
-      if (row === undefined) return undefined;
-      const outcome = outcomeOf(row);
-      return outcome === undefined ? {} : { outcome };
+      return row === undefined ? undefined : { outcome: outcomeOf(row) };
     },
     cursorLastSeq: async (orderKey) => lastSeqOf(await read(cursorKeyOf(orderKey), 'lastSeq')),
     parkedAt: async (orderKey, seq) => {

@@ -200,16 +200,8 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
 
   /** @inheritdoc */
   async listPage(query: ListPageQuery): Promise<Page<StoredMessage>> {
-    const { attentionIndex, dueIndex } = OUTBOX_KEYS;
     const { source, filters } = query;
-    const index =
-      source.index === 'due'
-        ? { name: dueIndex.name, partitionKey: dueIndex.partitionKey, sortKey: dueIndex.sortKey as string }
-        : {
-            name: attentionIndex.name,
-            partitionKey: attentionIndex.partitionKey,
-            sortKey: attentionIndex.sortKey,
-          };
+    const index = source.index === 'due' ? OUTBOX_KEYS.dueIndex : OUTBOX_KEYS.attentionIndex;
     const partitionValue = source.index === 'due' ? source.shard : source.partition;
     const status = source.index === 'due' ? source.status : undefined;
     const names: Record<string, string> = { '#pk': index.partitionKey };
@@ -281,7 +273,7 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
       | { readonly index: 'attention'; readonly partition: string },
     attributes: readonly string[],
   ): Promise<StoredMessage[]> {
-    return readOutboxPartition({ client: this.#client, table: this.#table }, partition, attributes);
+    return readOutboxPartition(this.#reader(), partition, attributes);
   }
 
   /** @inheritdoc */
@@ -517,28 +509,23 @@ function pageOf<T>(items: readonly T[], lastKey: Record<string, unknown> | undef
  * A function of its own (not only a method of the admin store), so the sweeper's bundle carries just this query.
  */
 export async function readOutboxPartition(
-  { client, table }: { readonly client: Pick<DynamoDBDocumentClient, 'send'>; readonly table: string },
+  { client, outboxTable }: OutboxReader,
   partition:
     | { readonly index: 'due'; readonly shard: string }
     | { readonly index: 'attention'; readonly partition: string },
   attributes: readonly string[],
 ): Promise<StoredMessage[]> {
-  const { dueIndex, attentionIndex } = OUTBOX_KEYS;
-  const index =
+  const [index, value] =
     partition.index === 'due'
-      ? { name: dueIndex.name, partitionKey: dueIndex.partitionKey, value: partition.shard }
-      : {
-          name: attentionIndex.name,
-          partitionKey: attentionIndex.partitionKey,
-          value: partition.partition,
-        };
+      ? [OUTBOX_KEYS.dueIndex, partition.shard]
+      : [OUTBOX_KEYS.attentionIndex, partition.partition];
   const projection = projectionOf(attributes);
   return queryAll(client, {
-    TableName: table,
+    TableName: outboxTable,
     IndexName: index.name,
     KeyConditionExpression: '#pk = :pk',
     ProjectionExpression: projection.ProjectionExpression,
     ExpressionAttributeNames: { '#pk': index.partitionKey, ...projection.ExpressionAttributeNames },
-    ExpressionAttributeValues: { ':pk': index.value },
+    ExpressionAttributeValues: { ':pk': value },
   });
 }

@@ -93,7 +93,7 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
           {
             outbox: {
               readPartition: (partition, attributes) =>
-                readOutboxPartition({ client: budget.client, table: outboxTable }, partition, attributes),
+                readOutboxPartition({ client: budget.client, outboxTable }, partition, attributes),
             },
             dueShards: base.settings.dueShards,
             clock: base.clock,

@@ -6,8 +6,8 @@ import type { DeliveryCheck, DeliveryVerdict } from './sweep.ts';
  * never mistaken for a missing one.
  */
 export interface InboxDeliveryReads {
-  /** The inbox row of a message, with the outcome it records (when it records one); `undefined` when none. */
-  inboxRow(messageId: string): Promise<{ readonly outcome?: string } | undefined>;
+  /** The inbox row of a message, with the outcome it records (`undefined` when none); `undefined` when no row. */
+  inboxRow(messageId: string): Promise<{ readonly outcome: string | undefined } | undefined>;
   /** The last seq the consumer applied of an order key; 0 when it applied none. */
   cursorLastSeq(orderKey: string): Promise<number>;
   /** When the message `seq` of `orderKey` was parked; `undefined` when it is not parked. */
@@ -39,7 +39,7 @@ export function deliveryCheckOfInbox(inbox: InboxDeliveryReads): DeliveryCheck {
 }
 
 /** The verdict an inbox row gives: delivered, with its outcome when it records one. */
-function deliveredBy(row: { readonly outcome?: string } | undefined): DeliveryVerdict | undefined {
+function deliveredBy(row: { readonly outcome: string | undefined } | undefined): DeliveryVerdict | undefined {
   if (row === undefined) return undefined;
   return row.outcome === undefined
     ? { verdict: 'DELIVERED' }
