@@ -8,6 +8,8 @@ export const OutboxErrorCode = {
   OUT_OF_TIME: 'OUT_OF_TIME',
   POISON_MESSAGE: 'POISON_MESSAGE',
   INVALID_MESSAGE: 'INVALID_MESSAGE',
+  // A receipt (a subscriber's word that it applied a message) that cannot be read (see InvalidReceiptError).
+  INVALID_RECEIPT: 'INVALID_RECEIPT',
   MESSAGE_TOO_LARGE: 'MESSAGE_TOO_LARGE',
   // A claim-checked payload whose S3 object is gone or unreadable (see ClaimCheckObjectMissingError).
   CLAIM_CHECK_OBJECT_MISSING: 'CLAIM_CHECK_OBJECT_MISSING',
@@ -187,6 +189,20 @@ export class InvalidMessageError extends OutboxError {
 
   constructor(path: string, problem: string) {
     super(OutboxErrorCode.INVALID_MESSAGE, `${path}: ${problem}`);
+    this.path = path;
+  }
+}
+
+/**
+ * A receipt body the producer cannot read: not JSON, a receipt without a message id or subscriber, a time that
+ * is not ISO 8601. `path` names the offending field, e.g. `receipts[3].subscriber`.
+ */
+export class InvalidReceiptError extends OutboxError {
+  /** Where the offending value is. */
+  readonly path: string;
+
+  constructor(path: string, problem: string) {
+    super(OutboxErrorCode.INVALID_RECEIPT, `receipt ${path}: ${problem}`);
     this.path = path;
   }
 }

@@ -23,6 +23,7 @@ const CORE = [
   'shared/observability',
   'shared/ordering',
   'shared/outbox',
+  'shared/receipts',
   'shared/relay',
   'shared/retry',
   'shared/sweeper',

@@ -1,0 +1,142 @@
+/**
+ * Receipts: a subscriber's word that it applied a message, sent after its own transaction committed to a queue
+ * the producer owns. They replace the consumer's write into the producer's outbox, so a subscriber needs no grant
+ * on any producer table. Pure and SDK-free: the shape, the wire body, and how receipts are packed into bodies.
+ */
+import * as z from 'zod/mini';
+import { InvalidReceiptError } from '../errors.ts';
+import { messageIdSchema } from '../message/envelope.ts';
+import { safeParse } from '../validation/safe-parse.ts';
+
+/** Version of the receipt body layout; bumped when a field changes meaning. */
+export const RECEIPT_SCHEMA_VERSION = 1 as const;
+
+/**
+ * A subscriber's name, as the producer declares it and the subscriber signs its receipts with: lowercase
+ * letters, digits and `-`, starting with a letter, at most 40 (it becomes part of keys, queue names and metrics).
+ */
+export const subscriberNameSchema = z
+  .string()
+  .check(
+    z.regex(
+      /^[a-z][a-z0-9-]{0,39}$/,
+      'must be a lowercase name of at most 40 letters, digits and -, e.g. inventory',
+    ),
+  );
+
+/** A subscriber's word that it applied one message. */
+export interface Receipt {
+  /** The message's id: the same for every subscriber of it. */
+  readonly messageId: string;
+  /** Who applied it. */
+  readonly subscriber: string;
+  /** What applying it did: `APPLIED`, or a business outcome such as `REJECTED_OUT_OF_STOCK`. */
+  readonly outcome: string;
+  /** When the subscriber's transaction committed (ISO 8601): the delivery's confirmation time. */
+  readonly appliedAt: string;
+}
+
+const receiptSchema = z.object({
+  messageId: messageIdSchema,
+  subscriber: subscriberNameSchema,
+  outcome: z.string().check(z.minLength(1), z.maxLength(128)),
+  appliedAt: z.iso.datetime(),
+});
+
+/**
+ * What a receipt body holds. Tolerant of fields a newer sender adds: a receipt cannot be answered with a 400, and
+ * refusing one would only cost a redelivery of its message.
+ */
+const receiptBodySchema = z.object({
+  schemaVersion: z.number().check(z.int(), z.minimum(1)),
+  receipts: z.array(z.unknown()).check(z.minLength(1)),
+});
+
+/**
+ * Receipts one SQS message carries at most. One consumer batch (at most 10 SQS messages) makes one body; the
+ * bound keeps a body far below the 256 KiB SQS limit (a receipt is about 150 bytes).
+ */
+export const MAX_RECEIPTS_PER_BODY = 100;
+
+/** The SQS body of `receipts` (1 to {@link MAX_RECEIPTS_PER_BODY}, each checked as the receiver will check it). */
+export function receiptBody(receipts: readonly Receipt[]): string {
+  if (receipts.length === 0 || receipts.length > MAX_RECEIPTS_PER_BODY) {
+    throw new RangeError(
+      `a receipt body holds 1 to ${MAX_RECEIPTS_PER_BODY} receipts, got ${receipts.length}`,
+    );
+  }
+  for (const [index, receipt] of receipts.entries()) checkReceipt(receipt, index);
+  return JSON.stringify({
+    schemaVersion: RECEIPT_SCHEMA_VERSION,
+    receipts: receipts.map(({ messageId, subscriber, outcome, appliedAt }) => ({
+      messageId,
+      subscriber,
+      outcome,
+      appliedAt,
+    })),
+  });
+}
+
+/** `receipts` cut into bodies of at most `perBody`, in order. */
+export function receiptBodies(receipts: readonly Receipt[], perBody = MAX_RECEIPTS_PER_BODY): string[] {
+  if (!Number.isInteger(perBody) || perBody < 1 || perBody > MAX_RECEIPTS_PER_BODY) {
+    throw new RangeError(
+      `receipts per body must be an integer from 1 to ${MAX_RECEIPTS_PER_BODY}, got ${perBody}`,
+    );
+  }
+  const bodies: string[] = [];
+  for (let start = 0; start < receipts.length; start += perBody) {
+    bodies.push(receiptBody(receipts.slice(start, start + perBody)));
+  }
+  return bodies;
+}
+
+/** Result of reading a receipt body: the receipts it holds, and each one that could not be read, with why. */
+export interface ReadReceipts {
+  readonly receipts: readonly Receipt[];
+  readonly invalid: readonly InvalidReceiptError[];
+}
+
+/**
+ * The receipts of one SQS body. A body that is not a receipt body at all throws {@link InvalidReceiptError}; a
+ * body with some unreadable receipts gives the readable ones and names the others, so one bad entry never holds
+ * back the rest (an unread receipt costs one redelivery of its message, never a loss).
+ */
+export function readReceiptBody(body: string): ReadReceipts {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (error) {
+    throw new InvalidReceiptError('body', `is not JSON (${(error as Error).message})`);
+  }
+  const envelope = safeParse(receiptBodySchema, parsed);
+  if (!envelope.success) {
+    const issue = envelope.error.issues[0];
+    throw new InvalidReceiptError(issue?.path.join('.') || 'body', issue?.message ?? 'is not a receipt body');
+  }
+  // A newer schemaVersion is read as this one: a version bump adds fields, it never renames these four.
+  const receipts: Receipt[] = [];
+  const invalid: InvalidReceiptError[] = [];
+  envelope.data.receipts.forEach((entry, index) => {
+    const read = safeParse(receiptSchema, entry);
+    if (read.success) receipts.push(read.data);
+    else invalid.push(receiptError(index, read.error.issues[0]));
+  });
+  return { receipts, invalid };
+}
+
+function checkReceipt(receipt: Receipt, index: number): void {
+  const read = safeParse(receiptSchema, receipt);
+  if (!read.success) throw receiptError(index, read.error.issues[0]);
+}
+
+function receiptError(
+  index: number,
+  issue: { readonly path: readonly PropertyKey[]; readonly message: string } | undefined,
+): InvalidReceiptError {
+  const field = issue?.path.map(String).join('.') ?? '';
+  return new InvalidReceiptError(
+    `receipts[${index}]${field === '' ? '' : `.${field}`}`,
+    issue?.message ?? 'is not a receipt',
+  );
+}
