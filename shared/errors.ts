@@ -10,6 +10,8 @@ export const OutboxErrorCode = {
   INVALID_MESSAGE: 'INVALID_MESSAGE',
   // A receipt (a subscriber's word that it applied a message) that cannot be read (see InvalidReceiptError).
   INVALID_RECEIPT: 'INVALID_RECEIPT',
+  // A consumer's receipt the producer's receipt queue did not take (see ReceiptNotSentError).
+  RECEIPT_NOT_SENT: 'RECEIPT_NOT_SENT',
   MESSAGE_TOO_LARGE: 'MESSAGE_TOO_LARGE',
   // A claim-checked payload whose S3 object is gone or unreadable (see ClaimCheckObjectMissingError).
   CLAIM_CHECK_OBJECT_MISSING: 'CLAIM_CHECK_OBJECT_MISSING',

@@ -1,6 +1,6 @@
 import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
 import type { Envelope } from '../message/envelope.ts';
-import type { ConfirmOutcome, OutboxStore } from '../outbox/outbox-store.ts';
+import type { ConfirmOutcome } from '../outbox/outbox-store.ts';
 import type { ConflictRetry } from '../transaction/retry-conflicts.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { ConsumerInbox } from './consumer-inbox.ts';
@@ -30,12 +30,28 @@ export type EffectPlan =
  */
 export type PlanEffect = (message: Envelope) => EffectPlan;
 
+/**
+ * What telling the producer did: an outcome of the confirmation in its outbox, or RECEIPT_SENT when the consumer
+ * tells it by a receipt on the producer's receipt queue (the producer applies it later, so its outcome is not
+ * known here).
+ */
+export type Confirmation = ConfirmOutcome | 'RECEIPT_SENT';
+
+/** How a consumer tells the producer that it applied a message, and with which outcome. */
+export interface Confirmer {
+  confirm(messageId: string, now: Date, outcome?: string): Promise<Confirmation>;
+}
+
 /** What the consumer needs: its inbox, and the ports and settings of everything around it. */
 export interface ConsumePorts {
   /** Where each message is recorded with its effect, in one transaction (the consumer's inbox table). */
   readonly inbox: ConsumerInbox;
-  /** Tells the producer's outbox that the message was applied, and its outcome; omit when the producer is elsewhere. */
-  readonly confirmer?: Pick<OutboxStore, 'confirm'>;
+  /**
+   * Tells the producer that the message was applied, and its outcome: in its outbox, or by a receipt. Called for
+   * duplicates too (the earlier delivery may have stopped between its commit and its confirmation).
+   * @default - none: the producer's sweeper reconciles on its own
+   */
+  readonly confirmer?: Confirmer;
   /**
    * Where payloads too large for the queue are read from (the producer's claim check).
    * @default - none: a message that carries a reference fails with a ConfigError naming CLAIM_CHECK_BUCKET
@@ -73,7 +89,7 @@ export interface ConsumeResult {
    * `PARKED` for a parked message.
    */
   readonly outcome: string;
-  readonly confirmation: ConfirmOutcome | undefined;
+  readonly confirmation: Confirmation | undefined;
   /**
    * Ordered topics only: the parked successors applied right after this message, in seq order, each confirmed
    * in the producer's outbox with its outcome.
@@ -92,7 +108,7 @@ export interface DrainedMessage {
   readonly message: Envelope;
   readonly kind: 'APPLIED' | 'REJECTED' | 'DUPLICATE';
   readonly outcome: string;
-  readonly confirmation: ConfirmOutcome | undefined;
+  readonly confirmation: Confirmation | undefined;
 }
 
 /** A parked message that could not be applied after its predecessor, and why. */

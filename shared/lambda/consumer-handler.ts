@@ -9,8 +9,12 @@ import { awsClientConfig, createDocumentClient, createS3Client, createSqsClient 
 import { DynamoOutboxConfirmer } from '../aws/outbox-table/outbox-confirmer.ts';
 import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import { SqsQueueOperations } from '../aws/sqs-queue-operations.ts';
+import { SqsReceiptQueue } from '../aws/sqs-receipt-queue.ts';
 import type { PlanEffect } from '../consumer/consume-message.ts';
+import type { Confirmer } from '../consumer/consume-types.ts';
+import { ConfigError } from '../errors.ts';
 import { consumeMetrics } from '../observability/report-metrics.ts';
+import { ReceiptConfirmer } from '../receipts/receipt-confirmer.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readOptionalSetting, readSetting } from '../settings/setting.ts';
 import { createLogger } from './create-logger.ts';
@@ -114,7 +118,10 @@ export function consumerParts(
 ): Omit<SqsConsumer, 'logger'> {
   const clients = awsClientConfig(env);
   const client = parts.client ?? createDocumentClient(clients);
-  const outboxTable = readOptionalSetting(env, OutboxSettings.outboxTable);
+  const confirmer = confirmerOf(env, {
+    client,
+    sqsClient: () => parts.sqsClient ?? createSqsClient(clients),
+  });
   const claimCheckBucket = readOptionalSetting(env, OutboxSettings.claimCheckBucket);
   return {
     plan: plan(env),
@@ -122,16 +129,7 @@ export function consumerParts(
       client,
       inboxTable: readSetting(env, OutboxSettings.inboxTable),
       inboxRetentionDays: readSetting(env, OutboxSettings.inboxRetentionDays),
-      ...(outboxTable === undefined
-        ? {}
-        : {
-            confirmer: new DynamoOutboxConfirmer({
-              client,
-              tableName: outboxTable,
-              actor: 'consumer',
-              retentionDays: readSetting(env, OutboxSettings.retentionDays),
-            }),
-          }),
+      ...(confirmer === undefined ? {} : { confirmer }),
       ...(claimCheckBucket === undefined
         ? {}
         : {
@@ -154,6 +152,37 @@ export function consumerParts(
       random: Math.random,
     },
   };
+}
+
+/**
+ * How the consumer tells the producer it applied a message: by a receipt on the producer's receipt queue
+ * (RECEIPT_QUEUE_URL, signed with SUBSCRIBER), or by confirming in the producer's outbox (OUTBOX_TABLE), or not
+ * at all. Both at once is refused: a receipt is what keeps a consumer out of the producer's table.
+ */
+function confirmerOf(
+  env: Env,
+  parts: { readonly client: DynamoDBDocumentClient; readonly sqsClient: () => SQSClient },
+): Confirmer | undefined {
+  const outboxTable = readOptionalSetting(env, OutboxSettings.outboxTable);
+  const receiptQueueUrl = readOptionalSetting(env, OutboxSettings.receiptQueueUrl);
+  if (receiptQueueUrl !== undefined) {
+    if (outboxTable !== undefined) {
+      throw new ConfigError(
+        'RECEIPT_QUEUE_URL and OUTBOX_TABLE are both set: a consumer confirms by receipt or in the outbox, not both',
+      );
+    }
+    return new ReceiptConfirmer({
+      subscriber: readSetting(env, OutboxSettings.subscriber),
+      queue: new SqsReceiptQueue({ client: parts.sqsClient(), queueUrl: receiptQueueUrl }),
+    });
+  }
+  if (outboxTable === undefined) return undefined;
+  return new DynamoOutboxConfirmer({
+    client: parts.client,
+    tableName: outboxTable,
+    actor: 'consumer',
+    retentionDays: readSetting(env, OutboxSettings.retentionDays),
+  });
 }
 
 /**

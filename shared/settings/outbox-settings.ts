@@ -25,6 +25,7 @@ import {
 import { DEFAULT_RETENTION_DAYS, MAX_STREAM_GRACE_MS } from '../outbox/outbox-defaults.ts';
 import { DEFAULT_DUE_SHARDS, DEFAULT_STREAM_GRACE_MS, MAX_DUE_SHARDS } from '../outbox/outbox-item.ts';
 import { DEFAULT_CONFIRM_DEADLINE_MS, MAX_CONFIRM_DEADLINE_MS } from '../outbox/outbox-store.ts';
+import { subscriberNameSchema } from '../receipts/receipt.ts';
 import { retryPolicySchema } from '../retry/retry-policy.ts';
 import {
   DEFAULT_SWEEPER_MAX_MESSAGES_PER_SECOND,
@@ -177,6 +178,22 @@ export const OutboxSettings = {
     { name: 'ARCHIVE_BUCKET', description: 'the S3 bucket the archiver writes expired messages to' },
     bucketName,
   ),
+  receiptQueueUrl: textSetting(
+    {
+      name: 'RECEIPT_QUEUE_URL',
+      description:
+        "the producer's receipt queue: the consumer confirms each message by a receipt sent there instead of writing the producer's outbox",
+    },
+    queueUrl,
+  ),
+  subscriber: textSetting(
+    {
+      name: 'SUBSCRIBER',
+      description:
+        'the name the producer declared this consumer by; it signs every receipt (with RECEIPT_QUEUE_URL)',
+    },
+    subscriberNameSchema,
+  ),
   claimCheckBucket: textSetting(
     {
       name: 'CLAIM_CHECK_BUCKET',
@@ -253,8 +270,8 @@ export const SWEEPER_SETTINGS = /* @__PURE__ */ settingsList(() => [
 ]);
 
 /**
- * The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm,
- * CLAIM_CHECK_BUCKET only to read claim-checked payloads, ORDERED_TOPICS for the ordering of its topics).
+ * The variables a consumer built with `createConsumerHandler` reads (OUTBOX_TABLE only to confirm in the
+ * producer's outbox, RECEIPT_QUEUE_URL and SUBSCRIBER only to confirm by receipt, CLAIM_CHECK_BUCKET only to read claim-checked payloads, ORDERED_TOPICS for the ordering of its topics).
  */
 export const CONSUMER_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.inboxTable,
@@ -266,6 +283,8 @@ export const CONSUMER_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.maxReceiveCount,
   OutboxSettings.visibilityBackoffBaseSeconds,
   OutboxSettings.visibilityBackoffMaxSeconds,
+  OutboxSettings.receiptQueueUrl,
+  OutboxSettings.subscriber,
   OutboxSettings.claimCheckBucket,
   OutboxSettings.orderedTopics,
 ]);

@@ -54,6 +54,17 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
   maxReceiveCount: { valid: ['5', 5], malformed: ['0', '1001', '', 'five'] },
   visibilityBackoffBaseSeconds: { valid: ['1', 1], malformed: ['0', '43201', '1.5'] },
   visibilityBackoffMaxSeconds: { valid: ['43200', 43_200], malformed: ['0', '43201', '-900'] },
+  receiptQueueUrl: {
+    valid: [
+      'https://sqs.eu-west-1.amazonaws.com/111111111111/orders-receipts',
+      'https://sqs.eu-west-1.amazonaws.com/111111111111/orders-receipts',
+    ],
+    malformed: ['', 'orders-receipts'],
+  },
+  subscriber: {
+    valid: ['inventory', 'inventory'],
+    malformed: ['', 'Inventory', 'inventory service', '9lives'],
+  },
   claimCheckBucket: {
     valid: ['shop-outbox-claims', 'shop-outbox-claims'],
     malformed: ['', 'ab', 'Claims', 'claims_bucket', 'claims-'],
@@ -166,7 +177,7 @@ describe('OutboxSettings', () => {
     },
   );
 
-  it('requires exactly the tables, queues, receive count and bucket that have no safe default', () => {
+  it('requires exactly the tables, queues, receive count, bucket and subscriber name that have no safe default', () => {
     expect(
       settings.filter(([, setting]) => setting.defaultValue === undefined).map(([, setting]) => setting.name),
     ).toEqual([
@@ -178,6 +189,8 @@ describe('OutboxSettings', () => {
       'DEAD_LETTER_QUEUE_URL',
       'MAX_RECEIVE_COUNT',
       'ARCHIVE_BUCKET',
+      'RECEIPT_QUEUE_URL',
+      'SUBSCRIBER',
       'CLAIM_CHECK_BUCKET',
       'SEQUENCE_TABLE',
     ]);
@@ -408,7 +421,7 @@ describe('what each shipped function reads', () => {
     expect(() => readSetting({}, OutboxSettings.auditTable)).toThrow(/AUDIT_TABLE is not set/);
   });
 
-  it('a consumer: its inbox, the outbox to confirm, its queues and backoff, the claim-check bucket', () => {
+  it('a consumer: its inbox, the outbox to confirm or the receipt queue, its queues and backoff, the claim-check bucket', () => {
     expect(names(CONSUMER_SETTINGS).sort()).toEqual(
       [
         'INBOX_TABLE',
@@ -420,6 +433,8 @@ describe('what each shipped function reads', () => {
         'MAX_RECEIVE_COUNT',
         'VISIBILITY_BACKOFF_BASE_SECONDS',
         'VISIBILITY_BACKOFF_MAX_SECONDS',
+        'RECEIPT_QUEUE_URL',
+        'SUBSCRIBER',
         'CLAIM_CHECK_BUCKET',
         'ORDERED_TOPICS',
       ].sort(),
