@@ -75,12 +75,18 @@ beforeAll(() => {
 }, SYNTH_TIMEOUT_MS);
 
 /** The settings each function reads through the settings contract. */
+/** RECEIPT_QUEUE_URL and SUBSCRIBER are read only by a consumer that confirms by receipt. */
+const OUTBOX_CONFIRMING_CONSUMER_SETTINGS = CONSUMER_SETTINGS.filter(
+  (setting) => setting !== OutboxSettings.receiptQueueUrl && setting !== OutboxSettings.subscriber,
+);
 const SETTINGS_READ: Readonly<Record<string, readonly Setting<unknown>[]>> = {
   'Outbox/Relay': RELAY_SETTINGS,
   'Outbox/Sweeper': SWEEPER_SETTINGS,
-  'Outbox/OrderConsumer': CONSUMER_SETTINGS,
+  'Outbox/OrderConsumer': OUTBOX_CONFIRMING_CONSUMER_SETTINGS,
   // OUTBOX_TABLE is read only to confirm, with readOptionalSetting.
-  'Outbox/PaymentConsumer': CONSUMER_SETTINGS.filter((setting) => setting !== OutboxSettings.outboxTable),
+  'Outbox/PaymentConsumer': OUTBOX_CONFIRMING_CONSUMER_SETTINGS.filter(
+    (setting) => setting !== OutboxSettings.outboxTable,
+  ),
   Writer: WRITER_SETTINGS,
   Reader: [OutboxSettings.outboxTable],
 };

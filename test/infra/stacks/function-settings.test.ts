@@ -45,11 +45,16 @@ const VERSIONED_WRITER_SETTINGS = WRITER_SETTINGS.filter(
   (setting) => setting !== OutboxSettings.sequenceTable,
 );
 
+/** What a consumer that confirms in the outbox reads: RECEIPT_QUEUE_URL and SUBSCRIBER only confirm by receipt. */
+const OUTBOX_CONFIRMING_CONSUMER_SETTINGS = CONSUMER_SETTINGS.filter(
+  (setting) => setting !== OutboxSettings.receiptQueueUrl && setting !== OutboxSettings.subscriber,
+);
+
 /** The settings each function of the example reads through the library's settings contract. */
 const SETTINGS_READ: Readonly<Record<string, readonly Setting<unknown>[]>> = {
   'Outbox/Relay': RELAY_SETTINGS,
   'Outbox/Sweeper': SWEEPER_SETTINGS,
-  'Outbox/InventoryConsumer': CONSUMER_SETTINGS,
+  'Outbox/InventoryConsumer': OUTBOX_CONFIRMING_CONSUMER_SETTINGS,
   CreateOrder: VERSIONED_WRITER_SETTINGS,
   CancelOrder: VERSIONED_WRITER_SETTINGS,
   GetOrder: [OutboxSettings.outboxTable],
