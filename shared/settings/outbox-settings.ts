@@ -194,6 +194,15 @@ export const OutboxSettings = {
     },
     subscriberNameSchema,
   ),
+  receiptSubscribers: jsonSetting(
+    {
+      name: 'RECEIPT_SUBSCRIBERS',
+      description:
+        'JSON object: subscriber name → the topics it receives; a receipt confirms only a message of a topic its subscriber is declared for',
+      defaultValue: {},
+    },
+    z.record(subscriberNameSchema, z.array(topicSchema)),
+  ),
   claimCheckBucket: textSetting(
     {
       name: 'CLAIM_CHECK_BUCKET',
@@ -287,6 +296,16 @@ export const CONSUMER_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.subscriber,
   OutboxSettings.claimCheckBucket,
   OutboxSettings.orderedTopics,
+]);
+
+/**
+ * The variables the producer's receipts function reads: the outbox it confirms in, the retention a confirmed
+ * message gets, and which subscriber may confirm which topics.
+ */
+export const RECEIPTS_SETTINGS = /* @__PURE__ */ settingsList(() => [
+  OutboxSettings.outboxTable,
+  OutboxSettings.retentionDays,
+  OutboxSettings.receiptSubscribers,
 ]);
 
 /**

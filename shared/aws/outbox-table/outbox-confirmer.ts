@@ -4,7 +4,12 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MessageStatus } from '../../message/message-status.ts';
 import { DEFAULT_RETENTION_DAYS } from '../../outbox/outbox-defaults.ts';
 import type { ConfirmOutcome, OutboxStore } from '../../outbox/outbox-store.ts';
-import { appliedAfterCancelUpdate, confirmUpdate, type OutboxUpdate } from './transition-updates.ts';
+import {
+  appliedAfterCancelUpdate,
+  confirmUpdate,
+  type OutboxUpdate,
+  onlyOfTopics,
+} from './transition-updates.ts';
 
 /** What a conditional update of one message did: applied, or refused with the item as it stands. */
 export type UpdateResult =
@@ -64,21 +69,31 @@ export class DynamoOutboxConfirmer implements Pick<OutboxStore, 'confirm'> {
  */
 export async function confirmMessage(
   options: DynamoOutboxConfirmerOptions,
-  at: { readonly messageId: string; readonly now: Date; readonly outcome?: string },
+  at: {
+    readonly messageId: string;
+    readonly now: Date;
+    readonly outcome?: string;
+    /** Confirm only a message of one of these topics; another is NOT_FOUND (it has no such delivery). */
+    readonly topics?: readonly string[];
+  },
 ): Promise<ConfirmOutcome> {
+  const { topics, ...confirmed } = at;
+  if (topics !== undefined && topics.length === 0) return 'NOT_FOUND';
   const confirmation = {
-    ...at,
+    ...confirmed,
     retentionDays: options.retentionDays ?? DEFAULT_RETENTION_DAYS,
     ...(options.actor === undefined ? {} : { by: options.actor }),
   };
+  const restricted = (update: OutboxUpdate) => (topics === undefined ? update : onlyOfTopics(update, topics));
   // An operator may replay a cancelled message between the two updates below; a few rounds settle it.
   for (let round = 0; round < 3; round += 1) {
-    const result = await conditionalUpdate(options, confirmUpdate(confirmation));
+    const result = await conditionalUpdate(options, restricted(confirmUpdate(confirmation)));
     if (result.applied) return 'CONFIRMED';
     if (result.current === undefined) return 'NOT_FOUND';
+    if (topics !== undefined && !topics.includes(String(result.current.topic))) return 'NOT_FOUND';
     if (result.current.status === MessageStatus.CONFIRMED) return 'ALREADY_CONFIRMED';
     if (result.current.status !== MessageStatus.CANCELLED) return 'NOT_CONFIRMABLE';
-    const late = await conditionalUpdate(options, appliedAfterCancelUpdate(confirmation));
+    const late = await conditionalUpdate(options, restricted(appliedAfterCancelUpdate(confirmation)));
     // Still CANCELLED but not applied: the late delivery was recorded before (a redelivered copy).
     if (late.applied || late.current?.status === MessageStatus.CANCELLED) return 'APPLIED_AFTER_CANCEL';
     if (late.current === undefined) return 'NOT_FOUND';

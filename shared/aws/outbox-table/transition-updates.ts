@@ -277,6 +277,20 @@ export function confirmUpdate({ messageId, now, outcome, retentionDays, by }: Co
 }
 
 /**
+ * `update` made conditional also on the message's topic being one of `topics`: a receipt confirms only a message
+ * of a topic its subscriber is declared for, so a subscriber can never confirm another's message.
+ */
+export function onlyOfTopics(update: OutboxUpdate, topics: readonly string[]): OutboxUpdate {
+  const values = Object.fromEntries(topics.map((topic, n) => [`:onlyTopic${n}`, topic]));
+  return {
+    ...update,
+    ConditionExpression: `${update.ConditionExpression} AND #topic IN (${Object.keys(values).join(', ')})`,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#topic': 'topic' },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...values },
+  };
+}
+
+/**
  * Records on a CANCELLED message that a copy already in flight at the cancel was applied downstream: the
  * outcome, `confirmedAt` and an APPLIED_AFTER_CANCEL history entry; the status stays CANCELLED. Conditional on
  * no such record yet, so a redelivered copy's confirmation does not record it twice.

@@ -106,6 +106,7 @@ const SURFACE = {
       'createConsumerHandler',
       'createLogger',
       'createOutboxMetrics',
+      'createReceiptsHandler',
       'createRelayHandler',
       'createSweeperHandler',
       'createTracer',

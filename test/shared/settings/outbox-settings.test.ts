@@ -61,6 +61,14 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
     ],
     malformed: ['', 'orders-receipts'],
   },
+  receiptSubscribers: {
+    valid: [JSON.stringify({ inventory: ['order.created'] }), { inventory: ['order.created'] }],
+    malformed: [
+      '[]',
+      JSON.stringify({ Inventory: ['order.created'] }),
+      JSON.stringify({ inventory: ['Order'] }),
+    ],
+  },
   subscriber: {
     valid: ['inventory', 'inventory'],
     malformed: ['', 'Inventory', 'inventory service', '9lives'],
@@ -147,6 +155,7 @@ describe('OutboxSettings', () => {
       INBOX_RETENTION_DAYS: 30,
       VISIBILITY_BACKOFF_BASE_SECONDS: 10,
       VISIBILITY_BACKOFF_MAX_SECONDS: 900,
+      RECEIPT_SUBSCRIBERS: {},
       CLAIM_CHECK_THRESHOLD_BYTES: 65_536,
       ORDERED_TOPICS: {},
     });

@@ -1,0 +1,107 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoDeliveryConfirmer } from '../../../shared/aws/outbox-table/delivery-confirmer.ts';
+import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { historyOf } from '../../../shared/outbox/history.ts';
+import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
+import { applyReceipts, countReceipts } from '../../../shared/receipts/apply-receipts.ts';
+import type { Receipt } from '../../../shared/receipts/receipt.ts';
+import { MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../../support/factories.ts';
+
+const APPLIED_AT = '2026-12-02T10:00:05.000Z';
+let db: MemoryDocumentClient;
+let confirmer: DynamoDeliveryConfirmer;
+
+async function put(item: OutboxItem): Promise<void> {
+  await db.asDocumentClient().send(new PutCommand({ TableName: 'outbox', Item: { ...item } }));
+}
+
+async function stored(messageId: string): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await db
+    .asDocumentClient()
+    .send(new GetCommand({ TableName: 'outbox', Key: { messageId }, ConsistentRead: true }));
+  return Item;
+}
+
+const receipt = (messageId: string, subscriber = 'inventory', outcome = 'RESERVED'): Receipt => ({
+  messageId,
+  subscriber,
+  outcome,
+  appliedAt: APPLIED_AT,
+});
+
+beforeEach(() => {
+  db = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS);
+  confirmer = new DynamoDeliveryConfirmer({
+    client: db.asDocumentClient(),
+    tableName: 'outbox',
+    subscribers: { inventory: ['order.created', 'order.cancelled'], loyalty: ['order.created'] },
+  });
+});
+
+describe('DynamoDeliveryConfirmer', () => {
+  it('confirms a SENT message with the receipt’s outcome and time, and names the subscriber in its history', async () => {
+    const message = outboxItem({
+      messageId: testMessageId(1),
+      topic: 'order.created',
+      status: MessageStatus.SENT,
+    });
+    await put(message);
+
+    await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('CONFIRMED');
+
+    const item = await stored(message.messageId);
+    expect(item).toMatchObject({ status: 'CONFIRMED', outcome: 'RESERVED', confirmedAt: APPLIED_AT });
+    expect(historyOf(item ?? {}).at(-1)).toMatchObject({ event: 'CONFIRMED', by: 'receipt:inventory' });
+  });
+
+  it('takes duplicated and reordered receipts: one confirmation, the first outcome kept', async () => {
+    const message = outboxItem({
+      messageId: testMessageId(2),
+      topic: 'order.created',
+      status: MessageStatus.SENT,
+    });
+    await put(message);
+    const copies = [receipt(message.messageId), receipt(message.messageId, 'inventory', 'LATE_COPY')];
+
+    const results = await applyReceipts([...copies, copies[0] as Receipt], confirmer);
+
+    expect(countReceipts(results)).toMatchObject({ CONFIRMED: 1, ALREADY_CONFIRMED: 2 });
+    expect(await stored(message.messageId)).toMatchObject({ status: 'CONFIRMED', outcome: 'RESERVED' });
+  });
+
+  it("refuses a receipt of a subscriber not declared for the message's topic, and changes nothing", async () => {
+    const message = outboxItem({
+      messageId: testMessageId(3),
+      topic: 'order.cancelled',
+      status: MessageStatus.SENT,
+    });
+    await put(message);
+
+    await expect(confirmer.confirmDelivery(receipt(message.messageId, 'loyalty'))).resolves.toBe('NOT_FOUND');
+    await expect(confirmer.confirmDelivery(receipt(message.messageId, 'billing'))).resolves.toBe('NOT_FOUND');
+    await expect(confirmer.confirmDelivery(receipt(message.messageId, 'constructor'))).resolves.toBe(
+      'NOT_FOUND',
+    );
+
+    expect(await stored(message.messageId)).toMatchObject({ status: 'SENT' });
+  });
+
+  it('says NOT_FOUND for a receipt of a message the outbox no longer holds', async () => {
+    await expect(confirmer.confirmDelivery(receipt(testMessageId(4)))).resolves.toBe('NOT_FOUND');
+    expect(await stored(testMessageId(4))).toBeUndefined();
+  });
+
+  it('records a late receipt of a cancelled message without leaving CANCELLED', async () => {
+    const message = outboxItem({
+      messageId: testMessageId(5),
+      topic: 'order.created',
+      status: MessageStatus.CANCELLED,
+    });
+    await put(message);
+
+    await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('APPLIED_AFTER_CANCEL');
+    expect(await stored(message.messageId)).toMatchObject({ status: 'CANCELLED', outcome: 'RESERVED' });
+  });
+});
