@@ -2,10 +2,14 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { describeError } from '../errors.ts';
 import type { ReceiptQueue } from '../receipts/receipt-confirmer.ts';
 
-/** SQS takes at most 10 entries per SendMessageBatch. */
+/** SQS takes at most 10 entries per SendMessageBatch, and at most 256 KiB of them in all. */
 const SQS_BATCH_ENTRIES = 10;
+const SQS_BATCH_BYTES = 256 * 1024;
 
-/** {@link ReceiptQueue} on the producer's SQS receipt queue: SendMessageBatch calls of up to 10 bodies, at once. */
+/**
+ * {@link ReceiptQueue} on the producer's SQS receipt queue: SendMessageBatch calls of up to 10 bodies and 256 KiB,
+ * sent at once.
+ */
 export class SqsReceiptQueue implements ReceiptQueue {
   readonly #client: SQSClient;
   readonly #queueUrl: string;
@@ -19,13 +23,19 @@ export class SqsReceiptQueue implements ReceiptQueue {
   async sendBodies(bodies: readonly string[]): Promise<readonly (string | undefined)[]> {
     const failures: (string | undefined)[] = bodies.map(() => 'SQS reported no result for it');
     const calls: Promise<void>[] = [];
-    for (let start = 0; start < bodies.length; start += SQS_BATCH_ENTRIES) {
-      const entries = bodies.slice(start, start + SQS_BATCH_ENTRIES).map((body, n) => ({
-        Id: String(start + n),
-        MessageBody: body,
-      }));
-      calls.push(this.#send(entries, failures));
-    }
+    let entries: { Id: string; MessageBody: string }[] = [];
+    let bytes = 0;
+    bodies.forEach((body, index) => {
+      const size = Buffer.byteLength(body);
+      if (entries.length === SQS_BATCH_ENTRIES || (entries.length > 0 && bytes + size > SQS_BATCH_BYTES)) {
+        calls.push(this.#send(entries, failures));
+        entries = [];
+        bytes = 0;
+      }
+      entries.push({ Id: String(index), MessageBody: body });
+      bytes += size;
+    });
+    if (entries.length > 0) calls.push(this.#send(entries, failures));
     await Promise.all(calls);
     return failures;
   }

@@ -5,7 +5,13 @@
  */
 import type { Confirmation, Confirmer } from '../consumer/consume-types.ts';
 import { describeError, OutboxError, OutboxErrorCode } from '../errors.ts';
-import { MAX_RECEIPTS_PER_BODY, type Receipt, receiptBodies } from './receipt.ts';
+import {
+  assertReceipt,
+  MAX_RECEIPT_OUTCOME_LENGTH,
+  MAX_RECEIPTS_PER_BODY,
+  type Receipt,
+  receiptBodies,
+} from './receipt.ts';
 
 /** Where receipt bodies go: the producer's receipt queue. */
 export interface ReceiptQueue {
@@ -67,9 +73,16 @@ export class ReceiptConfirmer implements Confirmer {
     const receipt: Receipt = {
       messageId,
       subscriber: this.#options.subscriber,
-      outcome,
+      outcome: outcome.slice(0, MAX_RECEIPT_OUTCOME_LENGTH),
       appliedAt: now.toISOString(),
     };
+    // Checked alone, here: a receipt the producer would refuse fails its own record, never the others it would
+    // have shared a message with.
+    try {
+      assertReceipt(receipt);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return new Promise<Confirmation>((resolve, reject) => {
       this.#waiting.push({ receipt, resolve, reject });
       if (this.#waiting.length === 1) {

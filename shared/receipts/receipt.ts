@@ -24,6 +24,12 @@ export const subscriberNameSchema = z
     ),
   );
 
+/**
+ * The longest outcome a receipt carries; a longer one is cut to it where the receipt is made (the outbox keeps
+ * 200 of a confirmation's outcome, so nothing an operator would read is lost).
+ */
+export const MAX_RECEIPT_OUTCOME_LENGTH = 128;
+
 /** A subscriber's word that it applied one message. */
 export interface Receipt {
   /** The message's id: the same for every subscriber of it. */
@@ -39,7 +45,7 @@ export interface Receipt {
 const receiptSchema = z.object({
   messageId: messageIdSchema,
   subscriber: subscriberNameSchema,
-  outcome: z.string().check(z.minLength(1), z.maxLength(128)),
+  outcome: z.string().check(z.minLength(1), z.maxLength(MAX_RECEIPT_OUTCOME_LENGTH)),
   appliedAt: z.iso.datetime(),
 });
 
@@ -123,6 +129,19 @@ export function readReceiptBody(body: string): ReadReceipts {
     else invalid.push(receiptError(index, read.error.issues[0]));
   });
   return { receipts, invalid };
+}
+
+/** Throws the {@link InvalidReceiptError} the producer would raise for `receipt`, naming the field. */
+export function assertReceipt(receipt: Receipt): void {
+  const read = safeParse(receiptSchema, receipt);
+  if (!read.success) {
+    const issue = read.error.issues[0];
+    const field = issue?.path.map(String).join('.') ?? '';
+    throw new InvalidReceiptError(
+      `of ${receipt.messageId}${field === '' ? '' : ` ${field}`}`,
+      issue?.message ?? 'is not a receipt',
+    );
+  }
 }
 
 function checkReceipt(receipt: Receipt, index: number): void {

@@ -201,7 +201,22 @@ export const OutboxSettings = {
         'JSON object: subscriber name → the topics it receives; a receipt confirms only a message of a topic its subscriber is declared for',
       defaultValue: {},
     },
-    z.record(subscriberNameSchema, z.array(topicSchema)),
+    z
+      .record(
+        subscriberNameSchema,
+        z.array(topicSchema).check(z.maxLength(100, 'at most 100 topics per subscriber')),
+      )
+      .check(
+        z.refine(
+          (subscribers) => {
+            const topics = Object.values(subscribers).flat();
+            return new Set(topics).size === topics.length;
+          },
+          // Until deliveries are kept per subscriber, a message has one confirmation: a second subscriber of its
+          // topic would be confirmed by the first one's receipt and never resent to.
+          'declares a topic for more than one subscriber; each topic has one subscriber until deliveries are kept per subscriber',
+        ),
+      ),
   ),
   claimCheckBucket: textSetting(
     {

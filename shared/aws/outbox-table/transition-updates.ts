@@ -277,8 +277,8 @@ export function confirmUpdate({ messageId, now, outcome, retentionDays, by }: Co
 }
 
 /**
- * `update` made conditional also on the message's topic being one of `topics`: a receipt confirms only a message
- * of a topic its subscriber is declared for, so a subscriber can never confirm another's message.
+ * `update` made conditional also on the message's topic being one of `topics` (at most 100, DynamoDB's bound on
+ * IN): a receipt confirms only a message of a topic the subscriber that signed it is declared for.
  */
 export function onlyOfTopics(update: OutboxUpdate, topics: readonly string[]): OutboxUpdate {
   const values = Object.fromEntries(topics.map((topic, n) => [`:onlyTopic${n}`, topic]));

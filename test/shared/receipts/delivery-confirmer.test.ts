@@ -10,6 +10,8 @@ import type { Receipt } from '../../../shared/receipts/receipt.ts';
 import { MEMORY_TABLE_SCHEMAS, outboxItem, testMessageId } from '../../support/factories.ts';
 
 const APPLIED_AT = '2026-12-02T10:00:05.000Z';
+/** The producer's clock, a minute behind the subscriber's: the confirmation takes the producer's time. */
+const PRODUCER_NOW = new Date('2026-12-02T09:59:05.000Z');
 let db: MemoryDocumentClient;
 let confirmer: DynamoDeliveryConfirmer;
 
@@ -36,12 +38,13 @@ beforeEach(() => {
   confirmer = new DynamoDeliveryConfirmer({
     client: db.asDocumentClient(),
     tableName: 'outbox',
-    subscribers: { inventory: ['order.created', 'order.cancelled'], loyalty: ['order.created'] },
+    subscribers: { inventory: ['order.created', 'order.cancelled'], loyalty: ['order.placed'] },
+    clock: () => PRODUCER_NOW,
   });
 });
 
 describe('DynamoDeliveryConfirmer', () => {
-  it('confirms a SENT message with the receipt’s outcome and time, and names the subscriber in its history', async () => {
+  it('confirms a SENT message with the receipt’s outcome at the producer’s time, and names the subscriber in its history', async () => {
     const message = outboxItem({
       messageId: testMessageId(1),
       topic: 'order.created',
@@ -52,7 +55,11 @@ describe('DynamoDeliveryConfirmer', () => {
     await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('CONFIRMED');
 
     const item = await stored(message.messageId);
-    expect(item).toMatchObject({ status: 'CONFIRMED', outcome: 'RESERVED', confirmedAt: APPLIED_AT });
+    expect(item).toMatchObject({
+      status: 'CONFIRMED',
+      outcome: 'RESERVED',
+      confirmedAt: PRODUCER_NOW.toISOString(),
+    });
     expect(historyOf(item ?? {}).at(-1)).toMatchObject({ event: 'CONFIRMED', by: 'receipt:inventory' });
   });
 

@@ -139,6 +139,27 @@ describe('ReceiptConfirmer', () => {
     expect(((settled[0] as PromiseRejectedResult).reason as Error).cause).toBe(queue.throwing);
   });
 
+  it('cuts a long outcome to 128 characters, and fails a receipt the producer would refuse alone', async () => {
+    const queue = new RecordingQueue();
+    const timers = manualTimers();
+    const confirmer = new ReceiptConfirmer({ subscriber: 'inventory', queue, setTimer: timers.setTimer });
+
+    const long = confirmer.confirm(testMessageId(1), NOW, 'X'.repeat(300));
+    const empty = confirmer.confirm(testMessageId(2), NOW, '');
+    const settling = Promise.allSettled([long, empty]);
+    await timers.fire();
+    const [sent, refused] = await settling;
+
+    expect(sent).toEqual({ status: 'fulfilled', value: 'RECEIPT_SENT' });
+    expect(readReceiptBody(queue.calls[0]?.[0] as string).receipts).toMatchObject([
+      { messageId: testMessageId(1), outcome: 'X'.repeat(128) },
+    ]);
+    expect(refused).toMatchObject({ status: 'rejected' });
+    expect(((refused as PromiseRejectedResult).reason as Error).message).toContain(
+      `receipt of ${testMessageId(2)} outcome:`,
+    );
+  });
+
   it('waits 5 ms by default for receipts to share a message with', async () => {
     const queue = new RecordingQueue();
     const delays: number[] = [];

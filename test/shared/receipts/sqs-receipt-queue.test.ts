@@ -30,6 +30,22 @@ describe('SqsReceiptQueue', () => {
     expect(calls.flatMap((input) => input.Entries?.map((entry) => entry.MessageBody))).toEqual(bodies);
   });
 
+  it('starts a new call before a batch would pass 256 KiB', async () => {
+    sqs.on(SendMessageBatchCommand).callsFake(async ({ Entries }) => ({
+      Successful: Entries.map(({ Id }: { Id: string }) => ({
+        Id,
+        MessageId: `m-${Id}`,
+        MD5OfMessageBody: '',
+      })),
+    }));
+    const bodies = Array.from({ length: 4 }, (_, n) => `${n}`.padEnd(100 * 1024, 'x'));
+
+    await expect(queue.sendBodies(bodies)).resolves.toEqual([undefined, undefined, undefined, undefined]);
+
+    const sizes = sqs.commandCalls(SendMessageBatchCommand).map((call) => call.args[0].input.Entries?.length);
+    expect(sizes).toEqual([2, 2]);
+  });
+
   it('names why each body was not sent: an entry SQS refused, a call that failed, an entry it left unanswered', async () => {
     sqs
       .on(SendMessageBatchCommand)
