@@ -67,6 +67,10 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
       '[]',
       JSON.stringify({ Inventory: ['order.created'] }),
       JSON.stringify({ inventory: ['Order'] }),
+      // One topic, two subscribers: the first receipt would confirm for both.
+      JSON.stringify({ inventory: ['order.created'], loyalty: ['order.created'] }),
+      // DynamoDB's IN takes at most 100 values.
+      JSON.stringify({ inventory: Array.from({ length: 101 }, (_, n) => `order.t${n}`) }),
     ],
   },
   subscriber: {
