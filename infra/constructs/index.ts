@@ -42,6 +42,7 @@ export {
   outboxMetric,
 } from './outbox-metrics.ts';
 export type { OrderedTopicMonitoring } from './outbox-monitoring.ts';
+export { OutboxReceipts } from './outbox-receipts.ts';
 export {
   QueueWithDlq,
   type QueueWithDlqProps,

@@ -90,6 +90,19 @@ export const OUTBOX_NAG_REASONS = {
       'Lambda supports on-failure destinations only for stream and Kafka sources, not for SQS: the ' +
       "topic queue's redrive policy (to its dead-letter queue, with an alarm on it) is where failed messages go.",
   },
+  /** On the receipts function, invoked by the SQS mapping of the receipt queue. */
+  receiptsFunctionDlq: {
+    id: 'Serverless-LambdaDLQ',
+    reason:
+      "Invoked synchronously by the SQS mapping of the receipt queue: a receipt that fails to apply is retried by SQS and, after maxReceiveCount receives, moved to the receipt queue's own dead-letter queue (alarmed). A function DLQ only receives asynchronous invocations.",
+  },
+  /** On the receipts function's SQS mapping. */
+  receiptsMappingDestination: {
+    id: 'Serverless-LambdaEventSourceMappingDestination',
+    reason:
+      'Lambda supports on-failure destinations only for stream and Kafka sources, not for SQS: the receipt ' +
+      "queue's redrive policy (to its dead-letter queue, with an alarm on it) is where failed receipts go.",
+  },
   /** On the admin function, invoked by API Gateway. */
   apiFunctionDlq: {
     id: 'Serverless-LambdaDLQ',
@@ -222,6 +235,10 @@ const FUNCTION_ACKNOWLEDGEMENTS: Readonly<Record<string, readonly NagAcknowledge
     OUTBOX_NAG_REASONS.queueMappingDestination,
   ],
   [OutboxResourceRole.ADMIN]: [OUTBOX_NAG_REASONS.apiFunctionDlq],
+  [OutboxResourceRole.RECEIPTS]: [
+    OUTBOX_NAG_REASONS.receiptsFunctionDlq,
+    OUTBOX_NAG_REASONS.receiptsMappingDestination,
+  ],
 };
 
 function acknowledgeOutbox(outbox: OutboxNagSubject): void {

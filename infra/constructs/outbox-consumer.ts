@@ -11,6 +11,7 @@ import { grantKeyUse } from './key-grants.ts';
 import type { OutboxClaimCheck } from './outbox-claim-check.ts';
 import { OutboxFunction } from './outbox-function.ts';
 import type { OutboxMonitoring } from './outbox-monitoring.ts';
+import type { OutboxReceipts } from './outbox-receipts.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import type { OutboxSweeper } from './outbox-sweeper.ts';
 import { newInboxTable } from './outbox-tables.ts';
@@ -38,6 +39,8 @@ export interface OutboxConsumerContext {
   /** The outbox's retry policies and confirm deadline: with the queues' retention, how late a copy can come. */
   readonly retryPolicies: Readonly<Record<string, RetryPolicy>> | undefined;
   readonly confirmDeadline: Duration | undefined;
+  /** The outbox's receipt queue and receipts function, created on first use. */
+  readonly receipts: () => OutboxReceipts;
 }
 
 /**
@@ -60,6 +63,8 @@ export function addOutboxConsumer(
   const settings = queue.settings;
   const inboxRetentionDays = daysOf(props.inboxRetention, OutboxSettings.inboxRetentionDays, outbox.report);
   const timeout = props.functionProps?.timeout ?? CONSUMER_DEFAULTS.timeout;
+  const byReceipt = props.confirmBy === 'receipt';
+  checkConfirmation(outbox, props);
   const values: SettingValues = {
     inboxTable: { value: inboxTable.tableName, prop: `${id}.existingInboxTable` },
     inboxRetentionDays: { value: inboxRetentionDays, prop: `${id}.inboxRetention` },
@@ -67,10 +72,16 @@ export function addOutboxConsumer(
     deadLetterQueueUrl: { value: queue.deadLetterQueue.queueUrl, prop: `queues.${props.queue}` },
     maxReceiveCount: { value: settings.maxReceiveCount, prop: `queues.${props.queue}.maxReceiveCount` },
     ...(outbox.settings.orderedTopics === undefined ? {} : { orderedTopics: outbox.settings.orderedTopics }),
-    // Only to confirm: a consumer that does not confirm never touches the outbox.
+    // Only to confirm: a consumer that does not confirm never touches the outbox, and one that confirms by
+    // receipt only sends to the receipt queue.
     ...(props.confirm === false
       ? {}
-      : { outboxTable: outbox.settings.outboxTable, retentionDays: outbox.settings.retentionDays }),
+      : byReceipt
+        ? {
+            receiptQueueUrl: { value: context.receipts().queue.queue.queueUrl, prop: `${id}.confirmBy` },
+            subscriber: { value: props.subscriber ?? '', prop: `${id}.subscriber` },
+          }
+        : { outboxTable: outbox.settings.outboxTable, retentionDays: outbox.settings.retentionDays }),
   };
   const fn = new OutboxFunction(outbox.scope, id, {
     timeout: CONSUMER_DEFAULTS.timeout,
@@ -122,14 +133,19 @@ export function addOutboxConsumer(
   // A message that can never be processed is dead-lettered by the consumer itself, with its reason.
   grantSendMessage(queue.deadLetterQueue, fn);
   context.claimCheck?.bindConsumer(fn);
-  // Confirming touches only the confirmation's attributes and asks nothing back.
-  if (props.confirm !== false) {
+  if (byReceipt && props.confirm !== false) {
+    // Confirms by receipt: SendMessage on the receipt queue, nothing on the outbox table.
+    context.receipts().addSubscriber(fn, { id, subscriber: props.subscriber ?? '', topics });
+  } else if (props.confirm !== false) {
+    // Confirming touches only the confirmation's attributes and asks nothing back.
     grantLimitedUpdate(context.table, fn, {
       attributes: CONFIRMATION_ATTRIBUTES,
       returnValues: [CONFIRMATION_RETURN_VALUES],
     });
   }
-  if (props.reconcile !== false) context.sweeper.reconcileWith(inboxTable, topics);
+  // A consumer that confirms by receipt is never asked through its inbox: an unconfirmed message is resent to
+  // it, and its inbox answers the duplicate with a fresh receipt.
+  if (props.reconcile ?? !byReceipt) context.sweeper.reconcileWith(inboxTable, topics);
   // Receives, writes its inbox and confirms in the outbox, and dead-letters itself.
   grantKeyUse(outbox.encryptionKey, fn, 'write');
   return { function: fn, inboxTable, queue };
@@ -169,6 +185,29 @@ function checkInboxRetention(
           "send retries, the queue's retention and then the dead-letter queue's), or a late copy would be applied twice",
       );
     }
+  }
+}
+
+/** How a consumer confirms: a receipt needs a subscriber name, and is then the only way. */
+function checkConfirmation(outbox: OutboxScope, props: OutboxConsumerProps & { readonly id: string }): void {
+  const { id } = props;
+  if (props.confirmBy === 'receipt') {
+    if (props.subscriber === undefined) {
+      outbox.report(
+        `consumer ${id}: confirmBy 'receipt' needs a subscriber name (e.g. subscriber: 'inventory')`,
+      );
+    }
+    if (props.confirm === false) {
+      outbox.report(`consumer ${id}: confirmBy 'receipt' and confirm: false contradict each other; give one`);
+    }
+    if (props.reconcile === true) {
+      outbox.report(
+        `consumer ${id}: a consumer that confirms by receipt is not reconciled through its inbox (reconcile: true); ` +
+          'an unconfirmed message is resent to it instead',
+      );
+    }
+  } else if (props.subscriber !== undefined) {
+    outbox.report(`consumer ${id}: subscriber is only used with confirmBy: 'receipt'`);
   }
 }
 

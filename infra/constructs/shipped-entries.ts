@@ -22,4 +22,6 @@ export const SHIPPED_ENTRIES = {
   archiver: shippedEntry('../../shared/lambda/entries/archiver'),
   /** The admin API. */
   admin: shippedEntry('../../shared/lambda/entries/admin'),
+  /** The producer's receipts function. */
+  receipts: shippedEntry('../../shared/lambda/entries/receipts'),
 } as const;

@@ -273,14 +273,27 @@ export interface OutboxConsumerProps {
    */
   readonly maxBatchingWindow?: Duration;
   /**
-   * Whether the consumer confirms each message in the producer's outbox after applying it.
+   * Whether the consumer confirms each message after applying it.
    * @default true
    */
   readonly confirm?: boolean;
   /**
+   * How it confirms: `outbox`, an UpdateItem on the outbox table (its role holds that grant); or `receipt`, a
+   * receipt sent to the outbox's receipt queue (`TransactionalOutbox.receipts`), which the receipts function
+   * applies: the consumer's role then holds `sqs:SendMessage` on that queue and nothing on the outbox table, and
+   * the sweeper resends an unconfirmed message instead of reading its inbox. Needs `subscriber`.
+   * @default 'outbox'
+   */
+  readonly confirmBy?: 'outbox' | 'receipt';
+  /**
+   * The subscriber name its receipts are signed with (lowercase letters, digits and -, e.g. `inventory`); with
+   * `confirmBy: 'receipt'` only. A topic has one subscriber that confirms by receipt.
+   */
+  readonly subscriber?: string;
+  /**
    * Whether the sweeper reads this consumer's inbox to settle SENT-but-unconfirmed messages of the queue's
    * topics (CONFIRMED when the row exists, resent otherwise).
-   * @default true
+   * @default true, or false with `confirmBy: 'receipt'` (which refuses true)
    */
   readonly reconcile?: boolean;
 }

@@ -30,6 +30,7 @@ import { OutboxClaimCheck } from './outbox-claim-check.ts';
 import { addOutboxConsumer } from './outbox-consumer.ts';
 import type { OutboxFunction } from './outbox-function.ts';
 import { newOutboxMonitoring, type OutboxMonitoring } from './outbox-monitoring.ts';
+import { OutboxReceipts } from './outbox-receipts.ts';
 import { addOutboxRelay } from './outbox-relay.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import { OutboxSweeper } from './outbox-sweeper.ts';
@@ -114,6 +115,7 @@ export class TransactionalOutbox extends Construct {
   readonly #sweeper: OutboxSweeper;
   readonly #monitoring: OutboxMonitoring;
   readonly #consumersByQueue = new Map<string, OutboxConsumer>();
+  #receipts: OutboxReceipts | undefined;
   #admin: OutboxAdmin | undefined;
   #sequenceTable: dynamodb.Table | undefined;
 
@@ -244,6 +246,14 @@ export class TransactionalOutbox extends Construct {
    */
   get sequenceTable(): dynamodb.ITable | undefined {
     return this.#sequenceTable;
+  }
+
+  /**
+   * The receipt queue and the receipts function, once a consumer that confirms by receipt was added
+   * (`addConsumer` with `confirmBy: 'receipt'`).
+   */
+  get receipts(): OutboxReceipts | undefined {
+    return this.#receipts;
   }
 
   /** The admin API, once {@link TransactionalOutbox.addAdminApi} added it. */
@@ -382,6 +392,13 @@ export class TransactionalOutbox extends Construct {
         claimCheck: this.claimCheck,
         retryPolicies: this.#props.retryPolicies,
         confirmDeadline: this.#props.confirmDeadline,
+        receipts: () => {
+          this.#receipts ??= new OutboxReceipts(this.#outbox, {
+            table: this.table,
+            monitoring: this.#monitoring,
+          });
+          return this.#receipts;
+        },
       },
     );
     this.#consumersByQueue.set(props.queue, consumer);

@@ -26,6 +26,9 @@ export const OutboxResourceRole = {
   CONSUMER: 'consumer',
   ADMIN: 'admin',
   ARCHIVER: 'archiver',
+  /** The producer's receipts function, and the queue its subscribers send receipts to. */
+  RECEIPTS: 'receipts',
+  RECEIPT_QUEUE: 'receipt-queue',
   ARCHIVE_BUCKET: 'archive-bucket',
   ALARM_TOPIC: 'alarm-topic',
 } as const;

@@ -44,18 +44,24 @@ export function minimalOutboxStack(app: App): TransactionalOutbox {
 export const USER_API_ID = 'Api';
 
 /**
- * An outbox with every option that adds resources: a customer-managed key, the S3 archive and the admin API
- * (on a REST API of the user's), with one consumer.
+ * An outbox with every option that adds resources: a customer-managed key, the S3 archive, the admin API (on a
+ * REST API of the user's) and the receipts, with one consumer confirming in the outbox and one by receipt.
  */
 export function fullOutboxStack(app: App): TransactionalOutbox {
   const stack = new Stack(app, 'FullOutbox');
   const encryptionKey = new kms.Key(stack, 'Key', { enableKeyRotation: true });
   const outbox = new TransactionalOutbox(stack, 'Outbox', {
-    queues: ORDER_EVENTS,
+    queues: { ...ORDER_EVENTS, shipments: { topics: ['order.shipped'] } },
     archive: true,
     encryptionKey,
   });
   outbox.addConsumer('Consumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
+  outbox.addConsumer('ShippingConsumer', {
+    queue: 'shipments',
+    entry: CONSUMER_ENTRY,
+    confirmBy: 'receipt',
+    subscriber: 'shipping',
+  });
   const api = new apigateway.RestApi(stack, USER_API_ID, { cloudWatchRole: false });
   outbox.addAdminApi(api);
   return outbox;

@@ -158,6 +158,7 @@ const SURFACE = {
       'OutboxMetricOptions',
       'OutboxOrderedTopicProps',
       'OutboxQueueProps',
+      'OutboxReceipts',
       'OutboxResourceRole',
       'OutboxRoleDetails',
       'OutboxStreamProps',
