@@ -9,16 +9,7 @@ import {
   subscriberNameSchema,
 } from '../../../shared/receipts/receipt.ts';
 import { safeParse } from '../../../shared/validation/safe-parse.ts';
-
-/** A ULID numbered `n`: fixed ids, so a failure reads the same on every run. */
-function messageIdNumber(n: number): string {
-  const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-  let suffix = '';
-  for (let rest = n, digit = 0; digit < 6; digit += 1, rest = Math.floor(rest / 32)) {
-    suffix = (crockford[rest % 32] as string) + suffix;
-  }
-  return `01JDQ3Z8W7M2K4N6P8R0${suffix}`;
-}
+import { testMessageId } from '../../support/factories.ts';
 
 const receipt = (overrides: Partial<Receipt> = {}): Receipt => ({
   messageId: '01JDQ3Z8W7M2K4N6P8R0S2T4V6',
@@ -37,7 +28,7 @@ describe('receipt bodies', () => {
 
   it('cuts many receipts into bodies of at most 100, in order', () => {
     const receipts = Array.from({ length: 2 * MAX_RECEIPTS_PER_BODY + 1 }, (_, n) =>
-      receipt({ messageId: messageIdNumber(n) }),
+      receipt({ messageId: testMessageId(n + 1) }),
     );
 
     const bodies = receiptBodies(receipts);
