@@ -10,6 +10,7 @@ import type {
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox-record.ts';
 import { isOrdered, type OrderedEnvelope } from '../consumer/ordered-envelope.ts';
 import { TransactionConditionError } from '../errors.ts';
+import { deliveryIdOf, subscriberOrderKeyOf } from '../message/delivery-id.ts';
 import { parseEnvelope } from '../message/envelope.ts';
 import { deliveryCheckOfInbox, type InboxDeliveryReads } from '../sweeper/inbox-delivery-check.ts';
 import type { DeliveryCheck } from '../sweeper/sweep.ts';
@@ -171,6 +172,8 @@ export interface ParkedEntry {
   readonly inboxTable: string;
   /** The message as received. */
   readonly message: OrderedEnvelope;
+  /** The order key the row is filed under. @default the message's */
+  readonly orderKey?: string;
   readonly now: Date;
   /** @default 30 */
   readonly retentionDays?: number;
@@ -179,9 +182,10 @@ export interface ParkedEntry {
 /** The put of a parked row; it fails when the message is parked already (a copy of it arrived before). */
 export function parkedPut(entry: ParkedEntry): TransactWriteAction {
   const { message, now } = entry;
+  const orderKey = entry.orderKey ?? message.orderKey;
   const item: ParkedRow = {
-    messageId: parkedKeyOf(message.orderKey, message.seq),
-    orderKey: message.orderKey,
+    messageId: parkedKeyOf(orderKey, message.seq),
+    orderKey,
     seq: message.seq,
     parkedMessageId: message.messageId,
     topic: message.topic,
@@ -230,6 +234,13 @@ export interface DynamoConsumerInboxOptions {
   readonly inboxTable: string;
   /** Days an inbox (or parked) row is kept. @default 30 */
   readonly retentionDays?: number;
+  /**
+   * The subscriber this consumer applies messages as (SUBSCRIBER): its rows are keyed `<messageId>#<subscriber>`
+   * (cursors and parked rows under `<orderKey>#<subscriber>`), so that consumers of several subscribers sharing
+   * one table each apply a message once — a message carries the same id to every subscriber.
+   * @default - rows keyed by the message id alone
+   */
+  readonly subscriber?: string;
 }
 
 /**
@@ -243,11 +254,13 @@ export class DynamoConsumerInbox implements ConsumerInbox {
   readonly #client: DynamoDBDocumentClient;
   readonly #table: string;
   readonly #retentionDays: number | undefined;
+  readonly #subscriber: string | undefined;
 
   constructor(options: DynamoConsumerInboxOptions) {
     this.#client = options.client;
     this.#table = options.inboxTable;
     this.#retentionDays = options.retentionDays;
+    this.#subscriber = options.subscriber;
   }
 
   async commit(entry: InboxCommit): Promise<Exclude<InboxRefusal, { refused: 'CURSOR' }> | undefined> {
@@ -286,6 +299,7 @@ export class DynamoConsumerInbox implements ConsumerInbox {
         parkedPut({
           inboxTable: this.#table,
           message,
+          orderKey: this.#orderKey(message.orderKey),
           now,
           ...(this.#retentionDays === undefined ? {} : { retentionDays: this.#retentionDays }),
         }),
@@ -305,7 +319,7 @@ export class DynamoConsumerInbox implements ConsumerInbox {
     const { Item: row } = await this.#client.send(
       new GetCommand({
         TableName: this.#table,
-        Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(orderKey, seq) },
+        Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(this.#orderKey(orderKey), seq) },
         ConsistentRead: true,
       }),
     );
@@ -316,15 +330,16 @@ export class DynamoConsumerInbox implements ConsumerInbox {
     await this.#client.send(
       new DeleteCommand({
         TableName: this.#table,
-        Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(orderKey, seq) },
+        Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(this.#orderKey(orderKey), seq) },
       }),
     );
   }
 
   #inboxPut(entry: InboxCommit): TransactWriteAction {
+    const messageId = entry.message.messageId;
     return inboxPut({
       inboxTable: this.#table,
-      messageId: entry.message.messageId,
+      messageId: this.#subscriber === undefined ? messageId : deliveryIdOf(messageId, this.#subscriber),
       topic: entry.message.topic,
       outcome: entry.outcome,
       now: entry.now,
@@ -333,7 +348,12 @@ export class DynamoConsumerInbox implements ConsumerInbox {
   }
 
   #target(message: OrderedEnvelope): OrderedRowTarget {
-    return { inboxTable: this.#table, orderKey: message.orderKey, seq: message.seq };
+    return { inboxTable: this.#table, orderKey: this.#orderKey(message.orderKey), seq: message.seq };
+  }
+
+  /** The order key this consumer's cursor and parked rows of `orderKey` are filed under. */
+  #orderKey(orderKey: string): string {
+    return this.#subscriber === undefined ? orderKey : subscriberOrderKeyOf(orderKey, this.#subscriber);
   }
 }
 

@@ -12,7 +12,7 @@ import { messageSizeBytes } from '../message/message-size.ts';
 import { assignSeqs, type CounterAdvance } from '../ordering/assign-seqs.ts';
 import type { OrderingByTopic } from '../ordering/ordering.ts';
 import { OUTBOX_WRITER_DEFAULTS, OUTBOX_WRITER_RANGES } from '../outbox/outbox-defaults.ts';
-import { newOutboxItem } from '../outbox/outbox-item.ts';
+import { newDeliveryItems } from '../outbox/outbox-item.ts';
 import {
   assertNoClaimCheckMarker,
   assertValidMessages,
@@ -68,6 +68,13 @@ export interface OutboxWriterOptions {
    * @default - none: an ordered message needs its aggregate's version
    */
   readonly sequenceTable?: string;
+  /**
+   * Per topic, the subscribers its messages are delivered to (SUBSCRIPTIONS): a message of such a topic is stored
+   * as one delivery row per subscriber (`<messageId>#<subscriber>`), in the same transaction, each with its own
+   * status, retries and confirmation. A topic not listed is stored as one row and sent to its one queue.
+   * @default - no topic has subscribers
+   */
+  readonly subscribers?: Readonly<Record<string, readonly string[]>>;
   /** @default () => new Date() */
   readonly clock?: () => Date;
 }
@@ -151,6 +158,7 @@ interface MessageStorage {
   readonly maxMessageBytes: number;
   readonly ordering: OrderingByTopic | undefined;
   readonly sequenceTable: string | undefined;
+  readonly subscribers: Readonly<Record<string, readonly string[]>>;
 }
 
 /** A write past every check that needs no counter: ready to number, build and send. */
@@ -239,6 +247,7 @@ function storageOf(options: Omit<OutboxWriterOptions, 'client'>, now: Date): Mes
     maxMessageBytes: options.maxMessageBytes ?? OUTBOX_WRITER_DEFAULTS.maxMessageBytes,
     ordering: options.ordering,
     sequenceTable: options.sequenceTable,
+    subscribers: options.subscribers ?? {},
   };
 }
 
@@ -258,25 +267,31 @@ function transactionActions(
     lastSeqs,
   });
   const counterUpdates = counterUpdatesOf(sequenced.counters, storage.sequenceTable);
-  const messagePuts = sequenced.messages.map((message) => messagePut(message, storage));
-  return [...write.actions, ...messagePuts, ...counterUpdates];
+  const puts = sequenced.messages.flatMap((message) => messagePuts(message, storage));
+  return [...write.actions, ...puts, ...counterUpdates];
 }
 
-/** The message's Put into the outbox; a MessageTooLargeError when the queue would refuse it. */
-function messagePut(message: Envelope, storage: MessageStorage): TransactWriteAction {
+/**
+ * The message's Puts into the outbox: one per subscriber of its topic, else one; a MessageTooLargeError when the
+ * queue would refuse it.
+ */
+function messagePuts(message: Envelope, storage: MessageStorage): TransactWriteAction[] {
   const actualBytes = messageSizeBytes(message);
   if (actualBytes > storage.maxMessageBytes) {
     throw new MessageTooLargeError(message.messageId, { actualBytes, maximumBytes: storage.maxMessageBytes });
   }
-  return {
+  const subscribers = Object.hasOwn(storage.subscribers, message.topic)
+    ? storage.subscribers[message.topic]
+    : [];
+  return newDeliveryItems(message, subscribers ?? [], storage).map((item) => ({
     Put: {
       TableName: storage.outboxTable,
-      Item: { ...newOutboxItem(message, storage) },
+      Item: { ...item },
       // A reused message id (a client's idempotency key) must never overwrite a message.
       ConditionExpression: 'attribute_not_exists(#messageId)',
       ExpressionAttributeNames: { '#messageId': OUTBOX_KEYS.partitionKey },
     },
-  };
+  }));
 }
 
 /** The counters' updates; a ConfigError naming SEQUENCE_TABLE when there are counters but no table. */

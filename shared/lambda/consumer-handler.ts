@@ -123,12 +123,14 @@ export function consumerParts(
     sqsClient: () => parts.sqsClient ?? createSqsClient(clients),
   });
   const claimCheckBucket = readOptionalSetting(env, OutboxSettings.claimCheckBucket);
+  const subscriber = readOptionalSetting(env, OutboxSettings.subscriber);
   return {
     plan: plan(env),
     deps: {
       client,
       inboxTable: readSetting(env, OutboxSettings.inboxTable),
       inboxRetentionDays: readSetting(env, OutboxSettings.inboxRetentionDays),
+      ...(subscriber === undefined ? {} : { subscriber }),
       ...(confirmer === undefined ? {} : { confirmer }),
       ...(claimCheckBucket === undefined
         ? {}

@@ -14,6 +14,11 @@ export interface ConsumeDeps extends Omit<ConsumePorts, 'inbox'> {
   readonly inboxTable: string;
   /** @default 30 */
   readonly inboxRetentionDays?: number;
+  /**
+   * The subscriber the consumer applies messages as: its inbox rows are keyed per subscriber, so consumers of two
+   * subscribers may share one inbox table. @default - rows keyed by message id alone
+   */
+  readonly subscriber?: string;
 }
 
 /**
@@ -21,13 +26,14 @@ export interface ConsumeDeps extends Omit<ConsumePorts, 'inbox'> {
  * call, so a client swapped into the deps (a traced or instrumented one) is the one used.
  */
 export function consumePorts(deps: ConsumeDeps): ConsumePorts {
-  const { client, inboxTable, inboxRetentionDays, ...ports } = deps;
+  const { client, inboxTable, inboxRetentionDays, subscriber, ...ports } = deps;
   return {
     ...ports,
     inbox: new DynamoConsumerInbox({
       client,
       inboxTable,
       ...(inboxRetentionDays === undefined ? {} : { retentionDays: inboxRetentionDays }),
+      ...(subscriber === undefined ? {} : { subscriber }),
     }),
   };
 }

@@ -6,6 +6,7 @@ import { awsClientConfig, createDocumentClient } from '../aws/clients.ts';
 import { DynamoDeliveryConfirmer } from '../aws/outbox-table/delivery-confirmer.ts';
 import { describeError, InvalidReceiptError } from '../errors.ts';
 import type { LogSink } from '../observability/log-sink.ts';
+import { topicsBySubscriber } from '../outbox/subscriptions.ts';
 import {
   applyReceipts,
   countReceipts,
@@ -98,7 +99,7 @@ export function createReceiptsHandler(): EnvHandler<SQSEvent, SQSBatchResponse> 
       client: tracer.captureAWSv3Client(createDocumentClient(awsClientConfig(env))),
       tableName: readSetting(env, OutboxSettings.outboxTable),
       retentionDays: readSetting(env, OutboxSettings.retentionDays),
-      subscribers: readSetting(env, OutboxSettings.receiptSubscribers),
+      subscribers: topicsBySubscriber(readSetting(env, OutboxSettings.subscriptions)),
     });
     return middy(async (event: SQSEvent) => {
       const { response, report } = await applyReceiptEvent(event, { confirmer, logger });

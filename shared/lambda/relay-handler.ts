@@ -8,6 +8,7 @@ import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/c
 import { type DynamoOutboxStoreOptions, DynamoRelayStore } from '../aws/outbox-table/relay-store.ts';
 import { SqsPublisher } from '../aws/sqs-publisher.ts';
 import { sendMetrics } from '../observability/report-metrics.ts';
+import { subscriberQueueOf } from '../outbox/subscriptions.ts';
 import type { RelayDeps } from '../relay/relay-messages.ts';
 import { retryPolicyLookup } from '../retry/topic-policies.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
@@ -36,11 +37,20 @@ export function relayDeps(
   env: Env,
   parts: RelayParts = {},
 ): RelayDeps & { readonly store: DynamoRelayStore } {
+  return { ...relayRouting(env, parts), store: new DynamoRelayStore(outboxStoreOptions(env, parts)) };
+}
+
+/**
+ * What the relay and the sweeper send with, from the environment: the SQS publisher, where each topic's messages
+ * (or each subscriber's deliveries) go, the retry policies, the clock.
+ */
+export function relayRouting(env: Env, parts: Pick<RelayParts, 'sqsClient'> = {}): Omit<RelayDeps, 'store'> {
   const routes = new Map(Object.entries(readSetting(env, OutboxSettings.topicQueues)));
+  const subscriptions = readSetting(env, OutboxSettings.subscriptions);
   return {
     publisher: new SqsPublisher(parts.sqsClient ?? createSqsClient(awsClientConfig(env))),
-    store: new DynamoRelayStore(outboxStoreOptions(env, parts)),
-    queueFor: (topic: string) => routes.get(topic),
+    queueFor: (topic: string, subscriber?: string) =>
+      subscriber === undefined ? routes.get(topic) : subscriberQueueOf(subscriptions, topic, subscriber),
     retryPolicyFor: retryPolicyLookup(readSetting(env, OutboxSettings.retryPolicies)),
     clock: () => new Date(),
     random: Math.random,

@@ -22,7 +22,7 @@ import { createLogger } from './create-logger.ts';
 import { createTracer } from './create-tracer.ts';
 import { type EnvHandler, handlerFromEnv } from './handler-from-env.ts';
 import { createOutboxMetrics } from './outbox-metrics-publisher.ts';
-import { outboxStoreOptions, type RelayParts, relayDeps } from './relay-handler.ts';
+import { outboxStoreOptions, type RelayParts, relayRouting } from './relay-handler.ts';
 
 /** The sweeper's service name when `POWERTOOLS_SERVICE_NAME` is not set. */
 const SWEEPER_SERVICE = 'outbox-sweeper';
@@ -50,7 +50,7 @@ export function sweeperDeps(
   );
   const ordering = readSetting(env, OutboxSettings.orderedTopics);
   return {
-    ...relayDeps(env, { ...parts, client, actor: 'sweeper' }),
+    ...relayRouting(env, parts),
     store: new DynamoOutboxStore(outboxStoreOptions(env, { client, actor: 'sweeper' })),
     deliveryCheckFor: (topic: string) => checks.get(topic),
     orderingFor: (topic: string) => orderedTopic(ordering, topic),

@@ -1,3 +1,4 @@
+import { deliveryIdOf, subscriberOrderKeyOf, unscopedKeyOf } from '../message/delivery-id.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import type { HistoryEntry } from './history.ts';
@@ -13,6 +14,13 @@ export const DEFAULT_STREAM_GRACE_MS = 60_000;
 
 /** A message as stored in the outbox table. */
 export interface OutboxItem extends Envelope {
+  /**
+   * The subscriber this row delivers to, when the topic is delivered to declared subscribers: the row is then that
+   * subscriber's delivery, keyed `<messageId>#<subscriber>` (and, on an ordered topic, sequenced under
+   * `<orderKey>#<subscriber>`), with its own status, attempts, rounds and due time. Absent on a message routed to
+   * one queue, which is its own only delivery.
+   */
+  readonly subscriber?: string;
   readonly status: MessageStatus;
   readonly attempts: number;
   /** When the sweeper should next look at the message (ISO-8601); the due index's sort key. */
@@ -120,4 +128,39 @@ export function newOutboxItem(envelope: Envelope, options: NewOutboxItemOptions)
     dueShard: dueShardOf(envelope.messageId, options.dueShards),
     updatedAt: options.now.toISOString(),
   };
+}
+
+/**
+ * The new PENDING rows of `envelope`: one delivery per subscriber when its topic is delivered to `subscribers`
+ * (each filed under its own due shard, so every delivery is found and retried on its own), else the one message row.
+ */
+export function newDeliveryItems(
+  envelope: Envelope,
+  subscribers: readonly string[],
+  options: NewOutboxItemOptions,
+): OutboxItem[] {
+  if (subscribers.length === 0) return [newOutboxItem(envelope, options)];
+  return subscribers.map((subscriber) => ({
+    ...newOutboxItem(
+      {
+        ...envelope,
+        messageId: deliveryIdOf(envelope.messageId, subscriber),
+        ...(envelope.orderKey === undefined
+          ? {}
+          : { orderKey: subscriberOrderKeyOf(envelope.orderKey, subscriber) }),
+      },
+      options,
+    ),
+    subscriber,
+  }));
+}
+
+/** The id of the message a row delivers (its key without the subscriber of a delivery row). */
+export function messageIdOf(item: Pick<OutboxItem, 'messageId' | 'subscriber'>): string {
+  return unscopedKeyOf(item.messageId, item.subscriber);
+}
+
+/** The order key of the message a row delivers, as the writer assigned it; undefined on an unordered topic. */
+export function orderKeyOf(item: Pick<OutboxItem, 'orderKey' | 'subscriber'>): string | undefined {
+  return item.orderKey === undefined ? undefined : unscopedKeyOf(item.orderKey, item.subscriber);
 }

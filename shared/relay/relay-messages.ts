@@ -2,7 +2,7 @@ import { describeError } from '../errors.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { assertPlainJson } from '../message/plain-json.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
-import { deliveryRoundOf, type OutboxItem } from '../outbox/outbox-item.ts';
+import { deliveryRoundOf, messageIdOf, type OutboxItem, orderKeyOf } from '../outbox/outbox-item.ts';
 import type { OutboxStore } from '../outbox/outbox-store.ts';
 import type { RetryPolicy } from '../retry/retry-policy.ts';
 import type { SendFailureDecision } from '../retry/send-failure-decision.ts';
@@ -35,9 +35,13 @@ export type RelayInput =
 export interface RelayDeps {
   readonly publisher: MessagePublisher;
   readonly store: OutboxStore;
-  /** The queue URL for a topic, or undefined when none is routed. */
-  readonly queueFor: (topic: string) => string | undefined;
-  readonly retryPolicyFor: (topic: string) => RetryPolicy;
+  /**
+   * The queue URL of a topic's messages, or of one subscriber's deliveries of it (`subscriber` set on a delivery
+   * row); undefined when none is routed.
+   */
+  readonly queueFor: (topic: string, subscriber?: string) => string | undefined;
+  /** The retry policy of a topic's messages, or of one subscriber's deliveries of it. */
+  readonly retryPolicyFor: (topic: string, subscriber?: string) => RetryPolicy;
   readonly clock: () => Date;
   readonly random: () => number;
   /**
@@ -112,13 +116,13 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
   }
 
   const topics: SendCountsByTopic = {};
-  const routed = prepared.filter((p) => deps.queueFor(p.message.topic) !== undefined);
+  const routed = prepared.filter((p) => deps.queueFor(p.message.topic, p.message.subscriber) !== undefined);
   const sends = await Promise.all(sendLanes(routed, deps).map((lane) => sendLane(lane, deps, topics)));
   const outcomes = await Promise.all([
     ...sends.map((send) => send.settled),
     Promise.all(
       prepared
-        .filter((p) => deps.queueFor(p.message.topic) === undefined)
+        .filter((p) => deps.queueFor(p.message.topic, p.message.subscriber) === undefined)
         .map((p) =>
           recordRetry(p.message, { error: `no queue is routed for topic "${p.message.topic}"` }, deps),
         ),
@@ -244,7 +248,7 @@ function recordRetry(
       // The attempts before the mark: the mark counted this one, and the decision counts it the same way.
       const seenAttempts = message.attempts ?? 0;
       const decision = decideAfterSendFailure({
-        policy: deps.retryPolicyFor(message.topic),
+        policy: deps.retryPolicyFor(message.topic, message.subscriber),
         seenAttempts,
         seenRefusals: message.refusals ?? 0,
         now,
@@ -318,7 +322,7 @@ function orderOf(message: OutboxItem): { readonly orderKey?: string; readonly se
 function sendLanes(messages: readonly Prepared[], deps: RelayDeps): Lane[] {
   const byQueue = new Map<string, Map<string, Prepared[]>>();
   for (const prepared of messages) {
-    const queueUrl = deps.queueFor(prepared.message.topic);
+    const queueUrl = deps.queueFor(prepared.message.topic, prepared.message.subscriber);
     if (queueUrl === undefined) continue;
     const runs = byQueue.get(queueUrl) ?? new Map<string, Prepared[]>();
     byQueue.set(queueUrl, runs);
@@ -354,7 +358,7 @@ async function sendLane(lane: Lane, deps: RelayDeps, topics: SendCountsByTopic):
     settling.push(...settleBatch({ marks: marks.marked, result }, deps, topics));
     if (result.failed.length === 0) continue;
     const failed = new Set(result.failed.map((failure) => failure.messageId));
-    const first = marked.find((p) => failed.has(p.message.messageId));
+    const first = marked.find((p) => failed.has(p.envelope.messageId));
     const behind = first === undefined ? undefined : sequenceOf(first.message);
     if (behind === undefined) continue;
     for (const later of lane.batches.slice(index + 1).flat()) held.push({ message: later.message, behind });
@@ -412,7 +416,8 @@ function settleBatch(
   deps: RelayDeps,
   topics: SendCountsByTopic,
 ): Promise<Settled>[] {
-  const byId = new Map(marks.map((m) => [m.prepared.message.messageId, m]));
+  // The publisher answers by the id on the wire: a lane's queue holds at most one delivery of each message.
+  const byId = new Map(marks.map((m) => [m.prepared.envelope.messageId, m]));
   return [
     ...result.sent.flatMap((id) => {
       const mark = byId.get(id);
@@ -439,7 +444,7 @@ async function publishSafely(
 ): Promise<PublishResult> {
   const messages = batch.map((p) => p.envelope);
   // The round goes into a FIFO queue's deduplication id: a retry of this round reuses it, a resend gets a new one.
-  const deliveryRounds = new Map(batch.map((p) => [p.message.messageId, deliveryRoundOf(p.message)]));
+  const deliveryRounds = new Map(batch.map((p) => [p.envelope.messageId, deliveryRoundOf(p.message)]));
   try {
     return await publisher.publishBatch(queueUrl, messages, { deliveryRounds });
   } catch (error) {
@@ -453,14 +458,14 @@ async function publishSafely(
 /** The wire envelope of an outbox item: the bookkeeping fields stay in the outbox. */
 export function toEnvelope(item: OutboxItem): Envelope {
   return {
-    messageId: item.messageId,
+    messageId: messageIdOf(item),
     topic: item.topic,
     aggregateId: item.aggregateId,
     payload: item.payload,
     headers: item.headers ?? {},
     createdAt: item.createdAt,
     schemaVersion: item.schemaVersion,
-    ...(item.orderKey === undefined ? {} : { orderKey: item.orderKey }),
+    ...(item.orderKey === undefined ? {} : { orderKey: orderKeyOf(item) }),
     ...(item.seq === undefined ? {} : { seq: item.seq }),
   };
 }

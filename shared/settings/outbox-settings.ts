@@ -64,6 +64,15 @@ const orderedTopicSchema = z.strictObject({
     ),
 }) satisfies z.ZodMiniType<OrderedTopic>;
 
+/**
+ * The most subscribers of one topic: each is a row in the writer's transaction (at most 100 items), so a write of
+ * a few messages stays well inside it.
+ */
+export const MAX_SUBSCRIBERS_PER_TOPIC = 10;
+
+/** The most topics of one subscriber: a receipt's condition lists them, and DynamoDB's IN takes 100 values. */
+const MAX_TOPICS_PER_SUBSCRIBER = 100;
+
 /** SQS's redrive policy allows 1–1000 receives. */
 const MAX_RECEIVE_COUNT = 1_000;
 
@@ -194,27 +203,37 @@ export const OutboxSettings = {
     },
     subscriberNameSchema,
   ),
-  receiptSubscribers: jsonSetting(
+  subscriptions: jsonSetting(
     {
-      name: 'RECEIPT_SUBSCRIBERS',
+      name: 'SUBSCRIPTIONS',
       description:
-        'JSON object: subscriber name → the topics it receives; a receipt confirms only a message of a topic its subscriber is declared for',
+        "JSON object: topic → {subscriber name → URL of that subscriber's queue}; a topic listed is stored as one delivery per subscriber and each delivery sent to its subscriber's queue",
       defaultValue: {},
     },
     z
       .record(
-        subscriberNameSchema,
-        z.array(topicSchema).check(z.maxLength(100, 'at most 100 topics per subscriber')),
+        topicSchema,
+        z
+          .record(subscriberNameSchema, queueUrl)
+          .check(
+            z.refine(
+              (queues) =>
+                Object.keys(queues).length >= 1 && Object.keys(queues).length <= MAX_SUBSCRIBERS_PER_TOPIC,
+              `must name from 1 to ${MAX_SUBSCRIBERS_PER_TOPIC} subscribers`,
+            ),
+          ),
       )
       .check(
         z.refine(
-          (subscribers) => {
-            const topics = Object.values(subscribers).flat();
-            return new Set(topics).size === topics.length;
+          (subscriptions) => {
+            const topics = new Map<string, number>();
+            for (const queues of Object.values(subscriptions)) {
+              for (const name of Object.keys(queues)) topics.set(name, (topics.get(name) ?? 0) + 1);
+            }
+            return [...topics.values()].every((count) => count <= MAX_TOPICS_PER_SUBSCRIBER);
           },
-          // Until deliveries are kept per subscriber, a message has one confirmation: a second subscriber of its
-          // topic would be confirmed by the first one's receipt and never resent to.
-          'declares a topic for more than one subscriber; each topic has one subscriber until deliveries are kept per subscriber',
+          // A receipt's confirmation names the subscriber's topics in one condition (DynamoDB's IN takes 100).
+          `gives a subscriber more than ${MAX_TOPICS_PER_SUBSCRIBER} topics`,
         ),
       ),
   ),
@@ -279,6 +298,7 @@ export const ARCHIVER_SETTINGS = /* @__PURE__ */ settingsList(() => [OutboxSetti
 export const RELAY_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.outboxTable,
   OutboxSettings.topicQueues,
+  OutboxSettings.subscriptions,
   OutboxSettings.retryPolicies,
   OutboxSettings.confirmDeadlineMs,
   OutboxSettings.retentionDays,
@@ -315,12 +335,12 @@ export const CONSUMER_SETTINGS = /* @__PURE__ */ settingsList(() => [
 
 /**
  * The variables the producer's receipts function reads: the outbox it confirms in, the retention a confirmed
- * message gets, and which subscriber may confirm which topics.
+ * delivery gets, and the subscribers of each topic (a receipt confirms only a delivery its subscriber is declared for).
  */
 export const RECEIPTS_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.outboxTable,
   OutboxSettings.retentionDays,
-  OutboxSettings.receiptSubscribers,
+  OutboxSettings.subscriptions,
 ]);
 
 /**
@@ -332,6 +352,7 @@ export const ADMIN_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.outboxTable,
   OutboxSettings.auditTable,
   OutboxSettings.topicQueues,
+  OutboxSettings.subscriptions,
   OutboxSettings.deadLetterQueues,
   OutboxSettings.deliveryInboxes,
   OutboxSettings.dueShards,
@@ -353,4 +374,5 @@ export const WRITER_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.claimCheckThresholdBytes,
   OutboxSettings.orderedTopics,
   OutboxSettings.sequenceTable,
+  OutboxSettings.subscriptions,
 ]);

@@ -341,7 +341,7 @@ async function reconcile(message: OutboxItem, deps: SweeperDeps, report: SweepRe
     }
     return [];
   }
-  const check = deps.deliveryCheckFor(message.topic);
+  const check = deliveryCheckOf(message, deps);
   let answer: DeliveryVerdict;
   try {
     answer = check ? await check(message) : { verdict: 'MISSING' };
@@ -369,6 +369,14 @@ async function reconcile(message: OutboxItem, deps: SweeperDeps, report: SweepRe
  * A claimed SENT message the downstream never got, back to PENDING for a new delivery round; undefined when it
  * changed meanwhile, or was resent as often as its policy allows (then FAILED, for an operator to look at).
  */
+/**
+ * How to ask whether `message` arrived: the topic's check; none for a subscriber's delivery, whose subscriber
+ * answers with receipts (its tables are its own), so an unconfirmed delivery is resent and its inbox dedupes.
+ */
+function deliveryCheckOf(message: OutboxItem, deps: SweeperDeps): DeliveryCheck | undefined {
+  return message.subscriber === undefined ? deps.deliveryCheckFor(message.topic) : undefined;
+}
+
 async function requeueForResend(
   message: OutboxItem,
   deps: SweeperDeps,
@@ -377,7 +385,7 @@ async function requeueForResend(
   const resends = message.resends ?? 0;
   if (!(await deps.store.requeue(message.messageId, deps.owner, deps.clock()))) return undefined;
   report.requeued += 1;
-  if (resends >= deps.retryPolicyFor(message.topic).maxAttempts) {
+  if (resends >= deps.retryPolicyFor(message.topic, message.subscriber).maxAttempts) {
     // Resent as often as the policy allows and never confirmed: stop, keep it, and let an operator look.
     const error = `not confirmed by the downstream after ${resends + 1} delivery rounds`;
     const outcome = await deps.store.recordSendFailure({
@@ -523,7 +531,7 @@ async function resolveMissing(
   if (claim.outcome !== 'CLAIMED' || !('item' in claim.message)) return undefined;
   report.claimed += 1;
   const item = claim.message.item;
-  const check = deps.deliveryCheckFor(item.topic);
+  const check = deliveryCheckOf(item, deps);
   const answer = await (check ? check(item) : Promise.resolve<DeliveryVerdict>({ verdict: 'MISSING' })).catch(
     () => undefined,
   );
@@ -560,8 +568,8 @@ function countGap(report: SweepReport, topic: string): void {
 async function send(messages: readonly OutboxItem[], deps: SweeperDeps, report: SweepReport): Promise<void> {
   // Out of attempts in this round, or refused as often as the policy allows over all rounds.
   const left = (m: OutboxItem) =>
-    hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.attempts) &&
-    hasAttemptsLeft(deps.retryPolicyFor(m.topic), m.refusals ?? 0);
+    hasAttemptsLeft(deps.retryPolicyFor(m.topic, m.subscriber), m.attempts) &&
+    hasAttemptsLeft(deps.retryPolicyFor(m.topic, m.subscriber), m.refusals ?? 0);
   const exhausted = messages.filter((m) => !left(m));
   const sendable = messages.filter(left);
   await Promise.all(

@@ -1,3 +1,4 @@
+import { deliveryIdOf } from '../../message/delivery-id.ts';
 import type { ConfirmOutcome } from '../../outbox/outbox-store.ts';
 import type { DeliveryConfirmer } from '../../receipts/apply-receipts.ts';
 import type { Receipt } from '../../receipts/receipt.ts';
@@ -16,11 +17,11 @@ export interface DynamoDeliveryConfirmerOptions extends Omit<DynamoOutboxConfirm
 }
 
 /**
- * {@link DeliveryConfirmer} on the outbox table, for an outbox that delivers each message to one subscriber: a
- * receipt confirms its message when the subscriber that signed it is declared for the message's topic (the
- * condition is part of the update, so a receipt of another subscriber changes nothing). The history names who
- * confirmed: `receipt:<subscriber>`. Who may send to the receipt queue at all is its resource policy's business:
- * the topic condition keeps a receipt signed by one subscriber off the messages of topics it is not declared for.
+ * {@link DeliveryConfirmer} on the outbox table: a receipt confirms the delivery row of the subscriber that signed
+ * it (`<messageId>#<subscriber>`) — never another subscriber's delivery, whose key it does not name — and only
+ * when that subscriber is declared for the message's topic (the condition is part of the update). The history
+ * names who confirmed: `receipt:<subscriber>`. Who may send to the receipt queue at all is its resource policy's
+ * business.
  */
 export class DynamoDeliveryConfirmer implements DeliveryConfirmer {
   readonly #options: DynamoDeliveryConfirmerOptions;
@@ -35,7 +36,7 @@ export class DynamoDeliveryConfirmer implements DeliveryConfirmer {
     return confirmMessage(
       { ...table, actor: `receipt:${receipt.subscriber}` },
       {
-        messageId: receipt.messageId,
+        messageId: deliveryIdOf(receipt.messageId, receipt.subscriber),
         now: clock?.() ?? new Date(),
         outcome: receipt.outcome,
         topics: Object.hasOwn(subscribers, receipt.subscriber) ? (subscribers[receipt.subscriber] ?? []) : [],

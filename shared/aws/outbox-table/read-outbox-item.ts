@@ -1,8 +1,10 @@
 import * as z from 'zod/mini';
 import { InvalidMessageError } from '../../errors.ts';
+import { unscopedKeyOf } from '../../message/delivery-id.ts';
 import { messageIdSchema } from '../../message/envelope.ts';
 import { MessageStatus } from '../../message/message-status.ts';
 import type { OutboxItem } from '../../outbox/outbox-item.ts';
+import { subscriberNameSchema } from '../../receipts/receipt.ts';
 import { safeParse } from '../../validation/safe-parse.ts';
 
 /**
@@ -12,7 +14,9 @@ import { safeParse } from '../../validation/safe-parse.ts';
  */
 const storedItemSchema = z
   .looseObject({
-    messageId: messageIdSchema,
+    // A delivery row's key is `<messageId>#<subscriber>`: the message id it carries is checked below.
+    messageId: z.string().check(z.minLength(1)),
+    subscriber: z.optional(subscriberNameSchema),
     topic: z.string().check(z.minLength(1)),
     aggregateId: z.string().check(z.minLength(1), z.maxLength(128)),
     payload: z.unknown(),
@@ -25,7 +29,22 @@ const storedItemSchema = z
     refusals: z._default(z.number().check(z.int(), z.minimum(0)), 0),
     updatedAt: z._default(z.string(), ''),
   })
-  .check(z.refine((item) => item.payload !== undefined, { error: 'has no payload', path: ['payload'] }));
+  .check(
+    z.refine((item) => messageIdSchema.safeParse(carriedMessageId(item)).success, {
+      error: 'must be a ULID (with #<subscriber> on a delivery row)',
+      path: ['messageId'],
+    }),
+    z.refine((item) => item.payload !== undefined, { error: 'has no payload', path: ['payload'] }),
+  );
+
+/** The message id a stored row carries; undefined when its key is not one of its subscriber's. */
+function carriedMessageId(item: { readonly messageId: string; readonly subscriber?: string | undefined }) {
+  try {
+    return unscopedKeyOf(item.messageId, item.subscriber);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The outbox item in `raw` (an unmarshalled DynamoDB item) with missing bookkeeping fields defaulted, or an

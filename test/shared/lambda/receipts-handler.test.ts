@@ -5,6 +5,7 @@ import { DynamoDeliveryConfirmer } from '../../../shared/aws/outbox-table/delive
 import { ConfigError } from '../../../shared/errors.ts';
 import { applyReceiptEvent, createReceiptsHandler } from '../../../shared/lambda/receipts-handler.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { deliveryIdOf } from '../../../shared/message/delivery-id.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import type { DeliveryConfirmer } from '../../../shared/receipts/apply-receipts.ts';
 import { type Receipt, receiptBody } from '../../../shared/receipts/receipt.ts';
@@ -31,11 +32,13 @@ function receiptRecord(id: string, body: string) {
 }
 
 async function statusOf(n: number): Promise<unknown> {
-  const { Item } = await db
-    .asDocumentClient()
-    .send(
-      new GetCommand({ TableName: 'outbox', Key: { messageId: testMessageId(n) }, ConsistentRead: true }),
-    );
+  const { Item } = await db.asDocumentClient().send(
+    new GetCommand({
+      TableName: 'outbox',
+      Key: { messageId: deliveryIdOf(testMessageId(n), 'inventory') },
+      ConsistentRead: true,
+    }),
+  );
   return Item?.status;
 }
 
@@ -53,7 +56,13 @@ beforeEach(async () => {
       topic: 'order.created',
       status: MessageStatus.SENT,
     });
-    await db.asDocumentClient().send(new PutCommand({ TableName: 'outbox', Item: { ...item } }));
+    // Inventory's delivery of it, as the writer stores one for a topic with subscribers.
+    const delivery = {
+      ...item,
+      messageId: deliveryIdOf(item.messageId, 'inventory'),
+      subscriber: 'inventory',
+    };
+    await db.asDocumentClient().send(new PutCommand({ TableName: 'outbox', Item: delivery }));
   }
 });
 
@@ -124,15 +133,17 @@ describe('applyReceiptEvent', () => {
 });
 
 describe('createReceiptsHandler', () => {
-  it('refuses to start without OUTBOX_TABLE, and with a malformed RECEIPT_SUBSCRIBERS, naming the variable', () => {
+  it('refuses to start without OUTBOX_TABLE, and with a malformed SUBSCRIPTIONS, naming the variable', () => {
     const handler = createReceiptsHandler();
     const env = { AWS_REGION: 'eu-west-1', OUTBOX_TABLE: 'orders-outbox', POWERTOOLS_LOG_LEVEL: 'SILENT' };
 
     expect(() => handler.withEnv({ ...env, OUTBOX_TABLE: undefined })).toThrow('OUTBOX_TABLE is not set');
-    expect(() => handler.withEnv({ ...env, RECEIPT_SUBSCRIBERS: '{"Inventory":[]}' })).toThrow(ConfigError);
-    expect(() => handler.withEnv({ ...env, RECEIPT_SUBSCRIBERS: '{"Inventory":[]}' })).toThrow(
-      'RECEIPT_SUBSCRIBERS',
-    );
+    const malformed = {
+      ...env,
+      SUBSCRIPTIONS: '{"order.created":{"Inventory":"https://sqs.eu-west-1.amazonaws.com/1/q"}}',
+    };
+    expect(() => handler.withEnv(malformed)).toThrow(ConfigError);
+    expect(() => handler.withEnv(malformed)).toThrow('SUBSCRIPTIONS');
     expect(() => handler.withEnv(env)).not.toThrow();
   });
 });

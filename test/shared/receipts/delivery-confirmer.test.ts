@@ -2,6 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoDeliveryConfirmer } from '../../../shared/aws/outbox-table/delivery-confirmer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { deliveryIdOf } from '../../../shared/message/delivery-id.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { historyOf } from '../../../shared/outbox/history.ts';
 import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
@@ -15,14 +16,27 @@ const PRODUCER_NOW = new Date('2026-12-02T09:59:05.000Z');
 let db: MemoryDocumentClient;
 let confirmer: DynamoDeliveryConfirmer;
 
-async function put(item: OutboxItem): Promise<void> {
-  await db.asDocumentClient().send(new PutCommand({ TableName: 'outbox', Item: { ...item } }));
+/** Stores `item` as `subscriber`'s delivery of it, as the writer does for a topic with subscribers. */
+async function put(item: OutboxItem, subscriber = 'inventory'): Promise<void> {
+  await db.asDocumentClient().send(
+    new PutCommand({
+      TableName: 'outbox',
+      Item: { ...item, messageId: deliveryIdOf(item.messageId, subscriber), subscriber },
+    }),
+  );
 }
 
-async function stored(messageId: string): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await db
-    .asDocumentClient()
-    .send(new GetCommand({ TableName: 'outbox', Key: { messageId }, ConsistentRead: true }));
+async function stored(
+  messageId: string,
+  subscriber = 'inventory',
+): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await db.asDocumentClient().send(
+    new GetCommand({
+      TableName: 'outbox',
+      Key: { messageId: deliveryIdOf(messageId, subscriber) },
+      ConsistentRead: true,
+    }),
+  );
   return Item;
 }
 
@@ -85,6 +99,8 @@ describe('DynamoDeliveryConfirmer', () => {
       status: MessageStatus.SENT,
     });
     await put(message);
+    // A delivery row of a subscriber not declared for the topic: its receipt still confirms nothing.
+    await put(message, 'loyalty');
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'loyalty'))).resolves.toBe('NOT_FOUND');
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'billing'))).resolves.toBe('NOT_FOUND');
@@ -93,6 +109,30 @@ describe('DynamoDeliveryConfirmer', () => {
     );
 
     expect(await stored(message.messageId)).toMatchObject({ status: 'SENT' });
+    expect(await stored(message.messageId, 'loyalty')).toMatchObject({ status: 'SENT' });
+  });
+
+  it("confirms only the signing subscriber's delivery, never another subscriber's of the same message", async () => {
+    const message = outboxItem({
+      messageId: testMessageId(5),
+      topic: 'order.created',
+      status: MessageStatus.SENT,
+    });
+    await put(message, 'inventory');
+    await put(message, 'loyalty');
+    confirmer = new DynamoDeliveryConfirmer({
+      client: db.asDocumentClient(),
+      tableName: 'outbox',
+      subscribers: { inventory: ['order.created'], loyalty: ['order.created'] },
+      clock: () => PRODUCER_NOW,
+    });
+
+    await expect(confirmer.confirmDelivery(receipt(message.messageId, 'inventory'))).resolves.toBe(
+      'CONFIRMED',
+    );
+
+    expect(await stored(message.messageId, 'inventory')).toMatchObject({ status: 'CONFIRMED' });
+    expect(await stored(message.messageId, 'loyalty')).toMatchObject({ status: 'SENT' });
   });
 
   it('says NOT_FOUND for a receipt of a message the outbox no longer holds', async () => {

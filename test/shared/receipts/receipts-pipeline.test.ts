@@ -8,6 +8,7 @@ import type { PlanEffect } from '../../../shared/consumer/consume-types.ts';
 import { applyReceiptEvent } from '../../../shared/lambda/receipts-handler.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
+import { deliveryIdOf } from '../../../shared/message/delivery-id.ts';
 import { parseEnvelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { ReceiptConfirmer, type ReceiptQueue } from '../../../shared/receipts/receipt-confirmer.ts';
@@ -53,8 +54,11 @@ describe('receipts, end to end on the in-memory backend', () => {
     await client.send(
       new PutCommand({
         TableName: 'outbox',
+        // Inventory's delivery of it, as the writer stores one for a topic with subscribers.
         Item: {
           ...message,
+          messageId: deliveryIdOf(message.messageId, 'inventory'),
+          subscriber: 'inventory',
           status: MessageStatus.SENT,
           attempts: 1,
           nextAttemptAt: overdue,
@@ -79,7 +83,7 @@ describe('receipts, end to end on the in-memory backend', () => {
     });
     const receipts = new LossyReceiptQueue(1);
     const consumer = {
-      inbox: new DynamoConsumerInbox({ client, inboxTable: 'inbox' }),
+      inbox: new DynamoConsumerInbox({ client, inboxTable: 'inbox', subscriber: 'inventory' }),
       confirmer: new ReceiptConfirmer({ subscriber: 'inventory', queue: receipts, setTimer: (run) => run() }),
       clock: () => FIXED_NOW,
     };
@@ -100,7 +104,7 @@ describe('receipts, end to end on the in-memory backend', () => {
         await client.send(
           new GetCommand({
             TableName: 'outbox',
-            Key: { messageId: message.messageId },
+            Key: { messageId: deliveryIdOf(message.messageId, 'inventory') },
             ConsistentRead: true,
           }),
         )

@@ -61,18 +61,52 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
     ],
     malformed: ['', 'orders-receipts'],
   },
-  receiptSubscribers: {
-    valid: [JSON.stringify({ inventory: ['order.created'] }), { inventory: ['order.created'] }],
+  subscriptions: {
+    valid: [
+      JSON.stringify({
+        'order.created': {
+          inventory: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders',
+          loyalty: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders',
+        },
+      }),
+      {
+        'order.created': {
+          inventory: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders',
+          loyalty: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders',
+        },
+      },
+    ],
     malformed: [
       '[]',
-      JSON.stringify({ Inventory: ['order.created'] }),
-      JSON.stringify({ inventory: ['Order'] }),
-      // One topic, two subscribers: the first receipt would confirm for both.
-      JSON.stringify({ inventory: ['order.created'], loyalty: ['order.created'] }),
-      // DynamoDB's IN takes at most 100 values.
-      JSON.stringify({ inventory: Array.from({ length: 101 }, (_, n) => `order.t${n}`) }),
+      JSON.stringify({ 'order.created': {} }),
+      JSON.stringify({
+        'order.created': { Inventory: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders' },
+      }),
+      JSON.stringify({
+        Order: { inventory: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders' },
+      }),
+      JSON.stringify({ 'order.created': { inventory: 'inventory-orders' } }),
+      // Each subscriber is a row in the writer's transaction: at most 10 per topic.
+      JSON.stringify({
+        'order.created': Object.fromEntries(
+          Array.from({ length: 11 }, (_, n) => [
+            `s${n}`,
+            'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders',
+          ]),
+        ),
+      }),
+      // A receipt's condition lists the subscriber's topics; DynamoDB's IN takes at most 100 values.
+      JSON.stringify(
+        Object.fromEntries(
+          Array.from({ length: 101 }, (_, n) => [
+            `order.t${n}`,
+            { inventory: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders' },
+          ]),
+        ),
+      ),
     ],
   },
+
   subscriber: {
     valid: ['inventory', 'inventory'],
     malformed: ['', 'Inventory', 'inventory service', '9lives'],
@@ -159,7 +193,7 @@ describe('OutboxSettings', () => {
       INBOX_RETENTION_DAYS: 30,
       VISIBILITY_BACKOFF_BASE_SECONDS: 10,
       VISIBILITY_BACKOFF_MAX_SECONDS: 900,
-      RECEIPT_SUBSCRIBERS: {},
+      SUBSCRIPTIONS: {},
       CLAIM_CHECK_THRESHOLD_BYTES: 65_536,
       ORDERED_TOPICS: {},
     });
@@ -399,6 +433,7 @@ describe('what each shipped function reads', () => {
     expect(names(RELAY_SETTINGS)).toEqual([
       'OUTBOX_TABLE',
       'TOPIC_QUEUES',
+      'SUBSCRIPTIONS',
       'RETRY_POLICIES',
       'CONFIRM_DEADLINE_MS',
       'RETENTION_DAYS',
@@ -420,6 +455,7 @@ describe('what each shipped function reads', () => {
       'OUTBOX_TABLE',
       'AUDIT_TABLE',
       'TOPIC_QUEUES',
+      'SUBSCRIPTIONS',
       'DEAD_LETTER_QUEUES',
       'DELIVERY_INBOXES',
       'DUE_SHARDS',
@@ -463,6 +499,7 @@ describe('what each shipped function reads', () => {
       'CLAIM_CHECK_THRESHOLD_BYTES',
       'ORDERED_TOPICS',
       'SEQUENCE_TABLE',
+      'SUBSCRIPTIONS',
     ]);
   });
 });

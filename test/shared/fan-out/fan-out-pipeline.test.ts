@@ -1,0 +1,147 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { MessageStatus } from '../../../shared/message/message-status.ts';
+import { messageStatusOf } from '../../../shared/outbox/delivery-status.ts';
+import { queueOf, SUBSCRIBERS, world } from '../../support/fan-out-world.ts';
+
+describe('fan-out: one message, a delivery per subscriber', () => {
+  it('writes one delivery row per subscriber in the business transaction; the wire carries the message id', async () => {
+    const w = world();
+    const message = await w.write(1);
+
+    const rows = await w.rows();
+    expect(rows.map((row) => [row.messageId, row.subscriber, row.status]).sort()).toEqual([
+      [`${message.messageId}#inventory`, 'inventory', MessageStatus.PENDING],
+      [`${message.messageId}#loyalty`, 'loyalty', MessageStatus.PENDING],
+    ]);
+    // Each delivery has its own place in the due index.
+    expect(rows.every((row) => row.dueShard !== undefined && row.nextAttemptAt !== undefined)).toBe(true);
+
+    const relayed = await w.relay();
+    expect(relayed).toMatchObject({ sent: 2, failed: 0 });
+    for (const subscriber of SUBSCRIBERS) {
+      const [copy, ...more] = w.queues.receive(queueOf(subscriber), 10);
+      expect(more).toHaveLength(0);
+      const body = JSON.parse(copy?.body ?? '{}');
+      expect(body).toMatchObject({
+        messageId: message.messageId,
+        topic: 'order.created',
+        payload: { orderId: 'o-1' },
+      });
+      expect(body).not.toHaveProperty('subscriber');
+      expect(copy?.messageAttributes?.message_id?.stringValue).toBe(message.messageId);
+    }
+  });
+
+  it('a refused write leaves no delivery of any subscriber behind', async () => {
+    const w = world();
+    await w.write(1);
+    await expect(w.write(1)).rejects.toThrow();
+    expect(await w.rows()).toHaveLength(2);
+  });
+
+  it('two subscribers sharing one inbox table each apply the message once; each receipt confirms its own delivery', async () => {
+    const w = world();
+    await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));
+    await w.write(1);
+    await w.relay();
+
+    expect(await w.consume('inventory')).toMatchObject([{ kind: 'APPLIED', confirmation: 'RECEIPT_SENT' }]);
+    await w.applyReceipts();
+    const afterInventory = await w.rows();
+    expect(Object.fromEntries(afterInventory.map((row) => [row.subscriber, row.status]))).toEqual({
+      inventory: MessageStatus.CONFIRMED,
+      loyalty: MessageStatus.SENT,
+    });
+    // The message is not confirmed while one subscriber has not confirmed it.
+    expect(messageStatusOf(afterInventory.map((row) => row.status))).toBe(MessageStatus.SENT);
+
+    // Loyalty's consumer shares the inbox table: the inventory row is not taken for its own.
+    expect(await w.consume('loyalty')).toMatchObject([{ kind: 'APPLIED', outcome: 'AWARDED' }]);
+    await w.applyReceipts();
+    const rows = await w.rows();
+    expect(rows.map((row) => [row.subscriber, row.status, row.outcome]).sort()).toEqual([
+      ['inventory', MessageStatus.CONFIRMED, 'APPLIED'],
+      ['loyalty', MessageStatus.CONFIRMED, 'AWARDED'],
+    ]);
+    expect(messageStatusOf(rows.map((row) => row.status))).toBe(MessageStatus.CONFIRMED);
+    const stock = await w.client.send(new GetCommand({ TableName: 'inventory', Key: { sku: 'SKU-1' } }));
+    const points = await w.client.send(new GetCommand({ TableName: 'points', Key: { customerId: 'c-1' } }));
+    expect([stock.Item?.available, points.Item?.points]).toEqual([4, 10]);
+  });
+
+  it("a subscriber whose receipts are lost gets a resend of its own delivery only; the other's is never resent", async () => {
+    const w = world();
+    await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));
+    await w.write(1);
+    await w.relay();
+    w.channel.losing.add('loyalty');
+    await w.consume('inventory');
+    await w.consume('loyalty');
+    await w.applyReceipts();
+
+    // Past loyalty's confirmation deadline (5 minutes by default).
+    w.clock.advance(6 * 60_000);
+    w.channel.losing.clear();
+    expect(await w.sweep()).toMatchObject({ requeued: 1, sent: 1 });
+    expect(w.queues.receive(queueOf('inventory'), 10)).toHaveLength(0);
+    expect(await w.consume('loyalty')).toMatchObject([{ kind: 'DUPLICATE', outcome: 'AWARDED' }]);
+    await w.applyReceipts();
+
+    const rows = await w.rows();
+    expect(rows.map((row) => [row.subscriber, row.status, row.resends ?? 0]).sort()).toEqual([
+      ['inventory', MessageStatus.CONFIRMED, 0],
+      ['loyalty', MessageStatus.CONFIRMED, 1],
+    ]);
+    const points = await w.client.send(new GetCommand({ TableName: 'points', Key: { customerId: 'c-1' } }));
+    expect(points.Item?.points).toBe(10);
+  });
+
+  it("one subscriber's outage never holds the other's delivery, and the stopped one catches up", async () => {
+    const w = world({ maxAttempts: 10 });
+    await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));
+    w.down.add('loyalty');
+    await w.write(1);
+
+    expect(await w.relay()).toMatchObject({ sent: 1, retryScheduled: 1 });
+    expect(await w.consume('inventory')).toMatchObject([{ kind: 'APPLIED' }]);
+    await w.applyReceipts();
+    const during = Object.fromEntries((await w.rows()).map((row) => [row.subscriber, row.status]));
+    expect(during).toEqual({ inventory: MessageStatus.CONFIRMED, loyalty: MessageStatus.PENDING });
+
+    // Still down at the first retry, back for the second: the sweeper sends loyalty's delivery only.
+    w.clock.advance(2_000);
+    expect(await w.sweep()).toMatchObject({ retryScheduled: 1, sent: 0 });
+    w.down.clear();
+    w.clock.advance(60_000);
+    expect(await w.sweep()).toMatchObject({ sent: 1 });
+    expect(await w.consume('loyalty')).toMatchObject([{ kind: 'APPLIED', outcome: 'AWARDED' }]);
+    expect(await w.consume('inventory')).toEqual([]);
+    await w.applyReceipts();
+
+    const rows = await w.rows();
+    expect(rows.map((row) => [row.subscriber, row.status, row.attempts]).sort()).toEqual([
+      ['inventory', MessageStatus.CONFIRMED, 1],
+      ['loyalty', MessageStatus.CONFIRMED, 3],
+    ]);
+  });
+
+  it('a subscriber that never comes back leaves its own delivery FAILED; the message is FAILED, the other confirmed', async () => {
+    const w = world({ maxAttempts: 2 });
+    await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));
+    w.down.add('loyalty');
+    await w.write(1);
+    await w.relay();
+    await w.consume('inventory');
+    await w.applyReceipts();
+    w.clock.advance(60_000);
+    await w.sweep();
+
+    const rows = await w.rows();
+    expect(Object.fromEntries(rows.map((row) => [row.subscriber, row.status]))).toEqual({
+      inventory: MessageStatus.CONFIRMED,
+      loyalty: MessageStatus.FAILED,
+    });
+    expect(messageStatusOf(rows.map((row) => row.status))).toBe(MessageStatus.FAILED);
+  });
+});

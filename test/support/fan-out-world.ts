@@ -1,0 +1,211 @@
+/**
+ * A producer delivering `order.created` to two subscribers on the in-memory backend — inventory reserves stock,
+ * loyalty awards points — whose consumers share one inbox table, with switches for the faults the fan-out must
+ * survive: a subscriber's receipts lost, a subscriber's queue down.
+ */
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoConsumerInbox } from '../../shared/aws/inbox-table.ts';
+import { DynamoDeliveryConfirmer } from '../../shared/aws/outbox-table/delivery-confirmer.ts';
+import { DynamoOutboxStore } from '../../shared/aws/outbox-table/dynamo-outbox-store.ts';
+import { writeWithOutbox } from '../../shared/aws/outbox-writer.ts';
+import { consumeMessage } from '../../shared/consumer/consume-message.ts';
+import type { PlanEffect } from '../../shared/consumer/consume-types.ts';
+import { applyReceiptEvent } from '../../shared/lambda/receipts-handler.ts';
+import { MemoryDocumentClient } from '../../shared/memory/memory-document-client.ts';
+import { MemoryQueues } from '../../shared/memory/memory-queues.ts';
+import { createMessage, parseEnvelope } from '../../shared/message/envelope.ts';
+import { MessageStatus } from '../../shared/message/message-status.ts';
+import type { OutboxItem } from '../../shared/outbox/outbox-item.ts';
+import { ReceiptConfirmer, type ReceiptQueue } from '../../shared/receipts/receipt-confirmer.ts';
+import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
+import { relayMessages } from '../../shared/relay/relay-messages.ts';
+import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
+import { MEMORY_TABLE_SCHEMAS, manualClock, sqsRecord, testMessageId } from './factories.ts';
+
+export const SUBSCRIBERS = ['inventory', 'loyalty'] as const;
+export type Subscriber = (typeof SUBSCRIBERS)[number];
+export const queueOf = (subscriber: string) => `memory://${subscriber}-orders`;
+const quiet = { debug: () => {}, info: () => {}, warn: () => {} };
+
+/** The receipt queue as the producer sees it: what arrived, with a switch that loses a subscriber's receipts. */
+class ReceiptChannel {
+  readonly arrived: string[] = [];
+  readonly losing = new Set<Subscriber>();
+
+  from(subscriber: Subscriber): ReceiptQueue {
+    return {
+      sendBodies: async (bodies) => {
+        if (!this.losing.has(subscriber)) this.arrived.push(...bodies);
+        return bodies.map(() => undefined);
+      },
+    };
+  }
+}
+
+/**
+ * Orders delivers `order.created` to two subscribers — inventory reserves stock, loyalty awards points — whose
+ * consumers share one inbox table; every hop runs on the in-memory backend.
+ */
+export function world(options: { readonly maxAttempts?: number } = {}) {
+  const policy = {
+    baseDelayMs: 1_000,
+    multiplier: 2,
+    maxDelayMs: 60_000,
+    maxAttempts: options.maxAttempts ?? 4,
+  };
+  const clock = manualClock();
+  const db = new MemoryDocumentClient({ ...MEMORY_TABLE_SCHEMAS, points: { partitionKey: 'customerId' } });
+  const client = db.asDocumentClient();
+  const queues = new MemoryQueues(
+    Object.fromEntries(SUBSCRIBERS.map((s) => [queueOf(s), { visibilityTimeoutMs: 30_000 }])),
+    clock.now,
+  );
+  const channel = new ReceiptChannel();
+  /** Subscribers whose queue refuses every send (an outage on their side). */
+  const down = new Set<Subscriber>();
+  const publisher: MessagePublisher = {
+    publishBatch: async (queueUrl, messages, publishOptions) => {
+      const subscriber = SUBSCRIBERS.find((s) => queueOf(s) === queueUrl);
+      if (subscriber !== undefined && down.has(subscriber)) {
+        return {
+          sent: [],
+          failed: messages.map((m) => ({ messageId: m.messageId, error: 'ServiceUnavailable' })),
+        };
+      }
+      return queues.publishBatch(queueUrl, messages, publishOptions);
+    },
+  };
+  const plans: Record<Subscriber, PlanEffect> = {
+    inventory: (m) => ({
+      apply: [
+        {
+          Update: {
+            TableName: 'inventory',
+            Key: { sku: m.aggregateId },
+            UpdateExpression: 'SET #a = #a - :one',
+            ConditionExpression: '#a >= :one',
+            ExpressionAttributeNames: { '#a': 'available' },
+            ExpressionAttributeValues: { ':one': 1 },
+          },
+        },
+      ],
+      onConditionFailure: 'REJECTED_OUT_OF_STOCK',
+    }),
+    loyalty: () => ({
+      apply: [
+        {
+          Update: {
+            TableName: 'points',
+            Key: { customerId: 'c-1' },
+            UpdateExpression: 'ADD #p :ten',
+            ExpressionAttributeNames: { '#p': 'points' },
+            ExpressionAttributeValues: { ':ten': 10 },
+          },
+        },
+      ],
+      onConditionFailure: 'NOT_AWARDED',
+      outcome: 'AWARDED',
+    }),
+  };
+  const consumers = Object.fromEntries(
+    SUBSCRIBERS.map((subscriber) => [
+      subscriber,
+      {
+        // One inbox table for both: the rows are keyed per subscriber.
+        inbox: new DynamoConsumerInbox({ client, inboxTable: 'inbox', subscriber }),
+        confirmer: new ReceiptConfirmer({
+          subscriber,
+          queue: channel.from(subscriber),
+          setTimer: (run) => run(),
+        }),
+        clock: clock.now,
+      },
+    ]),
+  ) as unknown as Record<Subscriber, Parameters<typeof consumeMessage>[2]>;
+  const producer = new DynamoDeliveryConfirmer({
+    client,
+    tableName: 'outbox',
+    subscribers: { inventory: ['order.created'], loyalty: ['order.created'] },
+    clock: clock.now,
+  });
+  const routing = {
+    publisher,
+    queueFor: (_topic: string, subscriber?: string) =>
+      subscriber === undefined ? undefined : queueOf(subscriber),
+    retryPolicyFor: () => policy,
+    clock: clock.now,
+    random: () => 0.5,
+  };
+  const rows = async (): Promise<OutboxItem[]> =>
+    ((await client.send(new ScanCommand({ TableName: 'outbox' }))).Items ?? []) as OutboxItem[];
+  return {
+    clock,
+    client,
+    queues,
+    channel,
+    down,
+    rows,
+    async write(n: number) {
+      const message = createMessage({
+        messageId: testMessageId(n),
+        topic: 'order.created',
+        aggregateId: 'SKU-1',
+        payload: { orderId: `o-${n}` },
+      });
+      await writeWithOutbox(
+        {
+          client,
+          outboxTable: 'outbox',
+          subscribers: { 'order.created': [...SUBSCRIBERS] },
+          clock: clock.now,
+        },
+        { actions: [{ Put: { TableName: 'orders', Item: { orderId: `o-${n}` } } }], messages: [message] },
+      );
+      return message;
+    },
+    /** The stream relay, given every new row. */
+    async relay() {
+      const fresh = (await rows()).filter((row) => row.status === MessageStatus.PENDING);
+      return relayMessages(
+        fresh.map((message) => ({ recordId: message.messageId, message })),
+        { ...routing, store: new DynamoOutboxStore({ client, tableName: 'outbox' }) },
+      );
+    },
+    /** Each subscriber's consumer takes what its queue holds; returns the kinds it reported. */
+    async consume(subscriber: Subscriber) {
+      const results = [];
+      for (const received of queues.receive(queueOf(subscriber), 10)) {
+        results.push(
+          await consumeMessage(
+            parseEnvelope(JSON.parse(received.body)),
+            plans[subscriber],
+            consumers[subscriber],
+          ),
+        );
+        queues.deleteMessage(queueOf(subscriber), received.receiptHandle);
+      }
+      return results;
+    },
+    async applyReceipts() {
+      const bodies = channel.arrived.splice(0);
+      await applyReceiptEvent(
+        { Records: bodies.map((body, n) => ({ ...sqsRecord(), messageId: `receipt-${n}`, body })) },
+        { confirmer: producer, logger: quiet },
+      );
+    },
+    async sweep() {
+      let rounds = 0;
+      return sweep({
+        ...routing,
+        store: new DynamoOutboxStore({ client, tableName: 'outbox' }),
+        owner: 'sweeper-a',
+        deliveryCheckFor: () => {
+          throw new Error("a subscriber's delivery is never checked by reading its inbox");
+        },
+        remainingMs: () => (rounds++ < 1 ? 60_000 : 0),
+        sleep: async () => {},
+        settings: DEFAULT_SWEEPER_SETTINGS,
+      });
+    },
+  };
+}
