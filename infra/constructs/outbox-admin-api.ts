@@ -133,6 +133,8 @@ export class OutboxAdmin {
             retentionDays: outbox.settings.retentionDays,
             // To skip a gap: the scope of an order key's topics.
             orderedTopics: outbox.settings.orderedTopics,
+            // To find a message's deliveries: each subscriber of its topic.
+            subscriptions: outbox.settings.subscriptions,
           },
           outbox.report,
         ),

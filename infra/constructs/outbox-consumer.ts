@@ -32,6 +32,10 @@ export interface OutboxConsumerContext {
   readonly queue: QueueWithDlq;
   /** The topics routed to that queue. */
   readonly topics: readonly string[];
+  /** The prop that names the queue (`queues.<name>` or `subscribers.<name>`), for problems. */
+  readonly queueProp: string;
+  /** The queue as a problem names it: `queue '<name>'` or `subscriber '<name>''s queue`. */
+  readonly queueLabel: string;
   readonly orderedTopics: Readonly<Record<string, OrderedTopic>>;
   readonly sweeper: OutboxSweeper;
   readonly monitoring: OutboxMonitoring;
@@ -63,14 +67,18 @@ export function addOutboxConsumer(
   const settings = queue.settings;
   const inboxRetentionDays = daysOf(props.inboxRetention, OutboxSettings.inboxRetentionDays, outbox.report);
   const timeout = props.functionProps?.timeout ?? CONSUMER_DEFAULTS.timeout;
-  const byReceipt = props.confirmBy === 'receipt';
+  const byReceipt = props.subscriber !== undefined;
   checkConfirmation(outbox, props);
   const values: SettingValues = {
     inboxTable: { value: inboxTable.tableName, prop: `${id}.existingInboxTable` },
     inboxRetentionDays: { value: inboxRetentionDays, prop: `${id}.inboxRetention` },
-    sourceQueueUrl: { value: queue.queue.queueUrl, prop: `queues.${props.queue}` },
-    deadLetterQueueUrl: { value: queue.deadLetterQueue.queueUrl, prop: `queues.${props.queue}` },
-    maxReceiveCount: { value: settings.maxReceiveCount, prop: `queues.${props.queue}.maxReceiveCount` },
+    sourceQueueUrl: { value: queue.queue.queueUrl, prop: context.queueProp },
+    deadLetterQueueUrl: { value: queue.deadLetterQueue.queueUrl, prop: context.queueProp },
+    maxReceiveCount: { value: settings.maxReceiveCount, prop: `${context.queueProp}.maxReceiveCount` },
+    // Its inbox rows are keyed per subscriber, and its receipts signed with the name.
+    ...(props.subscriber === undefined
+      ? {}
+      : { subscriber: { value: props.subscriber, prop: `${id}.subscriber` } }),
     ...(outbox.settings.orderedTopics === undefined ? {} : { orderedTopics: outbox.settings.orderedTopics }),
     // Only to confirm: a consumer that does not confirm never touches the outbox, and one that confirms by
     // receipt only sends to the receipt queue.
@@ -78,7 +86,7 @@ export function addOutboxConsumer(
       ? {}
       : byReceipt
         ? {
-            receiptQueueUrl: { value: context.receipts().queue.queue.queueUrl, prop: `${id}.confirmBy` },
+            receiptQueueUrl: { value: context.receipts().queue.queue.queueUrl, prop: `${id}.subscriber` },
             subscriber: { value: props.subscriber ?? '', prop: `${id}.subscriber` },
           }
         : { outboxTable: outbox.settings.outboxTable, retentionDays: outbox.settings.retentionDays }),
@@ -102,13 +110,13 @@ export function addOutboxConsumer(
   context.monitoring.watchConsumer(fn, { service: fn.serviceName, topics });
   if (timeout.toSeconds() > settings.visibilityTimeout.toSeconds()) {
     outbox.report(
-      `queue '${props.queue}': its visibility timeout (${settings.visibilityTimeout.toSeconds()} s) must be at ` +
+      `${context.queueLabel}: its visibility timeout (${settings.visibilityTimeout.toSeconds()} s) must be at ` +
         `least consumer ${id}'s timeout (${timeout.toSeconds()} s); AWS advises 6 times it`,
     );
   }
   checkInboxRetention(outbox, { id, inboxRetentionDays }, context);
   const batchSize = props.batchSize ?? CONSUMER_DEFAULTS.batchSize;
-  if (settings.fifo) checkFifoMapping(outbox, id, { ...props, batchSize });
+  if (settings.fifo) checkFifoMapping(outbox, { ...props, id, batchSize }, context.queueLabel);
 
   fn.addEventSource(
     queueEventSource(queue.queue, {
@@ -135,7 +143,7 @@ export function addOutboxConsumer(
   context.claimCheck?.bindConsumer(fn);
   if (byReceipt && props.confirm !== false) {
     // Confirms by receipt: SendMessage on the receipt queue, nothing on the outbox table.
-    context.receipts().addSubscriber(fn, { id, subscriber: props.subscriber ?? '', topics });
+    context.receipts().addSender(fn);
   } else if (props.confirm !== false) {
     // Confirming touches only the confirmation's attributes and asks nothing back.
     grantLimitedUpdate(context.table, fn, {
@@ -188,44 +196,37 @@ function checkInboxRetention(
   }
 }
 
-/** How a consumer confirms: a receipt needs a subscriber name, and is then the only way. */
+/** A subscriber's consumer confirms by receipt, and only so. */
 function checkConfirmation(outbox: OutboxScope, props: OutboxConsumerProps & { readonly id: string }): void {
   const { id } = props;
-  if (props.confirmBy === 'receipt') {
-    if (props.subscriber === undefined) {
-      outbox.report(
-        `consumer ${id}: confirmBy 'receipt' needs a subscriber name (e.g. subscriber: 'inventory')`,
-      );
-    }
-    if (props.confirm === false) {
-      outbox.report(`consumer ${id}: confirmBy 'receipt' and confirm: false contradict each other; give one`);
-    }
-    if (props.reconcile === true) {
-      outbox.report(
-        `consumer ${id}: a consumer that confirms by receipt is not reconciled through its inbox (reconcile: true); ` +
-          'an unconfirmed message is resent to it instead',
-      );
-    }
-  } else if (props.subscriber !== undefined) {
-    outbox.report(`consumer ${id}: subscriber is only used with confirmBy: 'receipt'`);
+  if (props.subscriber === undefined) return;
+  if (props.confirm === false) {
+    outbox.report(`consumer ${id}: a subscriber's consumer confirms by receipt; confirm: false is refused`);
+  }
+  if (props.reconcile === true) {
+    outbox.report(
+      `consumer ${id}: a subscriber's consumer is not reconciled through its inbox (reconcile: true); ` +
+        'an unconfirmed delivery is resent to it instead',
+    );
   }
 }
 
 /** Lambda reads a FIFO queue in batches of at most 10 and without a batching window. */
 function checkFifoMapping(
   outbox: OutboxScope,
-  id: string,
-  props: OutboxConsumerProps & { readonly batchSize: number },
+  props: OutboxConsumerProps & { readonly id: string; readonly batchSize: number },
+  queueLabel: string,
 ): void {
+  const { id } = props;
   if (props.batchSize > MAX_FIFO_BATCH_SIZE) {
     outbox.report(
-      `consumer ${id}: queue '${props.queue}' is FIFO, so batchSize must be at most ${MAX_FIFO_BATCH_SIZE}, ` +
+      `consumer ${id}: ${queueLabel} is FIFO, so batchSize must be at most ${MAX_FIFO_BATCH_SIZE}, ` +
         `got ${props.batchSize}`,
     );
   }
   if (props.maxBatchingWindow !== undefined) {
     outbox.report(
-      `consumer ${id}: queue '${props.queue}' is FIFO, and Lambda takes no maxBatchingWindow from a FIFO queue`,
+      `consumer ${id}: ${queueLabel} is FIFO, and Lambda takes no maxBatchingWindow from a FIFO queue`,
     );
   }
 }

@@ -14,6 +14,8 @@ import {
   SequenceSource,
   scopeSchema,
 } from '../../shared/ordering/ordering.ts';
+import { subscriberNameSchema } from '../../shared/receipts/receipt.ts';
+import { MAX_SUBSCRIBERS_PER_TOPIC } from '../../shared/settings/outbox-settings.ts';
 import type { ReportProblem } from './function-settings.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import { QueueWithDlq } from './queue-with-dlq.ts';
@@ -35,7 +37,7 @@ export interface OutboxTopicQueues {
  */
 export function newTopicQueues(
   outbox: OutboxScope,
-  props: Pick<TransactionalOutboxProps, 'queues' | 'retryPolicies' | 'encryptionKey'>,
+  props: Pick<TransactionalOutboxProps, 'queues' | 'subscribers' | 'retryPolicies' | 'encryptionKey'>,
 ): OutboxTopicQueues {
   const queues: Record<string, QueueWithDlq> = {};
   const routes = new Map<string, sqs.IQueue>();
@@ -56,11 +58,82 @@ export function newTopicQueues(
       routes.set(topic, queue.queue);
     }
   }
-  if (routes.size === 0) outbox.report('no topic is routed to a queue');
+  const subscribed = new Set(
+    Object.values(props.subscribers ?? {}).flatMap((subscriber) => subscriber.topics),
+  );
+  if (routes.size === 0 && subscribed.size === 0)
+    outbox.report('no topic is routed to a queue or a subscriber');
   for (const topic of Object.keys(props.retryPolicies ?? {})) {
-    if (!routes.has(topic)) outbox.report(`retryPolicies names topic '${topic}', which no queue carries`);
+    if (!routes.has(topic) && !subscribed.has(topic)) {
+      outbox.report(`retryPolicies names topic '${topic}', which no queue or subscriber carries`);
+    }
   }
   return { queues, routes };
+}
+
+/** The subscribers' queues by subscriber name, and per topic its subscribers' queues. */
+export interface OutboxSubscriberQueues {
+  readonly queues: Readonly<Record<string, QueueWithDlq>>;
+  readonly routes: ReadonlyMap<string, ReadonlyMap<string, sqs.IQueue>>;
+}
+
+/**
+ * One queue with a dead-letter queue (`<Name>SubscriberQueue`) per entry of `props.subscribers`, marked with the
+ * topics it carries. A name must be a subscriber name, a topic dotted lowercase, at most
+ * {@link MAX_SUBSCRIBERS_PER_TOPIC} subscribers per topic, and a topic with subscribers goes to no topic queue.
+ */
+export function newSubscriberQueues(
+  outbox: OutboxScope,
+  props: Pick<TransactionalOutboxProps, 'queues' | 'subscribers' | 'encryptionKey'>,
+): OutboxSubscriberQueues {
+  const queues: Record<string, QueueWithDlq> = {};
+  const routes = new Map<string, Map<string, sqs.IQueue>>();
+  const queued = new Set(Object.values(props.queues).flatMap((queue) => queue.topics));
+  for (const [name, subscriberProps] of Object.entries(props.subscribers ?? {})) {
+    const { topics, ...settings } = subscriberProps;
+    if (!subscriberNameSchema.safeParse(name).success) {
+      outbox.report(
+        `subscriber '${name}' must be a lowercase name of at most 40 letters, digits and -, e.g. inventory`,
+      );
+    }
+    if (topics.length === 0) outbox.report(`subscriber '${name}' receives no topic`);
+    const queue = new QueueWithDlq(outbox.scope, `${pascalCase(name)}SubscriberQueue`, {
+      encryptionKey: props.encryptionKey,
+      ...settings,
+    });
+    markOutboxRole(queue.queue, OutboxResourceRole.TOPIC_QUEUE, { topics });
+    markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.DEAD_LETTER_QUEUE, { source: queue.queue });
+    queues[name] = queue;
+    for (const topic of topics) {
+      if (!topicSchema.safeParse(topic).success) {
+        outbox.report(`subscriber '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
+      }
+      if (queued.has(topic)) {
+        outbox.report(
+          `topic '${topic}' is routed to a queue and has subscribers; a topic goes to one queue or to its subscribers`,
+        );
+      }
+      const subscribers = routes.get(topic) ?? new Map<string, sqs.IQueue>();
+      subscribers.set(name, queue.queue);
+      routes.set(topic, subscribers);
+    }
+  }
+  for (const [topic, subscribers] of routes) {
+    if (subscribers.size > MAX_SUBSCRIBERS_PER_TOPIC) {
+      outbox.report(
+        `topic '${topic}' has ${subscribers.size} subscribers; at most ${MAX_SUBSCRIBERS_PER_TOPIC} (each is a row in the writer's transaction)`,
+      );
+    }
+  }
+  return { queues, routes };
+}
+
+/** `inventory-v2` → `InventoryV2`: a subscriber name as a construct id. */
+function pascalCase(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
 }
 
 /** The topics routed to `queue`, in the order they were routed. */
@@ -74,7 +147,7 @@ export function topicsOf(routes: ReadonlyMap<string, sqs.IQueue>, queue: sqs.IQu
  * consumer can only follow when it receives all of them). A bad entry is reported and left out.
  */
 export function checkedOrdering(
-  props: Pick<TransactionalOutboxProps, 'queues' | 'ordering'>,
+  props: Pick<TransactionalOutboxProps, 'queues' | 'ordering' | 'subscribers'>,
   report: ReportProblem,
 ): Record<string, OrderedTopic> {
   const queueOfTopic = new Map(
@@ -82,11 +155,21 @@ export function checkedOrdering(
       queue.topics.map((topic) => [topic, name] as const),
     ),
   );
+  // A topic with subscribers goes to each of them: the topics of one scope must go to the same subscribers.
+  const subscribersOf = new Map<string, string[]>();
+  for (const [name, subscriber] of Object.entries(props.subscribers ?? {})) {
+    for (const topic of subscriber.topics)
+      subscribersOf.set(topic, [...(subscribersOf.get(topic) ?? []), name]);
+  }
+  for (const [topic, names] of subscribersOf)
+    queueOfTopic.set(topic, `subscribers ${names.sort().join(' + ')}`);
   const ordered: Record<string, OrderedTopic> = {};
   const topicsOfScope = new Map<string, string[]>();
   for (const [topic, ordering] of Object.entries(props.ordering ?? {})) {
     if (!queueOfTopic.has(topic)) {
-      report(`ordering names topic '${topic}', which no queue carries; route it to a queue first`);
+      report(
+        `ordering names topic '${topic}', which no queue or subscriber carries; route it to a queue first`,
+      );
       continue;
     }
     if (ordering === 'none') continue;

@@ -85,10 +85,32 @@ export interface OutboxStreamProps {
   readonly parallelizationFactor?: number;
 }
 
+/**
+ * A subscriber of some of the outbox's topics: a service of its own that receives each message of them on its own
+ * queue, applies it once in its own inbox and confirms it by receipt.
+ */
+export interface OutboxSubscriberProps extends QueueWithDlqProps {
+  /**
+   * The topics delivered to it (dotted lowercase). A message of a topic with subscribers is stored as one delivery
+   * per subscriber, each with its own status, retries and confirmation; such a topic goes to no queue of `queues`.
+   */
+  readonly topics: readonly string[];
+}
+
 /** Props of a {@link TransactionalOutbox}. */
 export interface TransactionalOutboxProps {
   /** The topic queues, by name: each with the topics routed to it and its queue settings. */
   readonly queues: Readonly<Record<string, OutboxQueueProps>>;
+  /**
+   * The subscribers the outbox delivers to, by name (lowercase letters, digits and -, e.g. `inventory`): each gets
+   * its queue with a dead-letter queue (`<Name>SubscriberQueue`), one delivery of every message of its topics, and
+   * a consumer with `addConsumer(id, { subscriber })`. The first subscriber adds the receipt queue and the
+   * receipts function (`receipts`).
+   * @example
+   * subscribers: { inventory: { topics: ['order.created'] }, loyalty: { topics: ['order.created'] } }
+   * @default - none: every topic goes to one queue
+   */
+  readonly subscribers?: Readonly<Record<string, OutboxSubscriberProps>>;
   /**
    * An outbox table you created: keyed `messageId` (string), with a stream of new and old images and the `due`
    * (`dueShard`/`nextAttemptAt`), `byAggregate` (`aggregateId`/`messageId`) and `attention`
@@ -238,8 +260,14 @@ export interface OutboxWriterBindingOptions {
 
 /** Props of a consumer added with {@link TransactionalOutbox.addConsumer}. */
 export interface OutboxConsumerProps {
-  /** The name of the outbox queue the consumer reads (a key of `queues`). */
-  readonly queue: string;
+  /** The name of the outbox queue the consumer reads (a key of `queues`); give this or `subscriber`. */
+  readonly queue?: string;
+  /**
+   * The subscriber the consumer is (a key of `subscribers`): it reads that subscriber's queue, keys its inbox
+   * per subscriber, and confirms by receipt — `sqs:SendMessage` on the outbox's receipt queue and nothing on the
+   * outbox table; the sweeper resends an unconfirmed delivery instead of reading its inbox. Give this or `queue`.
+   */
+  readonly subscriber?: string;
   /** The handler module; it exports `handler = createConsumerHandler({ plan })`. */
   readonly entry: string;
   /**
@@ -278,22 +306,9 @@ export interface OutboxConsumerProps {
    */
   readonly confirm?: boolean;
   /**
-   * How it confirms: `outbox`, an UpdateItem on the outbox table (its role holds that grant); or `receipt`, a
-   * receipt sent to the outbox's receipt queue (`TransactionalOutbox.receipts`), which the receipts function
-   * applies: the consumer's role then holds `sqs:SendMessage` on that queue and nothing on the outbox table, and
-   * the sweeper resends an unconfirmed message instead of reading its inbox. Needs `subscriber`.
-   * @default 'outbox'
-   */
-  readonly confirmBy?: 'outbox' | 'receipt';
-  /**
-   * The subscriber name its receipts are signed with (lowercase letters, digits and -, e.g. `inventory`); with
-   * `confirmBy: 'receipt'` only. A topic has one subscriber that confirms by receipt.
-   */
-  readonly subscriber?: string;
-  /**
    * Whether the sweeper reads this consumer's inbox to settle SENT-but-unconfirmed messages of the queue's
    * topics (CONFIRMED when the row exists, resent otherwise).
-   * @default true, or false with `confirmBy: 'receipt'` (which refuses true)
+   * @default true, or false for a subscriber's consumer (which refuses true)
    */
   readonly reconcile?: boolean;
 }

@@ -35,7 +35,7 @@ import { addOutboxRelay } from './outbox-relay.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import { OutboxSweeper } from './outbox-sweeper.ts';
 import { newAuditTable, newOutboxTable, newSequenceTable } from './outbox-tables.ts';
-import { checkedOrdering, newTopicQueues, topicsOf } from './outbox-topics.ts';
+import { checkedOrdering, newSubscriberQueues, newTopicQueues, topicsOf } from './outbox-topics.ts';
 import type { QueueWithDlq } from './queue-with-dlq.ts';
 import { SHIPPED_ENTRIES } from './shipped-entries.ts';
 import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
@@ -74,6 +74,10 @@ export class TransactionalOutbox extends Construct {
   public readonly queues: Readonly<Record<string, QueueWithDlq>>;
   /** Topic → the queue its messages go to. */
   public readonly topicRoutes: ReadonlyMap<string, sqs.IQueue>;
+  /** The subscribers' queues by subscriber name, each with its dead-letter queue. */
+  public readonly subscriberQueues: Readonly<Record<string, QueueWithDlq>>;
+  /** Topic → its subscribers by name → the queue each one's deliveries go to. */
+  public readonly subscriberRoutes: ReadonlyMap<string, ReadonlyMap<string, sqs.IQueue>>;
   /** Receives the metadata of stream batches the relay gave up on (the sweeper delivers their messages). */
   public readonly failureQueue: sqs.Queue;
   /** The stream → SQS relay. */
@@ -145,6 +149,10 @@ export class TransactionalOutbox extends Construct {
     const { queues, routes } = newTopicQueues(parts, props);
     this.queues = queues;
     this.topicRoutes = routes;
+    const subscribed = newSubscriberQueues(parts, props);
+    this.subscriberQueues = subscribed.queues;
+    this.subscriberRoutes = subscribed.routes;
+    const subscriberQueues = Object.values(subscribed.queues).map((queue) => queue.queue);
     this.orderedTopics = checkedOrdering(props, report);
     const ordered = Object.keys(this.orderedTopics).length > 0;
     if (!METRICS_NAMESPACE.test(this.metricsNamespace)) {
@@ -157,7 +165,7 @@ export class TransactionalOutbox extends Construct {
 
     const relay = addOutboxRelay(this.#outbox, {
       table: this.table,
-      queues: routes.values(),
+      queues: [...routes.values(), ...subscriberQueues],
       functionProps: props.relayFunctionProps,
       streamProps: props.streamProps,
     });
@@ -166,7 +174,7 @@ export class TransactionalOutbox extends Construct {
     this.streamSource = relay.streamSource;
     this.#sweeper = new OutboxSweeper(this.#outbox, {
       table: this.table,
-      queues: routes.values(),
+      queues: [...routes.values(), ...subscriberQueues],
       ordered,
       functionProps: props.sweeperFunctionProps,
       schedule: props.sweeperSchedule,
@@ -180,13 +188,22 @@ export class TransactionalOutbox extends Construct {
 
     this.#monitoring = newOutboxMonitoring(this.#outbox, {
       ...props,
-      queues,
+      queues: {
+        ...queues,
+        ...Object.fromEntries(
+          Object.entries(subscribed.queues).map(([name, queue]) => [`subscriber-${name}`, queue]),
+        ),
+      },
       failureQueue: this.failureQueue,
       relay: this.relay,
       sweeper: this.sweeper,
-      topics: routes.keys(),
+      // A topic both on a queue and with subscribers is refused, and watched once until then.
+      topics: new Set([...routes.keys(), ...subscribed.routes.keys()]),
       orderedTopics: this.orderedTopics,
     });
+    if (subscribed.routes.size > 0) {
+      this.#receipts = new OutboxReceipts(this.#outbox, { table: this.table, monitoring: this.#monitoring });
+    }
     this.alarmTopic = this.#monitoring.alarmTopic;
     this.alarms = this.#monitoring.alarms;
     this.dashboard = this.#monitoring.dashboard;
@@ -249,8 +266,7 @@ export class TransactionalOutbox extends Construct {
   }
 
   /**
-   * The receipt queue and the receipts function, once a consumer that confirms by receipt was added
-   * (`addConsumer` with `confirmBy: 'receipt'`).
+   * The receipt queue and the receipts function, when the outbox has subscribers.
    */
   get receipts(): OutboxReceipts | undefined {
     return this.#receipts;
@@ -328,6 +344,7 @@ export class TransactionalOutbox extends Construct {
         prop: 'streamGracePeriod',
       },
       orderedTopics: settings.orderedTopics,
+      subscriptions: settings.subscriptions,
       ...(sequenceTable === undefined
         ? {}
         : { sequenceTable: { value: sequenceTable.tableName, prop: 'sequenceTable' } }),
@@ -367,25 +384,19 @@ export class TransactionalOutbox extends Construct {
    * inventory.grant(consumer.function, 'dynamodb:UpdateItem');
    */
   addConsumer(id: string, props: OutboxConsumerProps): OutboxConsumer {
-    const queue = this.queues[props.queue];
-    if (queue === undefined) {
-      throw new Error(
-        `TransactionalOutbox ${this.node.path}: addConsumer('${id}') names queue '${props.queue}'; ` +
-          `the outbox has ${Object.keys(this.queues).join(', ')}`,
-      );
-    }
-    if (this.#consumersByQueue.has(props.queue)) {
-      this.#outbox.report(
-        `queue '${props.queue}' has more than one consumer (${id}); a queue has one consumer`,
-      );
+    const read = this.#consumedQueue(id, props);
+    if (this.#consumersByQueue.has(read.key)) {
+      this.#outbox.report(`${read.label} has more than one consumer (${id}); a queue has one consumer`);
     }
     const consumer = addOutboxConsumer(
       this.#outbox,
       { ...props, id },
       {
         table: this.table,
-        queue,
-        topics: topicsOf(this.topicRoutes, queue.queue),
+        queue: read.queue,
+        topics: read.topics,
+        queueProp: read.prop,
+        queueLabel: read.label,
         orderedTopics: this.orderedTopics,
         sweeper: this.#sweeper,
         monitoring: this.#monitoring,
@@ -393,16 +404,54 @@ export class TransactionalOutbox extends Construct {
         retryPolicies: this.#props.retryPolicies,
         confirmDeadline: this.#props.confirmDeadline,
         receipts: () => {
-          this.#receipts ??= new OutboxReceipts(this.#outbox, {
-            table: this.table,
-            monitoring: this.#monitoring,
-          });
+          if (this.#receipts === undefined) throw new Error('a subscriber has no receipt queue');
           return this.#receipts;
         },
       },
     );
-    this.#consumersByQueue.set(props.queue, consumer);
+    this.#consumersByQueue.set(read.key, consumer);
     return consumer;
+  }
+
+  /** The queue a consumer reads: one of `queues`, or a subscriber's; an Error naming what exists otherwise. */
+  #consumedQueue(
+    id: string,
+    props: OutboxConsumerProps,
+  ): { queue: QueueWithDlq; topics: string[]; key: string; prop: string; label: string } {
+    const fail = (problem: string) =>
+      new Error(`TransactionalOutbox ${this.node.path}: addConsumer('${id}') ${problem}`);
+    if ((props.queue === undefined) === (props.subscriber === undefined)) {
+      throw fail('needs a queue (a key of queues) or a subscriber (a key of subscribers), and not both');
+    }
+    if (props.subscriber !== undefined) {
+      const queue = this.subscriberQueues[props.subscriber];
+      if (queue === undefined) {
+        throw fail(
+          `names subscriber '${props.subscriber}'; the outbox has ${Object.keys(this.subscriberQueues).join(', ') || 'none'}`,
+        );
+      }
+      return {
+        queue,
+        topics: [...this.subscriberRoutes]
+          .filter(([, queues]) => queues.has(props.subscriber ?? ''))
+          .map(([topic]) => topic),
+        key: `subscriber:${props.subscriber}`,
+        prop: `subscribers.${props.subscriber}`,
+        label: `subscriber '${props.subscriber}''s queue`,
+      };
+    }
+    const name = props.queue ?? '';
+    const queue = this.queues[name];
+    if (queue === undefined) {
+      throw fail(`names queue '${name}'; the outbox has ${Object.keys(this.queues).join(', ')}`);
+    }
+    return {
+      queue,
+      topics: topicsOf(this.topicRoutes, queue.queue),
+      key: name,
+      prop: `queues.${name}`,
+      label: `queue '${name}'`,
+    };
   }
 
   /**
@@ -428,6 +477,21 @@ export class TransactionalOutbox extends Construct {
       },
       // A message that becomes FAILED is filed in the attention index under its due shard.
       dueShards: { value: this.dueShards, prop: 'dueShards' },
+      // Who receives which topics, and on which queue: none is told when the outbox has no subscriber.
+      ...(this.subscriberRoutes.size === 0
+        ? {}
+        : {
+            subscriptions: {
+              text: Stack.of(this).toJsonString(
+                Object.fromEntries(
+                  [...this.subscriberRoutes].map(([topic, queues]) => [
+                    topic,
+                    Object.fromEntries([...queues].map(([name, queue]) => [name, queue.queueUrl])),
+                  ]),
+                ),
+              ),
+            },
+          }),
       // Every function follows an order key's seq; none is told of ordering when no topic is ordered.
       ...(Object.keys(this.orderedTopics).length === 0
         ? {}

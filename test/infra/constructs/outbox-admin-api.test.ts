@@ -84,19 +84,23 @@ describe('TransactionalOutbox.addAdminApi', () => {
     expect(methods.find((method) => method.path === '/orders')?.properties.AuthorizationType).toBe('NONE');
   });
 
-  it('gives the admin function exactly the settings ADMIN_SETTINGS names (ORDERED_TOPICS only with an ordered topic), with the outbox’s values', () => {
+  it('gives the admin function exactly the settings ADMIN_SETTINGS names (ORDERED_TOPICS only with an ordered topic, SUBSCRIPTIONS only with a subscriber), with the outbox’s values', () => {
     const names = Object.keys(environmentOf(service.json, service.fn)).filter(
       (name) => !name.startsWith('POWERTOOLS_') && name !== 'NODE_OPTIONS',
     );
     const env = deployedEnvironment(service.json, service.fn);
 
-    // An outbox without ordered topics writes no ORDERED_TOPICS: its default, no topic ordered, is the truth.
-    const written = ADMIN_SETTINGS.filter((setting) => setting !== OutboxSettings.orderedTopics);
+    // An outbox without ordered topics writes no ORDERED_TOPICS, one without subscribers no SUBSCRIPTIONS: their
+    // defaults, no topic ordered and none delivered to subscribers, are the truth.
+    const written = ADMIN_SETTINGS.filter(
+      (setting) => setting !== OutboxSettings.orderedTopics && setting !== OutboxSettings.subscriptions,
+    );
     expect(names.sort()).toEqual(written.map((setting) => setting.name).sort());
     for (const setting of ADMIN_SETTINGS as readonly Setting<unknown>[]) {
       expect(() => readSetting(env, setting), setting.name).not.toThrow();
     }
     expect(readSetting(env, OutboxSettings.orderedTopics)).toEqual({});
+    expect(readSetting(env, OutboxSettings.subscriptions)).toEqual({});
     expect(Object.keys(readSetting(env, OutboxSettings.topicQueues))).toEqual(['order.created']);
     expect(Object.keys(readSetting(env, OutboxSettings.deadLetterQueues))).toEqual(['order.created']);
     expect(Object.keys(readSetting(env, OutboxSettings.deliveryInboxes))).toEqual(['order.created']);

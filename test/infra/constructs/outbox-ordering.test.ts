@@ -315,7 +315,7 @@ describe('TransactionalOutbox ordering', () => {
 
     it('refuses an ordered topic that no queue carries', () => {
       expect(refusal({ ordering: { 'order.shipped': { scope: 'order' } } })).toMatch(
-        /ordering names topic 'order\.shipped', which no queue carries/,
+        /ordering names topic 'order\.shipped', which no queue or subscriber carries/,
       );
     });
 

@@ -27,24 +27,56 @@ function service(options: { readonly key?: boolean } = {}): {
 } {
   const stack = new Stack(testApp(), 'Service');
   const outbox = new TransactionalOutbox(stack, 'Outbox', {
-    queues: {
-      orderEvents: { topics: ['order.created', 'order.cancelled'] },
-      payments: { topics: ['payment.captured'] },
+    queues: { payments: { topics: ['payment.captured'] } },
+    subscribers: {
+      inventory: { topics: ['order.created', 'order.cancelled'] },
+      loyalty: { topics: ['order.created'] },
     },
     ...(options.key ? { encryptionKey: new kms.Key(stack, 'Key', { enableKeyRotation: true }) } : {}),
   });
-  outbox.addConsumer('InventoryConsumer', {
-    queue: 'orderEvents',
-    entry: CONSUMER_ENTRY,
-    confirmBy: 'receipt',
-    subscriber: 'inventory',
-  });
+  outbox.addConsumer('InventoryConsumer', { subscriber: 'inventory', entry: CONSUMER_ENTRY });
   outbox.addConsumer('PaymentConsumer', { queue: 'payments', entry: CONSUMER_ENTRY });
   return { template: templateOf(stack), stack, outbox };
 }
 
 const outboxTableId = (template: CfnTemplate) =>
   idsOfType(template, 'AWS::DynamoDB::Table').find((id) => id.startsWith('OutboxTable')) as string;
+
+describe('subscribers', () => {
+  it(
+    'each get a queue with a dead-letter queue, which the relay and the sweeper send to; SUBSCRIPTIONS names them',
+    () => {
+      const { template, stack, outbox } = service();
+      const queues = outbox.subscriberQueues;
+      expect(Object.keys(queues)).toEqual(['inventory', 'loyalty']);
+      const urls = Object.fromEntries(
+        Object.entries(queues).map(([name, queue]) => [name, stack.resolve(queue.queue.queueUrl)]),
+      );
+      for (const fn of ['Outbox/Relay', 'Outbox/Sweeper']) {
+        const subscriptions = JSON.stringify(
+          stack.resolve(environmentOf(template, functionId(template, fn)).SUBSCRIPTIONS),
+        );
+        for (const url of Object.values(urls)) expect(subscriptions).toContain(JSON.stringify(url));
+        expect(subscriptions).toContain('order.cancelled');
+        const statements = roleStatements(template, functionId(template, fn));
+        for (const name of ['inventory', 'loyalty']) {
+          const arn = JSON.stringify(stack.resolve(queues[name]?.queue.queueArn));
+          expect(
+            statements.some(
+              (s) =>
+                actionsOf(s).includes('sqs:SendMessage') &&
+                resourcesOf(s).some((r) => JSON.stringify(r) === arn),
+            ),
+          ).toBe(true);
+        }
+      }
+      const receipts = environmentOf(template, functionIdByService(template, 'outbox-receipts'));
+      const text = JSON.stringify(stack.resolve(receipts.SUBSCRIPTIONS));
+      for (const url of Object.values(urls)) expect(text).toContain(JSON.stringify(url));
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+});
 
 describe('a consumer that confirms by receipt', () => {
   it(
@@ -107,9 +139,7 @@ describe('the receipts function', () => {
       const env = environmentOf(template, receipts);
       const queueId = stack.resolve(outbox.receipts?.queue.queue.queueArn)['Fn::GetAtt'][0];
 
-      expect(JSON.parse(String(stack.resolve(env.RECEIPT_SUBSCRIBERS)))).toEqual({
-        inventory: ['order.created', 'order.cancelled'],
-      });
+      expect(env).toHaveProperty('SUBSCRIPTIONS');
       expect(env).toHaveProperty('OUTBOX_TABLE');
       expect(mappingFrom(template, queueId)).toMatchObject({ BatchSize: 10 });
     },
@@ -138,7 +168,7 @@ describe('the receipts function', () => {
   );
 
   it(
-    'is not created when no consumer confirms by receipt',
+    'is not created when the outbox has no subscriber',
     () => {
       const stack = new Stack(testApp(), 'Plain');
       const outbox = new TransactionalOutbox(stack, 'Outbox', {
@@ -154,13 +184,10 @@ describe('the receipts function', () => {
   );
 });
 
-describe('confirmBy: receipt, refused at synth', () => {
-  const refused = (add: (outbox: TransactionalOutbox) => void): string => {
+describe('subscribers and their consumers, refused at synth', () => {
+  const refused = (add: (stack: Stack) => void): string => {
     const stack = new Stack(testApp(), 'Refused');
-    const outbox = new TransactionalOutbox(stack, 'Outbox', {
-      queues: { a: { topics: ['order.created'] }, b: { topics: ['order.created.v2'] } },
-    });
-    add(outbox);
+    add(stack);
     try {
       templateOf(stack);
     } catch (error) {
@@ -168,60 +195,47 @@ describe('confirmBy: receipt, refused at synth', () => {
     }
     throw new Error('synth did not refuse it');
   };
+  const outboxOf = (stack: Stack, subscribers: Record<string, { topics: string[] }>) =>
+    new TransactionalOutbox(stack, 'Outbox', { queues: { a: { topics: ['order.shipped'] } }, subscribers });
 
   it.each([
     [
-      'without a subscriber name',
-      (o: TransactionalOutbox) =>
-        o.addConsumer('C', { queue: 'a', entry: CONSUMER_ENTRY, confirmBy: 'receipt' }),
-      "consumer C: confirmBy 'receipt' needs a subscriber name",
+      'a malformed subscriber name',
+      (stack: Stack) => outboxOf(stack, { Inventory: { topics: ['order.created'] } }),
+      "subscriber 'Inventory' must be a lowercase name",
     ],
     [
-      'with a malformed subscriber name',
-      (o: TransactionalOutbox) =>
-        o.addConsumer('C', {
-          queue: 'a',
-          entry: CONSUMER_ENTRY,
-          confirmBy: 'receipt',
-          subscriber: 'Inventory',
-        }),
-      "consumer C: subscriber 'Inventory' must be a lowercase name",
+      'a topic both on a queue and with subscribers',
+      (stack: Stack) => outboxOf(stack, { inventory: { topics: ['order.shipped'] } }),
+      "topic 'order.shipped' is routed to a queue and has subscribers",
     ],
     [
-      'with reconcile: true',
-      (o: TransactionalOutbox) =>
-        o.addConsumer('C', {
-          queue: 'a',
-          entry: CONSUMER_ENTRY,
-          confirmBy: 'receipt',
+      'more than 10 subscribers of one topic',
+      (stack: Stack) =>
+        outboxOf(
+          stack,
+          Object.fromEntries(Array.from({ length: 11 }, (_, n) => [`s${n}`, { topics: ['order.created'] }])),
+        ),
+      "topic 'order.created' has 11 subscribers; at most 10",
+    ],
+    [
+      "a subscriber's consumer with reconcile: true",
+      (stack: Stack) =>
+        outboxOf(stack, { inventory: { topics: ['order.created'] } }).addConsumer('C', {
           subscriber: 'inventory',
+          entry: CONSUMER_ENTRY,
           reconcile: true,
         }),
       'is not reconciled through its inbox',
     ],
     [
-      'with one subscriber name twice',
-      (o: TransactionalOutbox) => {
-        o.addConsumer('C', {
-          queue: 'a',
-          entry: CONSUMER_ENTRY,
-          confirmBy: 'receipt',
-          subscriber: 'inventory',
-        });
-        o.addConsumer('D', {
-          queue: 'b',
-          entry: CONSUMER_ENTRY,
-          confirmBy: 'receipt',
-          subscriber: 'inventory',
-        });
+      'two consumers of one subscriber',
+      (stack: Stack) => {
+        const outbox = outboxOf(stack, { inventory: { topics: ['order.created'] } });
+        outbox.addConsumer('C', { subscriber: 'inventory', entry: CONSUMER_ENTRY });
+        outbox.addConsumer('D', { subscriber: 'inventory', entry: CONSUMER_ENTRY });
       },
-      "consumer D: subscriber 'inventory' is declared by another consumer already",
-    ],
-    [
-      'a subscriber name without confirmBy: receipt',
-      (o: TransactionalOutbox) =>
-        o.addConsumer('C', { queue: 'a', entry: CONSUMER_ENTRY, subscriber: 'inventory' }),
-      "consumer C: subscriber is only used with confirmBy: 'receipt'",
+      "subscriber 'inventory''s queue has more than one consumer (D)",
     ],
   ])(
     '%s',

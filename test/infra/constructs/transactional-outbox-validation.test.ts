@@ -110,7 +110,9 @@ describe('TransactionalOutbox validation at synth', () => {
   describe('retryPolicies', () => {
     it('refuses a policy for a topic no queue carries', () => {
       const error = synthError(outboxService({ retryPolicies: { 'order.shipped': DEFAULT_RETRY_POLICY } }));
-      expect(error).toMatch(/retryPolicies names topic 'order\.shipped', which no queue carries/);
+      expect(error).toMatch(
+        /retryPolicies names topic 'order\.shipped', which no queue or subscriber carries/,
+      );
     });
 
     it.each([

@@ -51,17 +51,13 @@ export function fullOutboxStack(app: App): TransactionalOutbox {
   const stack = new Stack(app, 'FullOutbox');
   const encryptionKey = new kms.Key(stack, 'Key', { enableKeyRotation: true });
   const outbox = new TransactionalOutbox(stack, 'Outbox', {
-    queues: { ...ORDER_EVENTS, shipments: { topics: ['order.shipped'] } },
+    queues: ORDER_EVENTS,
+    subscribers: { shipping: { topics: ['order.shipped'] } },
     archive: true,
     encryptionKey,
   });
   outbox.addConsumer('Consumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
-  outbox.addConsumer('ShippingConsumer', {
-    queue: 'shipments',
-    entry: CONSUMER_ENTRY,
-    confirmBy: 'receipt',
-    subscriber: 'shipping',
-  });
+  outbox.addConsumer('ShippingConsumer', { subscriber: 'shipping', entry: CONSUMER_ENTRY });
   const api = new apigateway.RestApi(stack, USER_API_ID, { cloudWatchRole: false });
   outbox.addAdminApi(api);
   return outbox;
