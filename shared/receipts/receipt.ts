@@ -66,15 +66,32 @@ export const MAX_RECEIPTS_PER_BODY = 100;
 
 /** The SQS body of `receipts` (1 to {@link MAX_RECEIPTS_PER_BODY}, each checked as the receiver will check it). */
 export function receiptBody(receipts: readonly Receipt[]): string {
+  assertBodySize(receipts);
+  for (const [index, receipt] of receipts.entries()) {
+    const read = readReceipt(receipt, inBody(index));
+    if (read instanceof InvalidReceiptError) throw read;
+  }
+  return bodyOf(receipts);
+}
+
+/**
+ * The SQS body of `receipts` that were each checked already ({@link assertReceipt}), so are not checked again;
+ * the 1 to {@link MAX_RECEIPTS_PER_BODY} bound still holds.
+ */
+export function checkedReceiptBody(receipts: readonly Receipt[]): string {
+  assertBodySize(receipts);
+  return bodyOf(receipts);
+}
+
+function assertBodySize(receipts: readonly Receipt[]): void {
   if (receipts.length === 0 || receipts.length > MAX_RECEIPTS_PER_BODY) {
     throw new RangeError(
       `a receipt body holds 1 to ${MAX_RECEIPTS_PER_BODY} receipts, got ${receipts.length}`,
     );
   }
-  for (const [index, receipt] of receipts.entries()) {
-    const read = readReceipt(receipt, inBody(index));
-    if (read instanceof InvalidReceiptError) throw read;
-  }
+}
+
+function bodyOf(receipts: readonly Receipt[]): string {
   return JSON.stringify({
     schemaVersion: RECEIPT_SCHEMA_VERSION,
     receipts: receipts.map(({ messageId, subscriber, outcome, appliedAt }) => ({
