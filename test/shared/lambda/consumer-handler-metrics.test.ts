@@ -14,7 +14,7 @@ import {
   testMessageId,
   transactionCanceled,
 } from '../../support/factories.ts';
-import { ddb, resetConsumerMocks } from '../consumer/consumer-fixture.ts';
+import { ddb, resetConsumerMocks } from '../../support/sqs-consumer-fixtures.ts';
 import { byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
 
 const sqs = mockClient(SQSClient);

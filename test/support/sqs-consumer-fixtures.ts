@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type Mock, vi } from 'vitest';
-import type { FailureHandling, QueueOperations } from '../../../shared/consumer/failure-handling.ts';
+import type { FailureHandling, QueueOperations } from '../../shared/consumer/failure-handling.ts';
 
 /** Answers every document client's commands, the consumer's own client included. */
 export const ddb = mockClient(DynamoDBDocumentClient);
