@@ -15,8 +15,11 @@ const PRODUCER_NOW = new Date('2026-12-02T09:59:05.000Z');
 let db: MemoryDocumentClient;
 let confirmer: DynamoDeliveryConfirmer;
 
-async function put(item: OutboxItem): Promise<void> {
-  await db.asDocumentClient().send(new PutCommand({ TableName: 'outbox', Item: { ...item } }));
+/** Stores a message of `topic` in `status` and gives it back. */
+async function put(messageId: string, topic: string, status: MessageStatus): Promise<OutboxItem> {
+  const message = outboxItem({ messageId, topic, status });
+  await db.asDocumentClient().send(new PutCommand({ TableName: 'outbox', Item: { ...message } }));
+  return message;
 }
 
 async function stored(messageId: string): Promise<Record<string, unknown> | undefined> {
@@ -45,12 +48,7 @@ beforeEach(() => {
 
 describe('DynamoDeliveryConfirmer', () => {
   it('confirms a SENT message with the receipt’s outcome at the producer’s time, and names the subscriber in its history', async () => {
-    const message = outboxItem({
-      messageId: testMessageId(1),
-      topic: 'order.created',
-      status: MessageStatus.SENT,
-    });
-    await put(message);
+    const message = await put(testMessageId(1), 'order.created', MessageStatus.SENT);
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('CONFIRMED');
 
@@ -64,12 +62,7 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it('takes duplicated and reordered receipts: one confirmation, the first outcome kept', async () => {
-    const message = outboxItem({
-      messageId: testMessageId(2),
-      topic: 'order.created',
-      status: MessageStatus.SENT,
-    });
-    await put(message);
+    const message = await put(testMessageId(2), 'order.created', MessageStatus.SENT);
     const copies = [receipt(message.messageId), receipt(message.messageId, 'inventory', 'LATE_COPY')];
 
     const results = await applyReceipts([...copies, copies[0] as Receipt], confirmer);
@@ -79,12 +72,7 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it("refuses a receipt of a subscriber not declared for the message's topic, and changes nothing", async () => {
-    const message = outboxItem({
-      messageId: testMessageId(3),
-      topic: 'order.cancelled',
-      status: MessageStatus.SENT,
-    });
-    await put(message);
+    const message = await put(testMessageId(3), 'order.cancelled', MessageStatus.SENT);
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'loyalty'))).resolves.toBe('NOT_FOUND');
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'billing'))).resolves.toBe('NOT_FOUND');
@@ -101,12 +89,7 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it('records a late receipt of a cancelled message without leaving CANCELLED', async () => {
-    const message = outboxItem({
-      messageId: testMessageId(5),
-      topic: 'order.created',
-      status: MessageStatus.CANCELLED,
-    });
-    await put(message);
+    const message = await put(testMessageId(5), 'order.created', MessageStatus.CANCELLED);
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('APPLIED_AFTER_CANCEL');
     expect(await stored(message.messageId)).toMatchObject({ status: 'CANCELLED', outcome: 'RESERVED' });
