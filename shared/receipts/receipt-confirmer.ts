@@ -7,10 +7,10 @@ import type { Confirmation, Confirmer } from '../consumer/consume-types.ts';
 import { describeError, OutboxError, OutboxErrorCode } from '../errors.ts';
 import {
   assertReceipt,
+  checkedReceiptBody,
   MAX_RECEIPT_OUTCOME_LENGTH,
   MAX_RECEIPTS_PER_BODY,
   type Receipt,
-  receiptBodies,
 } from './receipt.ts';
 
 /** Where receipt bodies go: the producer's receipt queue. */
@@ -102,7 +102,8 @@ export class ReceiptConfirmer implements Confirmer {
     let failures: readonly (string | undefined)[];
     try {
       failures = await this.#options.queue.sendBodies(
-        groups.map((group) => receiptBodies(group.map((w) => w.receipt))[0] as string),
+        // Each receipt was checked in confirm(); a group is at most one body.
+        groups.map((group) => checkedReceiptBody(group.map((w) => w.receipt))),
       );
     } catch (error) {
       for (const w of waiting) {

@@ -66,12 +66,32 @@ export const MAX_RECEIPTS_PER_BODY = 100;
 
 /** The SQS body of `receipts` (1 to {@link MAX_RECEIPTS_PER_BODY}, each checked as the receiver will check it). */
 export function receiptBody(receipts: readonly Receipt[]): string {
+  assertBodySize(receipts);
+  for (const [index, receipt] of receipts.entries()) {
+    const read = readReceipt(receipt, inBody(index));
+    if (read instanceof InvalidReceiptError) throw read;
+  }
+  return bodyOf(receipts);
+}
+
+/**
+ * The SQS body of `receipts` that were each checked already ({@link assertReceipt}), so are not checked again;
+ * the 1 to {@link MAX_RECEIPTS_PER_BODY} bound still holds.
+ */
+export function checkedReceiptBody(receipts: readonly Receipt[]): string {
+  assertBodySize(receipts);
+  return bodyOf(receipts);
+}
+
+function assertBodySize(receipts: readonly Receipt[]): void {
   if (receipts.length === 0 || receipts.length > MAX_RECEIPTS_PER_BODY) {
     throw new RangeError(
       `a receipt body holds 1 to ${MAX_RECEIPTS_PER_BODY} receipts, got ${receipts.length}`,
     );
   }
-  for (const [index, receipt] of receipts.entries()) checkReceipt(receipt, index);
+}
+
+function bodyOf(receipts: readonly Receipt[]): string {
   return JSON.stringify({
     schemaVersion: RECEIPT_SCHEMA_VERSION,
     receipts: receipts.map(({ messageId, subscriber, outcome, appliedAt }) => ({
@@ -124,38 +144,34 @@ export function readReceiptBody(body: string): ReadReceipts {
   const receipts: Receipt[] = [];
   const invalid: InvalidReceiptError[] = [];
   envelope.data.receipts.forEach((entry, index) => {
-    const read = safeParse(receiptSchema, entry);
-    if (read.success) receipts.push(read.data);
-    else invalid.push(receiptError(index, read.error.issues[0]));
+    const read = readReceipt(entry, inBody(index));
+    if (read instanceof InvalidReceiptError) invalid.push(read);
+    else receipts.push(read);
   });
   return { receipts, invalid };
 }
 
 /** Throws the {@link InvalidReceiptError} the producer would raise for `receipt`, naming the field. */
 export function assertReceipt(receipt: Receipt): void {
-  const read = safeParse(receiptSchema, receipt);
-  if (!read.success) {
-    const issue = read.error.issues[0];
-    const field = issue?.path.map(String).join('.') ?? '';
-    throw new InvalidReceiptError(
-      `of ${receipt.messageId}${field === '' ? '' : ` ${field}`}`,
-      issue?.message ?? 'is not a receipt',
-    );
-  }
+  const read = readReceipt(receipt, (field) => `of ${receipt.messageId}${field === '' ? '' : ` ${field}`}`);
+  if (read instanceof InvalidReceiptError) throw read;
 }
 
-function checkReceipt(receipt: Receipt, index: number): void {
-  const read = safeParse(receiptSchema, receipt);
-  if (!read.success) throw receiptError(index, read.error.issues[0]);
+/** Where entry `index` of a body is: `receipts[1]`, `receipts[1].subscriber`. */
+function inBody(index: number): (field: string) => string {
+  return (field) => `receipts[${index}]${field === '' ? '' : `.${field}`}`;
 }
 
-function receiptError(
-  index: number,
-  issue: { readonly path: readonly PropertyKey[]; readonly message: string } | undefined,
-): InvalidReceiptError {
-  const field = issue?.path.map(String).join('.') ?? '';
+/**
+ * `entry` as a receipt, or else the {@link InvalidReceiptError} of its first problem, whose path is `where` of
+ * the offending field (`''` when the entry as a whole is not a receipt).
+ */
+function readReceipt(entry: unknown, where: (field: string) => string): Receipt | InvalidReceiptError {
+  const read = safeParse(receiptSchema, entry);
+  if (read.success) return read.data;
+  const issue = read.error.issues[0];
   return new InvalidReceiptError(
-    `receipts[${index}]${field === '' ? '' : `.${field}`}`,
+    where(issue?.path.map(String).join('.') ?? ''),
     issue?.message ?? 'is not a receipt',
   );
 }

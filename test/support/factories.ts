@@ -8,6 +8,7 @@ import type {
   AttributeValue as StreamAttributeValue,
 } from 'aws-lambda';
 import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
+import type { PlanEffect } from '../../shared/consumer/consume-types.ts';
 import type { MemoryTableSchema } from '../../shared/memory/memory-document-client.ts';
 import { ENVELOPE_SCHEMA_VERSION, type Envelope } from '../../shared/message/envelope.ts';
 import { MessageStatus } from '../../shared/message/message-status.ts';
@@ -64,6 +65,36 @@ export function outboxItem(overrides: Partial<OutboxItem> = {}): OutboxItem {
     updatedAt: FIXED_NOW.toISOString(),
     ...overrides,
   };
+}
+
+/** Options of {@link decrementPlan}. */
+export interface DecrementPlanOptions {
+  /** The stock table, keyed by `sku`: the message's aggregate. */
+  readonly table: string;
+  /** Refuses to take stock below zero (a condition on `available`); otherwise the decrement always applies. */
+  readonly guarded?: boolean;
+  /** The business outcome when the condition fails. */
+  readonly onConditionFailure: string;
+}
+
+/** A consumer's business side: one unit off the `available` stock of the message's aggregate. */
+export function decrementPlan(options: DecrementPlanOptions): PlanEffect {
+  const { table, guarded = false, onConditionFailure } = options;
+  return (message) => ({
+    apply: [
+      {
+        Update: {
+          TableName: table,
+          Key: { sku: message.aggregateId },
+          UpdateExpression: 'SET #a = #a - :one',
+          ...(guarded ? { ConditionExpression: '#a >= :one' } : {}),
+          ExpressionAttributeNames: { '#a': 'available' },
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      },
+    ],
+    onConditionFailure,
+  });
 }
 
 /** Options of {@link streamRecord}. */

@@ -20,7 +20,7 @@ import { ReceiptConfirmer, type ReceiptQueue } from '../../shared/receipts/recei
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import { relayMessages } from '../../shared/relay/relay-messages.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
-import { MEMORY_TABLE_SCHEMAS, manualClock, sqsRecord, testMessageId } from './factories.ts';
+import { decrementPlan, MEMORY_TABLE_SCHEMAS, manualClock, sqsRecord, testMessageId } from './factories.ts';
 
 export const SUBSCRIBERS = ['inventory', 'loyalty'] as const;
 export type Subscriber = (typeof SUBSCRIBERS)[number];
@@ -76,19 +76,9 @@ export function world(options: { readonly maxAttempts?: number } = {}) {
     },
   };
   const plans: Record<Subscriber, PlanEffect> = {
-    inventory: (m) => ({
-      apply: [
-        {
-          Update: {
-            TableName: 'inventory',
-            Key: { sku: m.aggregateId },
-            UpdateExpression: 'SET #a = #a - :one',
-            ConditionExpression: '#a >= :one',
-            ExpressionAttributeNames: { '#a': 'available' },
-            ExpressionAttributeValues: { ':one': 1 },
-          },
-        },
-      ],
+    inventory: decrementPlan({
+      table: 'inventory',
+      guarded: true,
       onConditionFailure: 'REJECTED_OUT_OF_STOCK',
     }),
     loyalty: () => ({
@@ -145,12 +135,13 @@ export function world(options: { readonly maxAttempts?: number } = {}) {
     channel,
     down,
     rows,
-    async write(n: number) {
+    /** Order `orderId` (unless it exists) and message `n` of it, in one transaction. */
+    async write(n: number, orderId = `o-${n}`) {
       const message = createMessage({
         messageId: testMessageId(n),
         topic: 'order.created',
         aggregateId: 'SKU-1',
-        payload: { orderId: `o-${n}` },
+        payload: { orderId },
       });
       await writeWithOutbox(
         {
@@ -159,7 +150,18 @@ export function world(options: { readonly maxAttempts?: number } = {}) {
           subscribers: { 'order.created': [...SUBSCRIBERS] },
           clock: clock.now,
         },
-        { actions: [{ Put: { TableName: 'orders', Item: { orderId: `o-${n}` } } }], messages: [message] },
+        {
+          actions: [
+            {
+              Put: {
+                TableName: 'orders',
+                Item: { orderId },
+                ConditionExpression: 'attribute_not_exists(orderId)',
+              },
+            },
+          ],
+          messages: [message],
+        },
       );
       return message;
     },

@@ -25,7 +25,7 @@ import {
   resetConsumerMocks,
   SOURCE,
   transactedIds,
-} from './consumer-fixture.ts';
+} from '../../support/sqs-consumer-fixtures.ts';
 
 const plan: PlanEffect = () => ({ apply: [], onConditionFailure: 'REJECTED' });
 

@@ -26,7 +26,7 @@ import {
   resetConsumerMocks,
   SOURCE,
   transactionsFailFor,
-} from './consumer-fixture.ts';
+} from '../../support/sqs-consumer-fixtures.ts';
 
 const deps: ConsumeDeps = {
   client,

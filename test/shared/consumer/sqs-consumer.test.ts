@@ -19,7 +19,7 @@ import {
   resetConsumerMocks,
   transactedIds,
   transactionsFailFor,
-} from './consumer-fixture.ts';
+} from '../../support/sqs-consumer-fixtures.ts';
 
 const deps: ConsumeDeps = {
   client,

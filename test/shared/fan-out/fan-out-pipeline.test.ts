@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { TransactionConditionError } from '../../../shared/errors.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { messageStatusOf } from '../../../shared/outbox/delivery-status.ts';
 import { queueOf, SUBSCRIBERS, world } from '../../support/fan-out-world.ts';
@@ -35,9 +36,13 @@ describe('fan-out: one message, a delivery per subscriber', () => {
 
   it('a refused write leaves no delivery of any subscriber behind', async () => {
     const w = world();
-    await w.write(1);
-    await expect(w.write(1)).rejects.toThrow();
-    expect(await w.rows()).toHaveLength(2);
+    const first = await w.write(1);
+    // The same order again, under a new message: its condition fails, and neither delivery is written.
+    await expect(w.write(2, 'o-1')).rejects.toThrow(TransactionConditionError);
+    expect((await w.rows()).map((row) => row.messageId).sort()).toEqual([
+      `${first.messageId}#inventory`,
+      `${first.messageId}#loyalty`,
+    ]);
   });
 
   it('two subscribers sharing one inbox table each apply the message once; each receipt confirms its own delivery', async () => {

@@ -1,12 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { createConsumerHandler } from '../../../shared/lambda/consumer-handler.ts';
 import { OutboxMetricName } from '../../../shared/observability/metric-names.ts';
 import {
+  decrementPlan,
   envelope,
   FIXED_NOW,
   lambdaContext,
@@ -14,45 +13,25 @@ import {
   testMessageId,
   transactionCanceled,
 } from '../../support/factories.ts';
-import { ddb, resetConsumerMocks } from '../consumer/consumer-fixture.ts';
+import { ddb, HANDLER_ENV, resetHandlerMocks } from '../../support/sqs-consumer-fixtures.ts';
 import { byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
 
-const sqs = mockClient(SQSClient);
 const env = {
+  ...HANDLER_ENV,
   INBOX_TABLE: 'inbox-table',
   OUTBOX_TABLE: 'outbox-table',
-  SOURCE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events',
-  DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events-dlq',
-  MAX_RECEIVE_COUNT: '3',
-  AWS_REGION: 'eu-west-1',
-  POWERTOOLS_LOG_LEVEL: 'SILENT',
   POWERTOOLS_SERVICE_NAME: 'inventory',
 };
 
 /** One conditional decrement per message; REJECTED when its condition fails. */
-const plan = (): PlanEffect => (message) => ({
-  apply: [
-    {
-      Update: {
-        TableName: 'stock-table',
-        Key: { sku: message.aggregateId },
-        UpdateExpression: 'SET #a = #a - :one',
-        ConditionExpression: '#a >= :one',
-        ExpressionAttributeNames: { '#a': 'available' },
-        ExpressionAttributeValues: { ':one': 1 },
-      },
-    },
-  ],
-  onConditionFailure: 'REJECTED',
-});
+const plan = (): PlanEffect =>
+  decrementPlan({ table: 'stock-table', guarded: true, onConditionFailure: 'REJECTED' });
 
 const handler = createConsumerHandler({ plan });
 let emf: EmfCapture;
 
 beforeEach(() => {
-  resetConsumerMocks();
-  sqs.reset();
-  sqs.on(SendMessageCommand).resolves({});
+  resetHandlerMocks();
   // The messages were created at FIXED_NOW; the consumer confirms them 1.5 s later.
   vi.useFakeTimers({ now: FIXED_NOW.getTime() + 1_500, toFake: ['Date'] });
   emf = captureEmf();

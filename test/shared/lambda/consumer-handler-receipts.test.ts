@@ -1,17 +1,11 @@
-import {
-  ChangeMessageVisibilityCommand,
-  SendMessageBatchCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { createConsumerHandler } from '../../../shared/lambda/consumer-handler.ts';
 import { readReceiptBody } from '../../../shared/receipts/receipt.ts';
 import {
+  decrementPlan,
   envelope,
   FIXED_NOW,
   lambdaContext,
@@ -19,36 +13,18 @@ import {
   testMessageId,
   transactionCanceled,
 } from '../../support/factories.ts';
+import { ddb, HANDLER_ENV, resetHandlerMocks, sqs } from '../../support/sqs-consumer-fixtures.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 const RECEIPTS = 'https://sqs.eu-west-1.amazonaws.com/111111111111/orders-receipts';
 const env = {
+  ...HANDLER_ENV,
   INBOX_TABLE: 'inventory-inbox',
   RECEIPT_QUEUE_URL: RECEIPTS,
   SUBSCRIBER: 'inventory',
-  SOURCE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/222222222222/inventory-order-events',
-  DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/222222222222/inventory-order-events-dlq',
-  MAX_RECEIVE_COUNT: '3',
-  AWS_REGION: 'eu-west-1',
-  POWERTOOLS_LOG_LEVEL: 'SILENT',
   POWERTOOLS_METRICS_DISABLED: 'true',
 };
 
-const stockPlan: PlanEffect = (message) => ({
-  apply: [
-    {
-      Update: {
-        TableName: 'stock',
-        Key: { sku: message.aggregateId },
-        UpdateExpression: 'SET #a = #a - :one',
-        ExpressionAttributeNames: { '#a': 'available' },
-        ExpressionAttributeValues: { ':one': 1 },
-      },
-    },
-  ],
-  onConditionFailure: 'REJECTED_OUT_OF_STOCK',
-});
+const stockPlan = decrementPlan({ table: 'stock', onConditionFailure: 'REJECTED_OUT_OF_STOCK' });
 
 /** Every receipt sent to the receipt queue, in the order sent. */
 function sentReceipts() {
@@ -60,14 +36,7 @@ function sentReceipts() {
 }
 
 beforeEach(() => {
-  ddb.reset();
-  sqs.reset();
-  ddb.on(TransactWriteCommand).resolves({});
-  sqs.on(SendMessageBatchCommand).callsFake(async ({ Entries }) => ({
-    Successful: Entries.map(({ Id }: { Id: string }) => ({ Id, MessageId: `m-${Id}`, MD5OfMessageBody: '' })),
-  }));
-  sqs.on(SendMessageCommand).resolves({});
-  sqs.on(ChangeMessageVisibilityCommand).resolves({});
+  resetHandlerMocks();
   vi.useFakeTimers({ now: FIXED_NOW, toFake: ['Date'] });
 });
 

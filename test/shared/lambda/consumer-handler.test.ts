@@ -1,58 +1,45 @@
-import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PlanEffect } from '../../../shared/consumer/consume-message.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { consumerParts, createConsumerHandler } from '../../../shared/lambda/consumer-handler.ts';
 import { type Env, requireEnv } from '../../../shared/settings/setting.ts';
-import { envelope, FIXED_NOW, lambdaContext, sqsRecord, withReceiveCount } from '../../support/factories.ts';
+import {
+  decrementPlan,
+  envelope,
+  FIXED_NOW,
+  lambdaContext,
+  sqsRecord,
+  withReceiveCount,
+} from '../../support/factories.ts';
+import {
+  DLQ,
+  ddb,
+  HANDLER_ENV,
+  resetHandlerMocks,
+  SOURCE,
+  sqs,
+} from '../../support/sqs-consumer-fixtures.ts';
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const SOURCE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events';
-const DLQ = 'https://sqs.eu-west-1.amazonaws.com/123456789012/order-events-dlq';
 const env = {
+  ...HANDLER_ENV,
   STOCK_TABLE: 'stock-table',
   INBOX_TABLE: 'inbox-table',
   OUTBOX_TABLE: 'outbox-table',
-  SOURCE_QUEUE_URL: SOURCE,
-  DEAD_LETTER_QUEUE_URL: DLQ,
-  MAX_RECEIVE_COUNT: '3',
-  AWS_REGION: 'eu-west-1',
-  POWERTOOLS_LOG_LEVEL: 'SILENT',
   // Metrics are asserted in the *-metrics tests; here they would only clutter stdout.
   POWERTOOLS_METRICS_DISABLED: 'true',
 };
 
 /** The business side of a consumer: one decrement in the table its environment names. */
 function stockPlan(env: Env): PlanEffect {
-  const table = requireEnv(env, 'STOCK_TABLE');
-  return (message) => ({
-    apply: [
-      {
-        Update: {
-          TableName: table,
-          Key: { sku: message.aggregateId },
-          UpdateExpression: 'SET #a = #a - :one',
-          ExpressionAttributeNames: { '#a': 'available' },
-          ExpressionAttributeValues: { ':one': 1 },
-        },
-      },
-    ],
-    onConditionFailure: 'REJECTED',
-  });
+  return decrementPlan({ table: requireEnv(env, 'STOCK_TABLE'), onConditionFailure: 'REJECTED' });
 }
 
 const handler = createConsumerHandler({ plan: stockPlan });
 
 beforeEach(() => {
-  ddb.reset();
-  sqs.reset();
-  ddb.on(TransactWriteCommand).resolves({});
-  ddb.on(UpdateCommand).resolves({});
-  sqs.on(SendMessageCommand).resolves({});
-  sqs.on(ChangeMessageVisibilityCommand).resolves({});
+  resetHandlerMocks();
   vi.useFakeTimers({ now: FIXED_NOW, toFake: ['Date'] });
 });
 

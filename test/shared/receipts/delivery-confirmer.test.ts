@@ -16,14 +16,20 @@ const PRODUCER_NOW = new Date('2026-12-02T09:59:05.000Z');
 let db: MemoryDocumentClient;
 let confirmer: DynamoDeliveryConfirmer;
 
-/** Stores `item` as `subscriber`'s delivery of it, as the writer does for a topic with subscribers. */
-async function put(item: OutboxItem, subscriber = 'inventory'): Promise<void> {
-  await db.asDocumentClient().send(
-    new PutCommand({
-      TableName: 'outbox',
-      Item: { ...item, messageId: deliveryIdOf(item.messageId, subscriber), subscriber },
-    }),
-  );
+/**
+ * Stores `subscriber`'s delivery of a message of `topic` in `status`, as the writer does for a topic with
+ * subscribers, and gives the message back.
+ */
+async function put(
+  messageId: string,
+  topic: string,
+  status: MessageStatus,
+  subscriber = 'inventory',
+): Promise<OutboxItem> {
+  const message = outboxItem({ messageId, topic, status });
+  const delivery = { ...message, messageId: deliveryIdOf(messageId, subscriber), subscriber };
+  await db.asDocumentClient().send(new PutCommand({ TableName: 'outbox', Item: delivery }));
+  return message;
 }
 
 async function stored(
@@ -59,12 +65,7 @@ beforeEach(() => {
 
 describe('DynamoDeliveryConfirmer', () => {
   it('confirms a SENT message with the receipt’s outcome at the producer’s time, and names the subscriber in its history', async () => {
-    const message = outboxItem({
-      messageId: testMessageId(1),
-      topic: 'order.created',
-      status: MessageStatus.SENT,
-    });
-    await put(message);
+    const message = await put(testMessageId(1), 'order.created', MessageStatus.SENT);
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('CONFIRMED');
 
@@ -78,12 +79,7 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it('takes duplicated and reordered receipts: one confirmation, the first outcome kept', async () => {
-    const message = outboxItem({
-      messageId: testMessageId(2),
-      topic: 'order.created',
-      status: MessageStatus.SENT,
-    });
-    await put(message);
+    const message = await put(testMessageId(2), 'order.created', MessageStatus.SENT);
     const copies = [receipt(message.messageId), receipt(message.messageId, 'inventory', 'LATE_COPY')];
 
     const results = await applyReceipts([...copies, copies[0] as Receipt], confirmer);
@@ -93,14 +89,9 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it("refuses a receipt of a subscriber not declared for the message's topic, and changes nothing", async () => {
-    const message = outboxItem({
-      messageId: testMessageId(3),
-      topic: 'order.cancelled',
-      status: MessageStatus.SENT,
-    });
-    await put(message);
+    const message = await put(testMessageId(3), 'order.cancelled', MessageStatus.SENT);
     // A delivery row of a subscriber not declared for the topic: its receipt still confirms nothing.
-    await put(message, 'loyalty');
+    await put(testMessageId(3), 'order.cancelled', MessageStatus.SENT, 'loyalty');
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'loyalty'))).resolves.toBe('NOT_FOUND');
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'billing'))).resolves.toBe('NOT_FOUND');
@@ -113,13 +104,8 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it("confirms only the signing subscriber's delivery, never another subscriber's of the same message", async () => {
-    const message = outboxItem({
-      messageId: testMessageId(5),
-      topic: 'order.created',
-      status: MessageStatus.SENT,
-    });
-    await put(message, 'inventory');
-    await put(message, 'loyalty');
+    const message = await put(testMessageId(6), 'order.created', MessageStatus.SENT, 'inventory');
+    await put(testMessageId(6), 'order.created', MessageStatus.SENT, 'loyalty');
     confirmer = new DynamoDeliveryConfirmer({
       client: db.asDocumentClient(),
       tableName: 'outbox',
@@ -141,12 +127,7 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it('records a late receipt of a cancelled message without leaving CANCELLED', async () => {
-    const message = outboxItem({
-      messageId: testMessageId(5),
-      topic: 'order.created',
-      status: MessageStatus.CANCELLED,
-    });
-    await put(message);
+    const message = await put(testMessageId(5), 'order.created', MessageStatus.CANCELLED);
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('APPLIED_AFTER_CANCEL');
     expect(await stored(message.messageId)).toMatchObject({ status: 'CANCELLED', outcome: 'RESERVED' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidReceiptError } from '../../../shared/errors.ts';
 import {
+  checkedReceiptBody,
   MAX_RECEIPTS_PER_BODY,
   type Receipt,
   readReceiptBody,
@@ -48,6 +49,17 @@ describe('receipt bodies', () => {
     expect(() => receiptBody([receipt({ appliedAt: 'yesterday' })])).toThrow(InvalidReceiptError);
     expect(() => receiptBody([])).toThrow(RangeError);
     expect(() => receiptBodies([receipt()], 0)).toThrow(RangeError);
+  });
+
+  it('builds the same body from receipts checked already, holding them to the same 1 to 100', () => {
+    const receipts = [receipt(), receipt({ subscriber: 'loyalty', outcome: 'AWARDED' })];
+    const tooMany = Array.from({ length: MAX_RECEIPTS_PER_BODY + 1 }, (_, n) =>
+      receipt({ messageId: testMessageId(n + 1) }),
+    );
+
+    expect(checkedReceiptBody(receipts)).toBe(receiptBody(receipts));
+    expect(() => checkedReceiptBody([])).toThrow(RangeError);
+    expect(() => checkedReceiptBody(tooMany)).toThrow(RangeError);
   });
 
   it('reads the good receipts of a body with a bad one, and names the bad one', () => {

@@ -4,7 +4,6 @@ import { DynamoConsumerInbox } from '../../../shared/aws/inbox-table.ts';
 import { DynamoDeliveryConfirmer } from '../../../shared/aws/outbox-table/delivery-confirmer.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { consumeMessage } from '../../../shared/consumer/consume-message.ts';
-import type { PlanEffect } from '../../../shared/consumer/consume-types.ts';
 import { applyReceiptEvent } from '../../../shared/lambda/receipts-handler.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
@@ -14,6 +13,7 @@ import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { ReceiptConfirmer, type ReceiptQueue } from '../../../shared/receipts/receipt-confirmer.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../../shared/sweeper/sweep.ts';
 import {
+  decrementPlan,
   FIXED_NOW,
   MEMORY_TABLE_SCHEMAS,
   outboxItem,
@@ -66,19 +66,9 @@ describe('receipts, end to end on the in-memory backend', () => {
         },
       }),
     );
-    const plan: PlanEffect = (m) => ({
-      apply: [
-        {
-          Update: {
-            TableName: 'inventory',
-            Key: { sku: m.aggregateId },
-            UpdateExpression: 'SET #a = #a - :one',
-            ConditionExpression: '#a >= :one',
-            ExpressionAttributeNames: { '#a': 'available' },
-            ExpressionAttributeValues: { ':one': 1 },
-          },
-        },
-      ],
+    const plan = decrementPlan({
+      table: 'inventory',
+      guarded: true,
       onConditionFailure: 'REJECTED_OUT_OF_STOCK',
     });
     const receipts = new LossyReceiptQueue(1);
