@@ -101,8 +101,8 @@ export function newSubscriberQueues(
       encryptionKey: props.encryptionKey,
       ...settings,
     });
-    markOutboxRole(queue.queue, OutboxResourceRole.TOPIC_QUEUE, { topics });
-    markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.DEAD_LETTER_QUEUE, { source: queue.queue });
+    markOutboxRole(queue.queue, OutboxResourceRole.SUBSCRIBER_QUEUE, { topics });
+    markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.SUBSCRIBER_DEAD_LETTER_QUEUE, { source: queue.queue });
     queues[name] = queue;
     for (const topic of topics) {
       if (!topicSchema.safeParse(topic).success) {

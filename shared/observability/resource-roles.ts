@@ -19,6 +19,9 @@ export const OutboxResourceRole = {
   AUDIT_TABLE: 'audit-table',
   TOPIC_QUEUE: 'topic-queue',
   DEAD_LETTER_QUEUE: 'dead-letter-queue',
+  /** A subscriber's queue (the topics it receives in the metadata), and its dead-letter queue. */
+  SUBSCRIBER_QUEUE: 'subscriber-queue',
+  SUBSCRIBER_DEAD_LETTER_QUEUE: 'subscriber-dead-letter-queue',
   FAILURE_QUEUE: 'failure-queue',
   INBOX_TABLE: 'inbox-table',
   RELAY: 'relay',

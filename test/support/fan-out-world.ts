@@ -1,25 +1,32 @@
 /**
  * A producer delivering `order.created` to two subscribers on the in-memory backend — inventory reserves stock,
  * loyalty awards points — whose consumers share one inbox table, with switches for the faults the fan-out must
- * survive: a subscriber's receipts lost, a subscriber's queue down.
+ * survive: a subscriber's receipts lost, a subscriber's queue down. It logs what each queue was sent, what each
+ * consumer received and reported, and every receipt body applied, for property tests to check and replay.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { monotonicFactory } from 'ulid';
+import { OutboxAdmin } from '../../shared/admin/outbox-admin.ts';
+import { AUDIT_KEYS } from '../../shared/aws/audit-table.ts';
+import { dynamoAdminDeps } from '../../shared/aws/dynamo-admin-deps.ts';
 import { DynamoConsumerInbox } from '../../shared/aws/inbox-table.ts';
 import { DynamoDeliveryConfirmer } from '../../shared/aws/outbox-table/delivery-confirmer.ts';
 import { DynamoOutboxStore } from '../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { writeWithOutbox } from '../../shared/aws/outbox-writer.ts';
 import { consumeMessage } from '../../shared/consumer/consume-message.ts';
-import type { PlanEffect } from '../../shared/consumer/consume-types.ts';
+import type { ConsumeResult, PlanEffect, TransactWriteAction } from '../../shared/consumer/consume-types.ts';
 import { applyReceiptEvent } from '../../shared/lambda/receipts-handler.ts';
 import { MemoryDocumentClient } from '../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../shared/memory/memory-queues.ts';
 import { createMessage, parseEnvelope } from '../../shared/message/envelope.ts';
 import { MessageStatus } from '../../shared/message/message-status.ts';
+import { DEFAULT_GAP_TIMEOUT_MS, type OrderedTopic } from '../../shared/ordering/ordering.ts';
 import type { OutboxItem } from '../../shared/outbox/outbox-item.ts';
 import { ReceiptConfirmer, type ReceiptQueue } from '../../shared/receipts/receipt-confirmer.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import { relayMessages } from '../../shared/relay/relay-messages.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
+import { MemoryAdminQueues } from '../shared/admin/admin-fixture.ts';
 import { decrementPlan, MEMORY_TABLE_SCHEMAS, manualClock, sqsRecord, testMessageId } from './factories.ts';
 
 export const SUBSCRIBERS = ['inventory', 'loyalty'] as const;
@@ -30,6 +37,8 @@ const quiet = { debug: () => {}, info: () => {}, warn: () => {} };
 /** The receipt queue as the producer sees it: what arrived, with a switch that loses a subscriber's receipts. */
 class ReceiptChannel {
   readonly arrived: string[] = [];
+  /** Every body `applyReceipts` has applied, in order: copies of them may be put back on `arrived`. */
+  readonly applied: string[] = [];
   readonly losing = new Set<Subscriber>();
 
   from(subscriber: Subscriber): ReceiptQueue {
@@ -42,11 +51,51 @@ class ReceiptChannel {
   }
 }
 
+/** The ordering of `order.created` in an {@link WorldOptions.ordered} world: per aggregate, in scope `order`. */
+export const ORDERED_ORDER_CREATED: OrderedTopic = { scope: 'order', gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS };
+
+/** Options of {@link world}; each defaults to the plain world the pipeline tests use. */
+export interface WorldOptions {
+  /** The retry policy's attempts (and delivery rounds). @default 4 */
+  readonly maxAttempts?: number;
+  /**
+   * `order.created` is ordered per aggregate ({@link ORDERED_ORDER_CREATED}), numbered from the `sequences`
+   * table; each subscriber's plan also appends the seq it applied to its row of the `ledger` table (`seqs`).
+   * @default false
+   */
+  readonly ordered?: boolean;
+  /**
+   * Each send logged in `sends` also records the status of the delivery row it sends, read just before it goes
+   * to the queue (undefined when no such row exists). @default false
+   */
+  readonly auditSends?: boolean;
+}
+
+/** One delivery handed to a subscriber's queue (a queue that is down is not sent to, and logs nothing). */
+export interface SendRecord {
+  readonly subscriber: Subscriber;
+  /** The message id on the wire. */
+  readonly messageId: string;
+  /** With `auditSends`: the status of `<messageId>#<subscriber>` as the send found it. */
+  readonly rowStatus?: string;
+  /** With `auditSends`: the subscriber that row names. */
+  readonly rowSubscriber?: string;
+}
+
+/** One message a subscriber's consumer placed: one received, or a parked one drained after its predecessor. */
+export interface ConsumeRecord {
+  readonly subscriber: Subscriber;
+  readonly messageId: string;
+  readonly seq?: number;
+  readonly kind: ConsumeResult['kind'];
+  readonly drained: boolean;
+}
+
 /**
  * Orders delivers `order.created` to two subscribers — inventory reserves stock, loyalty awards points — whose
  * consumers share one inbox table; every hop runs on the in-memory backend.
  */
-export function world(options: { readonly maxAttempts?: number } = {}) {
+export function world(options: WorldOptions = {}) {
   const policy = {
     baseDelayMs: 1_000,
     multiplier: 2,
@@ -54,7 +103,11 @@ export function world(options: { readonly maxAttempts?: number } = {}) {
     maxAttempts: options.maxAttempts ?? 4,
   };
   const clock = manualClock();
-  const db = new MemoryDocumentClient({ ...MEMORY_TABLE_SCHEMAS, points: { partitionKey: 'customerId' } });
+  const db = new MemoryDocumentClient({
+    ...MEMORY_TABLE_SCHEMAS,
+    points: { partitionKey: 'customerId' },
+    audit: { partitionKey: AUDIT_KEYS.partitionKey, sortKey: AUDIT_KEYS.sortKey },
+  });
   const client = db.asDocumentClient();
   const queues = new MemoryQueues(
     Object.fromEntries(SUBSCRIBERS.map((s) => [queueOf(s), { visibilityTimeoutMs: 30_000 }])),
@@ -135,6 +188,25 @@ export function world(options: { readonly maxAttempts?: number } = {}) {
     channel,
     down,
     rows,
+    /** The operator's admin over the producer's tables. */
+    admin() {
+      return new OutboxAdmin(
+        dynamoAdminDeps({
+          client,
+          outboxTable: 'outbox',
+          auditTable: 'audit',
+          queues: new MemoryAdminQueues(queues),
+          topicQueues: {},
+          deadLetterQueues: {},
+          deliveryInboxes: {},
+          dueShards: 8,
+          retentionDays: 30,
+          clock: clock.now,
+          newId: monotonicFactory(),
+          sleep: async () => {},
+        }),
+      );
+    },
     /** Order `orderId` (unless it exists) and message `n` of it, in one transaction. */
     async write(n: number, orderId = `o-${n}`) {
       const message = createMessage({

@@ -148,5 +148,24 @@ describe('fan-out: one message, a delivery per subscriber', () => {
       loyalty: MessageStatus.FAILED,
     });
     expect(messageStatusOf(rows.map((row) => row.status))).toBe(MessageStatus.FAILED);
+
+    // The operator replays loyalty's delivery only, once loyalty is back: inventory's is never sent again.
+    const failed = rows.find((row) => row.subscriber === 'loyalty');
+    const admin = w.admin();
+    await expect(
+      admin.replay({ messageId: failed?.messageId ?? '', reason: 'loyalty is back', actor: 'local:ops' }),
+    ).resolves.toMatchObject({ from: MessageStatus.FAILED });
+    w.down.clear();
+    w.clock.advance(60_000);
+    expect(await w.sweep()).toMatchObject({ sent: 1 });
+    expect(await w.consume('inventory')).toEqual([]);
+    expect(await w.consume('loyalty')).toMatchObject([{ kind: 'APPLIED', outcome: 'AWARDED' }]);
+    await w.applyReceipts();
+    expect(messageStatusOf((await w.rows()).map((row) => row.status))).toBe(MessageStatus.CONFIRMED);
+    expect((await admin.showMessage(failed?.messageId ?? '')).message).toMatchObject({
+      subscriber: 'loyalty',
+      status: MessageStatus.CONFIRMED,
+      outcome: 'AWARDED',
+    });
   });
 });
