@@ -65,6 +65,7 @@ export type {
   OutboxOrderedTopicProps,
   OutboxQueueProps,
   OutboxStreamProps,
+  OutboxSubscriberProps,
   OutboxWriterBindingOptions,
   TransactionalOutboxProps,
 } from './transactional-outbox-props.ts';

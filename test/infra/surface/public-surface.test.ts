@@ -162,6 +162,7 @@ const SURFACE = {
       'OutboxResourceRole',
       'OutboxRoleDetails',
       'OutboxStreamProps',
+      'OutboxSubscriberProps',
       'OutboxWriterBindingOptions',
       'QUEUE_DEFAULTS',
       'QueueWithDlq',
