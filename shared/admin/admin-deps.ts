@@ -1,5 +1,6 @@
 import type { ClaimCheckReading } from '../claim-check/claim-check-store.ts';
 import type { OrderingByTopic } from '../ordering/ordering.ts';
+import type { Subscriptions } from '../outbox/subscriptions.ts';
 import type { AdminTransactions, AuditLog, InboxAdminStore, OutboxAdminStore } from './admin-ports.ts';
 import type { AdminQueues } from './admin-queues.ts';
 
@@ -30,6 +31,11 @@ export interface AdminDeps {
    * @default - none: a skip moves the cursor in the inbox of the message's own topic only
    */
   readonly orderedTopics?: OrderingByTopic;
+  /**
+   * Who receives which topic (`SUBSCRIPTIONS`): `show` gathers a message's delivery to each subscriber.
+   * @default - none: every message is one row
+   */
+  readonly subscriptions?: Subscriptions;
   /** Partitions of the due index, which the attention index shares; must equal the writers' and the relay's. */
   readonly dueShards: number;
   /** Days a CANCELLED message is kept before TTL removes it. */

@@ -131,8 +131,20 @@ export function formatMessageDetails(details: MessageDetails): string {
     oneLine(entry.reason ?? entry.outcome ?? '', 60),
   ]);
   const audit = details.audit.map((row) => [row.at, row.action, row.actor, oneLine(row.reason, 60)]);
+  const deliveries = (details.deliveries ?? []).map(({ subscriber, delivery }) =>
+    [
+      subscriber,
+      delivery.status,
+      `attempts ${String(delivery.attempts ?? 0)}`,
+      delivery.outcome ?? '',
+      oneLine(String(delivery.lastError ?? ''), 60),
+    ]
+      .filter((cell) => cell !== '')
+      .join('  '),
+  );
   return [
     ...fields.map((field) => `${field.padEnd(width)}  ${String(message[field])}`),
+    ...(deliveries.length === 0 ? [] : ['', 'deliveries', ...deliveries.map((line) => `  ${line}`)]),
     '',
     'payload',
     indent(JSON.stringify(message.payload ?? null, null, 2)),

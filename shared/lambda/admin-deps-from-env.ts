@@ -39,6 +39,7 @@ export function adminDepsOptions(env: Env): DynamoAdminDepsOptions {
     deadLetterQueues: readSetting(env, OutboxSettings.deadLetterQueues),
     deliveryInboxes: readSetting(env, OutboxSettings.deliveryInboxes),
     orderedTopics: readSetting(env, OutboxSettings.orderedTopics),
+    subscriptions: readSetting(env, OutboxSettings.subscriptions),
     dueShards: readSetting(env, OutboxSettings.dueShards),
     retentionDays: readSetting(env, OutboxSettings.retentionDays),
     clock: () => new Date(),

@@ -1,8 +1,12 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { MessageNotFoundError } from '../../../shared/admin/admin-errors.ts';
+import { showMessage } from '../../../shared/admin/show-message.ts';
+import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { TransactionConditionError } from '../../../shared/errors.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { messageStatusOf } from '../../../shared/outbox/delivery-status.ts';
+import { testMessageId } from '../../support/factories.ts';
 import { queueOf, SUBSCRIBERS, world } from '../../support/fan-out-world.ts';
 
 describe('fan-out: one message, a delivery per subscriber', () => {
@@ -167,5 +171,33 @@ describe('fan-out: one message, a delivery per subscriber', () => {
       status: MessageStatus.CONFIRMED,
       outcome: 'AWARDED',
     });
+  });
+
+  it("show <messageId> gathers each subscriber's delivery; the message is CONFIRMED only once both are", async () => {
+    const w = world();
+    await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));
+    const message = await w.write(1);
+    await w.relay();
+    await w.consume('inventory');
+    await w.applyReceipts();
+    const deps = dynamoAdminDeps({
+      client: w.client,
+      outboxTable: 'outbox',
+      auditTable: 'audit',
+      subscriptions: { 'order.created': { inventory: queueOf('inventory'), loyalty: queueOf('loyalty') } },
+    });
+    const admin = { showMessage: (id: string) => showMessage(deps, id) };
+
+    const during = await admin.showMessage(message.messageId);
+    expect(during.message).toMatchObject({ messageId: message.messageId, status: MessageStatus.SENT });
+    expect(during.deliveries?.map((d) => [d.subscriber, d.delivery.status, d.delivery.outcome])).toEqual([
+      ['inventory', MessageStatus.CONFIRMED, 'APPLIED'],
+      ['loyalty', MessageStatus.SENT, undefined],
+    ]);
+
+    await w.consume('loyalty');
+    await w.applyReceipts();
+    expect((await admin.showMessage(message.messageId)).message.status).toBe(MessageStatus.CONFIRMED);
+    await expect(admin.showMessage(testMessageId(9))).rejects.toThrow(MessageNotFoundError);
   });
 });
