@@ -4,7 +4,7 @@
  * survive: a subscriber's receipts lost, a subscriber's queue down. It logs what each queue was sent, what each
  * consumer received and reported, and every receipt body applied, for property tests to check and replay.
  */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulid';
 import { OutboxAdmin } from '../../shared/admin/outbox-admin.ts';
 import { AUDIT_KEYS } from '../../shared/aws/audit-table.ts';
@@ -14,11 +14,12 @@ import { DynamoDeliveryConfirmer } from '../../shared/aws/outbox-table/delivery-
 import { DynamoOutboxStore } from '../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { writeWithOutbox } from '../../shared/aws/outbox-writer.ts';
 import { consumeMessage } from '../../shared/consumer/consume-message.ts';
-import type { ConsumeResult, PlanEffect, TransactWriteAction } from '../../shared/consumer/consume-types.ts';
+import type { ConsumeResult, PlanEffect } from '../../shared/consumer/consume-types.ts';
 import { applyReceiptEvent } from '../../shared/lambda/receipts-handler.ts';
 import { MemoryDocumentClient } from '../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../shared/memory/memory-queues.ts';
-import { createMessage, parseEnvelope } from '../../shared/message/envelope.ts';
+import { deliveryIdOf } from '../../shared/message/delivery-id.ts';
+import { createMessage, type Envelope, parseEnvelope } from '../../shared/message/envelope.ts';
 import { MessageStatus } from '../../shared/message/message-status.ts';
 import { DEFAULT_GAP_TIMEOUT_MS, type OrderedTopic } from '../../shared/ordering/ordering.ts';
 import type { OutboxItem } from '../../shared/outbox/outbox-item.ts';
@@ -26,6 +27,7 @@ import { ReceiptConfirmer, type ReceiptQueue } from '../../shared/receipts/recei
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import { relayMessages } from '../../shared/relay/relay-messages.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
+import type { TransactWriteAction } from '../../shared/transaction/transaction-limits.ts';
 import { MemoryAdminQueues } from '../shared/admin/admin-fixture.ts';
 import { decrementPlan, MEMORY_TABLE_SCHEMAS, manualClock, sqsRecord, testMessageId } from './factories.ts';
 
@@ -102,11 +104,14 @@ export function world(options: WorldOptions = {}) {
     maxDelayMs: 60_000,
     maxAttempts: options.maxAttempts ?? 4,
   };
+  const ordered = options.ordered === true;
+  const ordering = ordered ? { 'order.created': ORDERED_ORDER_CREATED } : undefined;
   const clock = manualClock();
   const db = new MemoryDocumentClient({
     ...MEMORY_TABLE_SCHEMAS,
     points: { partitionKey: 'customerId' },
     audit: { partitionKey: AUDIT_KEYS.partitionKey, sortKey: AUDIT_KEYS.sortKey },
+    ...(ordered ? { ledger: { partitionKey: 'subscriber' } } : {}),
   });
   const client = db.asDocumentClient();
   const queues = new MemoryQueues(
@@ -116,6 +121,14 @@ export function world(options: WorldOptions = {}) {
   const channel = new ReceiptChannel();
   /** Subscribers whose queue refuses every send (an outage on their side). */
   const down = new Set<Subscriber>();
+  const sends: SendRecord[] = [];
+  const audit = async (subscriber: Subscriber, messageId: string): Promise<SendRecord> => {
+    if (options.auditSends !== true) return { subscriber, messageId };
+    const { Item: row } = await client.send(
+      new GetCommand({ TableName: 'outbox', Key: { messageId: deliveryIdOf(messageId, subscriber) } }),
+    );
+    return { subscriber, messageId, rowStatus: row?.status, rowSubscriber: row?.subscriber };
+  };
   const publisher: MessagePublisher = {
     publishBatch: async (queueUrl, messages, publishOptions) => {
       const subscriber = SUBSCRIBERS.find((s) => queueOf(s) === queueUrl);
@@ -125,10 +138,13 @@ export function world(options: WorldOptions = {}) {
           failed: messages.map((m) => ({ messageId: m.messageId, error: 'ServiceUnavailable' })),
         };
       }
+      if (subscriber !== undefined) {
+        for (const message of messages) sends.push(await audit(subscriber, message.messageId));
+      }
       return queues.publishBatch(queueUrl, messages, publishOptions);
     },
   };
-  const plans: Record<Subscriber, PlanEffect> = {
+  const basePlans: Record<Subscriber, PlanEffect> = {
     inventory: decrementPlan({
       table: 'inventory',
       guarded: true,
@@ -150,6 +166,27 @@ export function world(options: WorldOptions = {}) {
       outcome: 'AWARDED',
     }),
   };
+  // Ordered: each apply also appends its seq to the subscriber's ledger row, in the same transaction.
+  const ledgerAppend = (subscriber: Subscriber, seq: number | undefined): TransactWriteAction => ({
+    Update: {
+      TableName: 'ledger',
+      Key: { subscriber },
+      UpdateExpression: 'SET #seqs = list_append(if_not_exists(#seqs, :none), :seq)',
+      ExpressionAttributeNames: { '#seqs': 'seqs' },
+      ExpressionAttributeValues: { ':none': [], ':seq': [seq ?? 0] },
+    },
+  });
+  const withLedger =
+    (subscriber: Subscriber): PlanEffect =>
+    (message) => {
+      const decided = basePlans[subscriber](message);
+      return 'apply' in decided
+        ? { ...decided, apply: [...decided.apply, ledgerAppend(subscriber, message.seq)] }
+        : decided;
+    };
+  const plans: Record<Subscriber, PlanEffect> = ordered
+    ? { inventory: withLedger('inventory'), loyalty: withLedger('loyalty') }
+    : basePlans;
   const consumers = Object.fromEntries(
     SUBSCRIBERS.map((subscriber) => [
       subscriber,
@@ -181,6 +218,31 @@ export function world(options: WorldOptions = {}) {
   };
   const rows = async (): Promise<OutboxItem[]> =>
     ((await client.send(new ScanCommand({ TableName: 'outbox' }))).Items ?? []) as OutboxItem[];
+  /** What each consumer placed, in order: every message received, and each parked one drained after it. */
+  const consumed: ConsumeRecord[] = [];
+  /** The body of every message each consumer received, in order: copies of them may be delivered again. */
+  const received: Record<Subscriber, string[]> = { inventory: [], loyalty: [] };
+  const placed = (
+    subscriber: Subscriber,
+    message: Envelope,
+    how: Pick<ConsumeRecord, 'kind' | 'drained'>,
+  ) => ({
+    subscriber,
+    messageId: message.messageId,
+    ...(message.seq === undefined ? {} : { seq: message.seq }),
+    ...how,
+  });
+  /** One body consumed by `subscriber`'s consumer, as SQS would hand it over; logged in `consumed`. */
+  const deliver = async (subscriber: Subscriber, body: string): Promise<ConsumeResult> => {
+    received[subscriber].push(body);
+    const message = parseEnvelope(JSON.parse(body));
+    const result = await consumeMessage(message, plans[subscriber], consumers[subscriber]);
+    consumed.push(placed(subscriber, message, { kind: result.kind, drained: false }));
+    for (const drained of result.drained ?? []) {
+      consumed.push(placed(subscriber, drained.message, { kind: drained.kind, drained: true }));
+    }
+    return result;
+  };
   return {
     clock,
     client,
@@ -188,6 +250,23 @@ export function world(options: WorldOptions = {}) {
     channel,
     down,
     rows,
+    /** Every delivery handed to a subscriber's queue, in order (see {@link WorldOptions.auditSends}). */
+    sends,
+    consumed,
+    received,
+    deliver,
+    /** Receives (and deletes) every message `subscriber`'s queue holds visible now: their bodies, in queue order. */
+    take(subscriber: Subscriber): string[] {
+      const bodies: string[] = [];
+      for (let batch = queues.receive(queueOf(subscriber), 10); batch.length > 0; ) {
+        for (const message of batch) {
+          bodies.push(message.body);
+          queues.deleteMessage(queueOf(subscriber), message.receiptHandle);
+        }
+        batch = queues.receive(queueOf(subscriber), 10);
+      }
+      return bodies;
+    },
     /** The operator's admin over the producer's tables. */
     admin() {
       return new OutboxAdmin(
@@ -221,6 +300,7 @@ export function world(options: WorldOptions = {}) {
           outboxTable: 'outbox',
           subscribers: { 'order.created': [...SUBSCRIBERS] },
           clock: clock.now,
+          ...(ordering === undefined ? {} : { ordering, sequenceTable: 'sequences' }),
         },
         {
           actions: [
@@ -248,20 +328,15 @@ export function world(options: WorldOptions = {}) {
     /** Each subscriber's consumer takes what its queue holds; returns the kinds it reported. */
     async consume(subscriber: Subscriber) {
       const results = [];
-      for (const received of queues.receive(queueOf(subscriber), 10)) {
-        results.push(
-          await consumeMessage(
-            parseEnvelope(JSON.parse(received.body)),
-            plans[subscriber],
-            consumers[subscriber],
-          ),
-        );
-        queues.deleteMessage(queueOf(subscriber), received.receiptHandle);
+      for (const message of queues.receive(queueOf(subscriber), 10)) {
+        results.push(await deliver(subscriber, message.body));
+        queues.deleteMessage(queueOf(subscriber), message.receiptHandle);
       }
       return results;
     },
     async applyReceipts() {
       const bodies = channel.arrived.splice(0);
+      channel.applied.push(...bodies);
       await applyReceiptEvent(
         { Records: bodies.map((body, n) => ({ ...sqsRecord(), messageId: `receipt-${n}`, body })) },
         { confirmer: producer, logger: quiet },
@@ -279,6 +354,11 @@ export function world(options: WorldOptions = {}) {
         remainingMs: () => (rounds++ < 1 ? 60_000 : 0),
         sleep: async () => {},
         settings: DEFAULT_SWEEPER_SETTINGS,
+        ...(ordering === undefined
+          ? {}
+          : {
+              orderingFor: (topic: string) => (topic === 'order.created' ? ORDERED_ORDER_CREATED : undefined),
+            }),
       });
     },
   };
