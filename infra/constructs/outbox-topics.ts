@@ -18,7 +18,7 @@ import { subscriberNameSchema } from '../../shared/receipts/receipt.ts';
 import { MAX_SUBSCRIBERS_PER_TOPIC } from '../../shared/settings/outbox-settings.ts';
 import type { ReportProblem } from './function-settings.ts';
 import type { OutboxScope } from './outbox-scope.ts';
-import { QueueWithDlq } from './queue-with-dlq.ts';
+import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 import type { TransactionalOutboxProps } from './transactional-outbox-props.ts';
 
@@ -43,12 +43,15 @@ export function newTopicQueues(
   const routes = new Map<string, sqs.IQueue>();
   for (const [name, queueProps] of Object.entries(props.queues)) {
     const { topics, ...settings } = queueProps;
-    const queue = new QueueWithDlq(outbox.scope, `${name}Queue`, {
-      encryptionKey: props.encryptionKey,
-      ...settings,
-    });
-    markOutboxRole(queue.queue, OutboxResourceRole.TOPIC_QUEUE, { topics });
-    markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.DEAD_LETTER_QUEUE, { source: queue.queue });
+    const queue = markedQueue(
+      outbox,
+      { id: `${name}Queue`, props: { encryptionKey: props.encryptionKey, ...settings } },
+      {
+        queue: OutboxResourceRole.TOPIC_QUEUE,
+        deadLetterQueue: OutboxResourceRole.DEAD_LETTER_QUEUE,
+        topics,
+      },
+    );
     queues[name] = queue;
     for (const topic of topics) {
       if (!topicSchema.safeParse(topic).success) {
@@ -97,12 +100,18 @@ export function newSubscriberQueues(
       );
     }
     if (topics.length === 0) outbox.report(`subscriber '${name}' receives no topic`);
-    const queue = new QueueWithDlq(outbox.scope, `${pascalCase(name)}SubscriberQueue`, {
-      encryptionKey: props.encryptionKey,
-      ...settings,
-    });
-    markOutboxRole(queue.queue, OutboxResourceRole.SUBSCRIBER_QUEUE, { topics });
-    markOutboxRole(queue.deadLetterQueue, OutboxResourceRole.SUBSCRIBER_DEAD_LETTER_QUEUE, { source: queue.queue });
+    const queue = markedQueue(
+      outbox,
+      {
+        id: `${pascalCase(name)}SubscriberQueue`,
+        props: { encryptionKey: props.encryptionKey, ...settings },
+      },
+      {
+        queue: OutboxResourceRole.SUBSCRIBER_QUEUE,
+        deadLetterQueue: OutboxResourceRole.SUBSCRIBER_DEAD_LETTER_QUEUE,
+        topics,
+      },
+    );
     queues[name] = queue;
     for (const topic of topics) {
       if (!topicSchema.safeParse(topic).success) {
@@ -126,6 +135,22 @@ export function newSubscriberQueues(
     }
   }
   return { queues, routes };
+}
+
+/** A queue with its dead-letter queue, each marked with its role; the queue with the topics it carries. */
+function markedQueue(
+  outbox: OutboxScope,
+  created: { readonly id: string; readonly props: QueueWithDlqProps },
+  roles: {
+    readonly queue: OutboxResourceRole;
+    readonly deadLetterQueue: OutboxResourceRole;
+    readonly topics: readonly string[];
+  },
+): QueueWithDlq {
+  const queue = new QueueWithDlq(outbox.scope, created.id, created.props);
+  markOutboxRole(queue.queue, roles.queue, { topics: roles.topics });
+  markOutboxRole(queue.deadLetterQueue, roles.deadLetterQueue, { source: queue.queue });
+  return queue;
 }
 
 /** `inventory-v2` → `InventoryV2`: a subscriber name as a construct id. */

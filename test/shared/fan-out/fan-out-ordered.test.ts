@@ -51,6 +51,16 @@ async function cursorOf(w: World, subscriber: Subscriber): Promise<unknown> {
   return Item?.lastSeq;
 }
 
+/** Each subscriber applied 1..k in order, once each, every delivery is CONFIRMED and nothing is left parked. */
+async function expectAllAppliedInOrder(w: World): Promise<void> {
+  for (const subscriber of SUBSCRIBERS) {
+    expect(await ledger(w, subscriber)).toEqual(SEQS);
+    expect(appliedSeqs(w, subscriber)).toEqual(SEQS);
+    expect(Object.values(await statusBySeq(w, subscriber))).toEqual(SEQS.map(() => MessageStatus.CONFIRMED));
+  }
+  expect(await parkedRows(w)).toEqual([]);
+}
+
 async function parkedRows(w: World): Promise<unknown[]> {
   const { Items = [] } = await w.client.send(new ScanCommand({ TableName: 'inbox' }));
   return Items.filter((row) => String(row.messageId).startsWith(PARKED_KEY_PREFIX));
@@ -171,14 +181,7 @@ describe('fan-out of an ordered topic: each subscriber has its own sequence', ()
           if ((await w.rows()).every((row) => row.status === MessageStatus.CONFIRMED)) break;
         }
 
-        for (const subscriber of SUBSCRIBERS) {
-          expect(await ledger(w, subscriber)).toEqual(SEQS);
-          expect(appliedSeqs(w, subscriber)).toEqual(SEQS);
-          expect(Object.values(await statusBySeq(w, subscriber))).toEqual(
-            SEQS.map(() => MessageStatus.CONFIRMED),
-          );
-        }
-        expect(await parkedRows(w)).toEqual([]);
+        await expectAllAppliedInOrder(w);
         // The other's confirmed deliveries were never sent again.
         expect(w.sends.filter((send) => send.subscriber === other)).toHaveLength(sentToOther);
         expect(
@@ -250,14 +253,7 @@ describe('fan-out of an ordered topic: each subscriber has its own sequence', ()
     ]);
     await w.applyReceipts();
 
-    for (const subscriber of SUBSCRIBERS) {
-      expect(await ledger(w, subscriber)).toEqual(SEQS);
-      expect(appliedSeqs(w, subscriber)).toEqual(SEQS);
-      expect(Object.values(await statusBySeq(w, subscriber))).toEqual(
-        SEQS.map(() => MessageStatus.CONFIRMED),
-      );
-    }
-    expect(await parkedRows(w)).toEqual([]);
+    await expectAllAppliedInOrder(w);
     // No delivery was sent but under its own SENT mark, to its own subscriber.
     expect(
       w.sends.filter(

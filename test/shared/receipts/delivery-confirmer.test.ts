@@ -21,9 +21,7 @@ let confirmer: DynamoDeliveryConfirmer;
  * subscribers, and gives the message back.
  */
 async function put(
-  messageId: string,
-  topic: string,
-  status: MessageStatus,
+  { messageId, topic, status }: Pick<OutboxItem, 'messageId' | 'topic' | 'status'>,
   subscriber = 'inventory',
 ): Promise<OutboxItem> {
   const message = outboxItem({ messageId, topic, status });
@@ -65,7 +63,11 @@ beforeEach(() => {
 
 describe('DynamoDeliveryConfirmer', () => {
   it('confirms a SENT message with the receipt’s outcome at the producer’s time, and names the subscriber in its history', async () => {
-    const message = await put(testMessageId(1), 'order.created', MessageStatus.SENT);
+    const message = await put({
+      messageId: testMessageId(1),
+      topic: 'order.created',
+      status: MessageStatus.SENT,
+    });
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('CONFIRMED');
 
@@ -79,7 +81,11 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it('takes duplicated and reordered receipts: one confirmation, the first outcome kept', async () => {
-    const message = await put(testMessageId(2), 'order.created', MessageStatus.SENT);
+    const message = await put({
+      messageId: testMessageId(2),
+      topic: 'order.created',
+      status: MessageStatus.SENT,
+    });
     const copies = [receipt(message.messageId), receipt(message.messageId, 'inventory', 'LATE_COPY')];
 
     const results = await applyReceipts([...copies, copies[0] as Receipt], confirmer);
@@ -89,9 +95,16 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it("refuses a receipt of a subscriber not declared for the message's topic, and changes nothing", async () => {
-    const message = await put(testMessageId(3), 'order.cancelled', MessageStatus.SENT);
+    const message = await put({
+      messageId: testMessageId(3),
+      topic: 'order.cancelled',
+      status: MessageStatus.SENT,
+    });
     // A delivery row of a subscriber not declared for the topic: its receipt still confirms nothing.
-    await put(testMessageId(3), 'order.cancelled', MessageStatus.SENT, 'loyalty');
+    await put(
+      { messageId: testMessageId(3), topic: 'order.cancelled', status: MessageStatus.SENT },
+      'loyalty',
+    );
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'loyalty'))).resolves.toBe('NOT_FOUND');
     await expect(confirmer.confirmDelivery(receipt(message.messageId, 'billing'))).resolves.toBe('NOT_FOUND');
@@ -104,8 +117,11 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it("confirms only the signing subscriber's delivery, never another subscriber's of the same message", async () => {
-    const message = await put(testMessageId(6), 'order.created', MessageStatus.SENT, 'inventory');
-    await put(testMessageId(6), 'order.created', MessageStatus.SENT, 'loyalty');
+    const message = await put(
+      { messageId: testMessageId(6), topic: 'order.created', status: MessageStatus.SENT },
+      'inventory',
+    );
+    await put({ messageId: testMessageId(6), topic: 'order.created', status: MessageStatus.SENT }, 'loyalty');
     confirmer = new DynamoDeliveryConfirmer({
       client: db.asDocumentClient(),
       tableName: 'outbox',
@@ -127,7 +143,11 @@ describe('DynamoDeliveryConfirmer', () => {
   });
 
   it('records a late receipt of a cancelled message without leaving CANCELLED', async () => {
-    const message = await put(testMessageId(5), 'order.created', MessageStatus.CANCELLED);
+    const message = await put({
+      messageId: testMessageId(5),
+      topic: 'order.created',
+      status: MessageStatus.CANCELLED,
+    });
 
     await expect(confirmer.confirmDelivery(receipt(message.messageId))).resolves.toBe('APPLIED_AFTER_CANCEL');
     expect(await stored(message.messageId)).toMatchObject({ status: 'CANCELLED', outcome: 'RESERVED' });
