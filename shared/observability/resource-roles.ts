@@ -13,6 +13,18 @@ export const OUTBOX_TOPICS_METADATA = 'serverless-outbox:topics';
 /** Resource metadata key of a dead-letter queue: the logical id of the topic queue it takes dead letters from. */
 export const OUTBOX_SOURCE_METADATA = 'serverless-outbox:source';
 
+/**
+ * Resource metadata key of a subscriber's resources (its queue, dead-letter queue, inbox table and consumer, in the
+ * subscriber's own stack): the subscriber's name, as the producer declared it.
+ */
+export const OUTBOX_SUBSCRIBER_METADATA = 'serverless-outbox:subscriber';
+
+/**
+ * Resource metadata key of a subscriber's queue: the name of the producer's outbox it subscribes to (the name both
+ * sides derive the queue and receipt-queue names from).
+ */
+export const OUTBOX_NAME_METADATA = 'serverless-outbox:outbox';
+
 /** What a resource is to the outbox. */
 export const OutboxResourceRole = {
   OUTBOX_TABLE: 'outbox-table',
