@@ -1,7 +1,8 @@
 /**
  * `serverless-outbox`: what a service writes and consumes with. Write business items and the messages that must
  * follow them in one DynamoDB transaction (payloads too large for SQS through an S3 claim check), read an
- * aggregate's messages back, and consume messages exactly once in effect — with the errors each step names.
+ * aggregate's messages back (each once, with its deliveries to subscribers), and consume messages exactly once in
+ * effect — with the errors each step names.
  *
  * The other entries: handler factories in `serverless-outbox/lambda`, the CDK construct in `serverless-outbox/cdk`,
  * the operator APIs (list, show, replay, cancel, skip, redrive, stats, erase, audit) in `serverless-outbox/admin`,
@@ -44,6 +45,7 @@ export { MessageStatus } from './message/message-status.ts';
 export { loggableError } from './observability/loggable-error.ts';
 export { xrayTraceHeader } from './observability/xray-trace-header.ts';
 export { type OrderedTopic, type OrderingByTopic, orderedTopic, orderKeyOf } from './ordering/ordering.ts';
+export { gatherDeliveries } from './outbox/gather-deliveries.ts';
 export { type HistoryEntry, HistoryEvent } from './outbox/history.ts';
 export type { OutboxItem } from './outbox/outbox-item.ts';
 export { type ClaimCheckedWrite, claimCheckWrite, type OutboxWrite } from './outbox/outbox-write.ts';

@@ -36,8 +36,13 @@ export type Order = z.infer<typeof orderSchema>;
 /** Payload of an `order.created` message: the order itself (the contract between the two services). */
 export type OrderCreatedPayload = Order;
 
-/** Payload of an `order.cancelled` message: the order's lines, so a consumer releases them without a read. */
+/**
+ * Payload of an `order.cancelled` message: the order's customer and lines, so a consumer undoes what the order did
+ * (the inventory releases its lines, the loyalty service revokes that customer's points) without a read. An
+ * order row without a customer (never written by this service) gives a cancellation without one.
+ */
 export interface OrderCancelledPayload {
   readonly orderId: string;
+  readonly customerId?: Order['customerId'];
   readonly items: Order['items'];
 }

@@ -477,7 +477,7 @@ function expectCancelWritten(
       status: 'PENDING',
       orderKey: `order#${orderId}`,
       seq: 2,
-      payload: { orderId, items: placed?.items },
+      payload: { orderId, customerId: placed?.customerId, items: placed?.items },
     }),
   ]);
   expect(after.outbox).toHaveLength(before.outbox.length + 1);

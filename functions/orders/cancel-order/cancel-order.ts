@@ -42,7 +42,7 @@ const IS_PLACED = '#status = :placed AND #version = :placedVersion';
 
 /**
  * `POST /orders/{orderId}/cancel` (no body, or `{}`): sets the order CANCELLED at version 2 and writes its
- * `order.cancelled` message (the order's lines, the second of its sequence) in one transaction. 202
+ * `order.cancelled` message (the order's customer and lines, the second of its sequence) in one transaction. 202
  * `{ orderId, messageId }`; 404 for an unknown order; 409 when it is already cancelled, so a repeated cancel
  * writes no second message; 415/400 on bad input. Nothing is written on error.
  */
@@ -76,8 +76,8 @@ export async function cancelOrder(
 }
 
 /**
- * Reads the order (its lines go into the message, so the consumer releases them without a read of its own),
- * then writes the cancellation under the condition that it is still PLACED at version 1.
+ * Reads the order (its customer and lines go into the message, so each consumer undoes the order without a read
+ * of its own), then writes the cancellation under the condition that it is still PLACED at version 1.
  */
 async function attemptCancel(
   cancellation: Cancellation,
@@ -116,7 +116,11 @@ async function writeCancellation(
     {
       topic: ORDER_CANCELLED,
       aggregateId: orderId,
-      payload: { orderId, items: order.items },
+      payload: {
+        orderId,
+        ...(order.customerId === undefined ? {} : { customerId: order.customerId }),
+        items: order.items,
+      },
       ...(traceparent === undefined ? {} : { headers: { traceparent } }),
     },
     now,

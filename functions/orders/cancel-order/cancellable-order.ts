@@ -10,18 +10,20 @@ import { type Order, OrderStatus, OrderVersion } from '../order.ts';
 const storedOrderSchema = z.object({
   status: z.optional(z.string()),
   version: z.optional(z.number()),
+  customerId: z.optional(z.string()),
   items: z.array(z.object({ sku: z.string(), quantity: z.number() })),
 });
 
-/** The lines of an order that can be cancelled now. */
+/** What the cancellation of an order that can be cancelled now carries: its customer and lines. */
 export interface CancellableOrder {
+  readonly customerId: string | undefined;
   readonly items: Order['items'];
 }
 
 /**
- * Whether the stored order row can be cancelled: its lines when it is PLACED at version 1; else the answer —
- * 404 for no row, 409 `order already cancelled`, or 409 `order cannot be cancelled` naming why (a row written
- * before orders had a version, whose messages are not numbered, or one in a state this version does not
+ * Whether the stored order row can be cancelled: its customer and lines when it is PLACED at version 1; else the
+ * answer — 404 for no row, 409 `order already cancelled`, or 409 `order cannot be cancelled` naming why (a row
+ * written before orders had a version, whose messages are not numbered, or one in a state this version does not
  * know).
  */
 export function cancellableOrder(
@@ -33,7 +35,7 @@ export function cancellableOrder(
   }
   const order = storedOrderSchema.safeParse(stored);
   if (!order.success) return cannotCancel(orderId, 'has order lines that cannot be read');
-  const { status, version, items } = order.data;
+  const { status, version, customerId, items } = order.data;
   if (status === OrderStatus.CANCELLED) {
     return refuse(409, 'order already cancelled', {
       field: 'orderId',
@@ -46,7 +48,7 @@ export function cancellableOrder(
   if (status !== OrderStatus.PLACED || version !== OrderVersion.PLACED) {
     return cannotCancel(orderId, `is ${status} at version ${version}, not ${OrderStatus.PLACED}`);
   }
-  return { ok: true, value: { items } };
+  return { ok: true, value: { customerId, items } };
 }
 
 function cannotCancel(orderId: string, why: string): Parsed<never> {

@@ -1,12 +1,12 @@
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type OutboxItem, readAggregateMessages } from 'serverless-outbox';
+import { gatherDeliveries, type OutboxItem, readAggregateMessages } from 'serverless-outbox';
 import { parseValue } from '../../http/parse-request.ts';
 import { errorResponse, jsonResponse } from '../../http/responses.ts';
 import { identifierSchema } from '../../identifier.ts';
 import { OrderStatus } from '../order.ts';
 
-/** What the page shows of each message: its delivery, never its payload. */
+/** What the page reads of each outbox row (a message, or one subscriber's delivery of it): never its payload. */
 const MESSAGE_ATTRIBUTES = [
   'topic',
   'status',
@@ -16,7 +16,11 @@ const MESSAGE_ATTRIBUTES = [
   'lastError',
   'outcome',
   'seq',
+  'subscriber',
 ] as const satisfies readonly (keyof OutboxItem)[];
+
+/** A message of the order, gathered from its outbox rows. */
+type GatheredMessage = ReturnType<typeof gatherDeliveries>[number];
 
 /** What reading an order needs. */
 export interface GetOrderDeps {
@@ -28,7 +32,9 @@ export interface GetOrderDeps {
 /**
  * `GET /orders/{orderId}`: the order, its status (PLACED or CANCELLED) and the delivery status of each of its
  * messages, so a caller can watch `order.created` (and `order.cancelled`) go PENDING → SENT → CONFIRMED and
- * see what the consumer did with each. 404 for an unknown order.
+ * see what the consumer did with each. A message delivered to subscribers shows once, with the status its
+ * deliveries give it and each subscriber's delivery (its status, attempts and, once CONFIRMED, its outcome). 404
+ * for an unknown order.
  */
 export async function getOrder(
   event: APIGatewayProxyEvent,
@@ -62,29 +68,43 @@ export async function getOrder(
     // A row written before orders had a status was placed and could not be cancelled then.
     status: typeof order.Item.status === 'string' ? order.Item.status : OrderStatus.PLACED,
     ...(typeof order.Item.cancelledAt === 'string' ? { cancelledAt: order.Item.cancelledAt } : {}),
-    messages: inSequence(messages).map((message) => ({
-      messageId: message.messageId,
-      topic: message.topic,
-      status: message.status,
-      attempts: message.attempts,
-      ...(message.sentAt === undefined ? {} : { sentAt: message.sentAt }),
-      ...(message.confirmedAt === undefined ? {} : { confirmedAt: message.confirmedAt }),
-      ...(message.lastError === undefined ? {} : { lastError: message.lastError }),
-      // What the consumer did with it (APPLIED, REJECTED_OUT_OF_STOCK, RELEASED…), known once CONFIRMED.
-      ...(message.status === 'CONFIRMED' && typeof message.outcome === 'string'
-        ? { outcome: message.outcome }
-        : {}),
-    })),
+    messages: gatherDeliveries(messages).map(pageEntryOf),
   });
 }
 
 /**
- * An order's messages in the order they were written: by `seq`, which an ordered topic numbers 1, 2… per
- * order. Ids are time-ordered only to the millisecond, so a cancel written in the same millisecond as its order
- * could sort first by id. Messages without a seq (an unordered topic) keep their id order, after the others.
+ * What the page shows of a message. Stored as one row: its delivery state, as the page always showed it. Stored as
+ * deliveries: the status derived from theirs, the sends of all of them, and each delivery's own state.
  */
-function inSequence(messages: readonly Record<string, unknown>[]): Record<string, unknown>[] {
-  const seqOf = (message: Record<string, unknown>) =>
-    typeof message.seq === 'number' ? message.seq : Number.POSITIVE_INFINITY;
-  return [...messages].sort((a, b) => (seqOf(a) === seqOf(b) ? 0 : seqOf(a) - seqOf(b)));
+function pageEntryOf(message: GatheredMessage): Record<string, unknown> {
+  if (message.deliveries === undefined) {
+    return { messageId: message.messageId, topic: message.topic, ...deliveryStateOf(message) };
+  }
+  return {
+    messageId: message.messageId,
+    topic: message.topic,
+    status: message.status,
+    attempts: message.deliveries.reduce((sum, delivery) => sum + attemptsOf(delivery), 0),
+    deliveries: message.deliveries.map((delivery) => ({
+      subscriber: delivery.subscriber,
+      ...deliveryStateOf(delivery),
+    })),
+  };
+}
+
+/** Where one delivery stands, and what its consumer did with it once CONFIRMED. */
+function deliveryStateOf(row: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return {
+    status: row.status,
+    attempts: row.attempts,
+    ...(row.sentAt === undefined ? {} : { sentAt: row.sentAt }),
+    ...(row.confirmedAt === undefined ? {} : { confirmedAt: row.confirmedAt }),
+    ...(row.lastError === undefined ? {} : { lastError: row.lastError }),
+    // What the consumer did with it (APPLIED, REJECTED_OUT_OF_STOCK, AWARDED…), known once CONFIRMED.
+    ...(row.status === 'CONFIRMED' && typeof row.outcome === 'string' ? { outcome: row.outcome } : {}),
+  };
+}
+
+function attemptsOf(delivery: Readonly<Record<string, unknown>>): number {
+  return typeof delivery.attempts === 'number' ? delivery.attempts : 0;
 }

@@ -58,6 +58,7 @@ const SURFACE = {
       'createDocumentClient',
       'createMessage',
       'describeError',
+      'gatherDeliveries',
       'loggableError',
       'orderKeyOf',
       'orderedTopic',

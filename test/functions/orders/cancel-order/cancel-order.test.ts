@@ -95,7 +95,7 @@ describe('cancelOrder', () => {
     expect(messagesOf('order-1').map((message) => message.messageId)).toContain(body.messageId);
   });
 
-  it("writes order.cancelled with the order's lines as the second of its sequence, after order.created, without a counter row", async () => {
+  it("writes order.cancelled with the order's customer and lines as the second of its sequence, after order.created, without a counter row", async () => {
     const createdId = await placeOrder('order-1');
 
     const response = await cancelOrder(cancelEvent('order-1'), deps);
@@ -113,12 +113,34 @@ describe('cancelOrder', () => {
         topic: 'order.cancelled',
         orderKey: 'order#order-1',
         seq: 2,
-        payload: { orderId: 'order-1', items: LINES },
+        payload: { orderId: 'order-1', customerId: 'customer-1', items: LINES },
         status: 'PENDING',
       }),
     ]);
     // The versions the order rows are written at number the messages: no sequence counter is kept.
     expect(db.items('sequences')).toEqual([]);
+  });
+
+  it('cancels an order whose row has no customer with a cancellation that names none', async () => {
+    await db.send(
+      new PutCommand({
+        TableName: 'orders',
+        Item: {
+          orderId: 'order-9',
+          items: LINES,
+          createdAt: FIXED_NOW.toISOString(),
+          status: 'PLACED',
+          version: 1,
+        },
+      }),
+    );
+
+    const response = await cancelOrder(cancelEvent('order-9'), deps);
+
+    expect(response.statusCode).toBe(202);
+    expect(messagesOf('order-9').map((message) => message.payload)).toEqual([
+      { orderId: 'order-9', items: LINES },
+    ]);
   });
 
   it('accepts an empty JSON object as the body', async () => {

@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { type GetOrderDeps, getOrder } from '../../../../functions/orders/get-order/get-order.ts';
 import { OUTBOX_KEYS } from '../../../../shared/aws/outbox-table.ts';
 import { MemoryDocumentClient } from '../../../../shared/memory/memory-document-client.ts';
+import { deliveryIdOf, subscriberOrderKeyOf } from '../../../../shared/message/delivery-id.ts';
 import type { OutboxItem } from '../../../../shared/outbox/outbox-item.ts';
 import { apiEvent, FIXED_NOW, outboxItem, testMessageId } from '../../../support/factories.ts';
 
@@ -53,6 +54,19 @@ function getEvent(orderId: string) {
 
 async function storeMessages(...messages: OutboxItem[]): Promise<void> {
   for (const message of messages) await db.send(new PutCommand({ TableName: 'outbox', Item: message }));
+}
+
+/** `subscriber`'s delivery row of `message`, as the writer stores it, with the delivery's own state. */
+function deliveryOf(message: OutboxItem, subscriber: string, state: Partial<OutboxItem> = {}): OutboxItem {
+  return {
+    ...message,
+    messageId: deliveryIdOf(message.messageId, subscriber),
+    ...(message.orderKey === undefined
+      ? {}
+      : { orderKey: subscriberOrderKeyOf(message.orderKey, subscriber) }),
+    subscriber,
+    ...state,
+  };
 }
 
 describe('getOrder', () => {
@@ -233,6 +247,135 @@ describe('getOrder', () => {
     for (const read of messageReads) {
       expect(Object.values(read.input.ExpressionAttributeNames ?? {})).not.toContain('payload');
     }
+  });
+
+  it('shows a message delivered to subscribers once, with its derived status and each subscriber’s delivery', async () => {
+    const created = outboxItem({ messageId: testMessageId(1), orderKey: 'order#order-1', seq: 1 });
+    await storeMessages(
+      deliveryOf(created, 'loyalty', { status: 'SENT', attempts: 2, sentAt: '2024-05-01T12:00:02.000Z' }),
+      deliveryOf(created, 'inventory', {
+        status: 'CONFIRMED',
+        attempts: 1,
+        sentAt: '2024-05-01T12:00:01.000Z',
+        confirmedAt: '2024-05-01T12:00:03.000Z',
+        outcome: 'APPLIED',
+      }),
+    );
+
+    const body = JSON.parse((await getOrder(getEvent('order-1'), deps)).body);
+
+    expect(body.messages).toEqual([
+      {
+        messageId: testMessageId(1),
+        topic: 'order.created',
+        // Not CONFIRMED until every subscriber is.
+        status: 'SENT',
+        attempts: 3,
+        deliveries: [
+          {
+            subscriber: 'inventory',
+            status: 'CONFIRMED',
+            attempts: 1,
+            sentAt: '2024-05-01T12:00:01.000Z',
+            confirmedAt: '2024-05-01T12:00:03.000Z',
+            outcome: 'APPLIED',
+          },
+          { subscriber: 'loyalty', status: 'SENT', attempts: 2, sentAt: '2024-05-01T12:00:02.000Z' },
+        ],
+      },
+    ]);
+  });
+
+  it("shows a subscriber's outcome only once its delivery is CONFIRMED, and the message CONFIRMED once every one is", async () => {
+    const created = outboxItem({ messageId: testMessageId(1) });
+    const cancelled = outboxItem({ messageId: testMessageId(2), topic: 'order.cancelled' });
+    await storeMessages(
+      deliveryOf(created, 'inventory', { status: 'CONFIRMED', outcome: 'REJECTED_OUT_OF_STOCK' }),
+      deliveryOf(created, 'loyalty', { status: 'CONFIRMED', outcome: 'AWARDED' }),
+      deliveryOf(cancelled, 'inventory', { status: 'CONFIRMED', outcome: 'NOTHING_TO_RELEASE' }),
+      // A confirmation whose delivery a replay sent again: its old outcome is not what happens now.
+      deliveryOf(cancelled, 'loyalty', { status: 'SENT', outcome: 'REVOKED' }),
+    );
+
+    const messages = JSON.parse((await getOrder(getEvent('order-1'), deps)).body).messages;
+
+    expect(messages.map((m: { status: string }) => m.status)).toEqual(['CONFIRMED', 'SENT']);
+    expect(
+      messages.map((m: { deliveries: { outcome?: string }[] }) => m.deliveries.map((d) => d.outcome)),
+    ).toEqual([
+      ['REJECTED_OUT_OF_STOCK', 'AWARDED'],
+      ['NOTHING_TO_RELEASE', undefined],
+    ]);
+    // Subscribers' outcomes differ: the message has none of its own.
+    expect(messages[0]).not.toHaveProperty('outcome');
+  });
+
+  it('shows a message FAILED when one subscriber failed and the other confirmed, with why on the delivery that failed', async () => {
+    const created = outboxItem({ messageId: testMessageId(1) });
+    await storeMessages(
+      deliveryOf(created, 'inventory', { status: 'CONFIRMED', attempts: 1, outcome: 'APPLIED' }),
+      deliveryOf(created, 'loyalty', {
+        status: 'FAILED',
+        attempts: 10,
+        lastError: 'QueueDoesNotExist: gone',
+      }),
+    );
+
+    const [message] = JSON.parse((await getOrder(getEvent('order-1'), deps)).body).messages;
+
+    expect(message).toMatchObject({ status: 'FAILED', attempts: 11 });
+    expect(message.deliveries[1]).toEqual({
+      subscriber: 'loyalty',
+      status: 'FAILED',
+      attempts: 10,
+      lastError: 'QueueDoesNotExist: gone',
+    });
+  });
+
+  it('shows a message written before subscribers in its old shape beside a fanned-out one, in seq order', async () => {
+    await db.send(
+      new PutCommand({ TableName: 'orders', Item: { ...order, status: 'CANCELLED', version: 2 } }),
+    );
+    const cancelled = outboxItem({
+      messageId: testMessageId(1),
+      topic: 'order.cancelled',
+      orderKey: 'order#order-1',
+      seq: 2,
+    });
+    await storeMessages(
+      outboxItem({
+        messageId: testMessageId(2),
+        orderKey: 'order#order-1',
+        seq: 1,
+        status: 'CONFIRMED',
+        attempts: 1,
+        outcome: 'APPLIED',
+      }),
+      deliveryOf(cancelled, 'inventory', { status: 'PENDING' }),
+      deliveryOf(cancelled, 'loyalty', { status: 'PENDING' }),
+    );
+
+    const body = JSON.parse((await getOrder(getEvent('order-1'), deps)).body);
+
+    expect(body.messages).toEqual([
+      {
+        messageId: testMessageId(2),
+        topic: 'order.created',
+        status: 'CONFIRMED',
+        attempts: 1,
+        outcome: 'APPLIED',
+      },
+      {
+        messageId: testMessageId(1),
+        topic: 'order.cancelled',
+        status: 'PENDING',
+        attempts: 0,
+        deliveries: [
+          { subscriber: 'inventory', status: 'PENDING', attempts: 0 },
+          { subscriber: 'loyalty', status: 'PENDING', attempts: 0 },
+        ],
+      },
+    ]);
   });
 
   it('answers 404 for an unknown order', async () => {
