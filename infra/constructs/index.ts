@@ -1,7 +1,8 @@
 /**
  * `serverless-outbox/cdk`: the CDK side of the outbox — the `TransactionalOutbox` construct (outbox table,
  * topic queues with dead-letter queues, stream relay, scheduled sweeper, consumers with inboxes, audit table,
- * alarms, dashboard, the optional archive and the IAM-authorised admin API) and the function and queue constructs it is built from.
+ * alarms, dashboard, the optional archive and the IAM-authorised admin API), the `OutboxSubscription` a subscriber's
+ * own stack receives its deliveries with, and the function and queue constructs they are built from.
  */
 export {
   ALARM_DEFAULTS,
@@ -43,6 +44,8 @@ export {
 } from './outbox-metrics.ts';
 export type { OrderedTopicMonitoring } from './outbox-monitoring.ts';
 export { OutboxReceipts } from './outbox-receipts.ts';
+export { OutboxSubscription, type OutboxSubscriptionProps } from './outbox-subscription.ts';
+export type { OutboxSubscriptionSpec } from './outbox-subscription-spec.ts';
 export {
   QueueWithDlq,
   type QueueWithDlqProps,
@@ -52,8 +55,10 @@ export {
 export { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
 export {
   markOutboxRole,
+  OUTBOX_NAME_METADATA,
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
   OUTBOX_TOPICS_METADATA,
   OutboxResourceRole,
   type OutboxRoleDetails,
@@ -61,6 +66,7 @@ export {
 export { TransactionalOutbox } from './transactional-outbox.ts';
 export type {
   OutboxConsumer,
+  OutboxConsumerFunctionProps,
   OutboxConsumerProps,
   OutboxOrderedTopicProps,
   OutboxQueueProps,

@@ -16,7 +16,7 @@ import {
   WRITER_SETTINGS,
 } from '../../shared/settings/outbox-settings.ts';
 import type { Setting } from '../../shared/settings/setting.ts';
-import { CLAIM_CHECK_DEFAULTS } from './defaults.ts';
+import { CLAIM_CHECK_DEFAULTS, QUEUE_DEFAULTS } from './defaults.ts';
 import { addToEnvironment, type SettingValues, settingsEnvironment } from './function-settings.ts';
 import { grantKeyUse } from './key-grants.ts';
 import { acknowledgeNagFindings, iamWildcardResourceFinding } from './nag-suppressions.ts';
@@ -47,10 +47,21 @@ export interface OutboxClaimCheckOptions extends OutboxClaimCheckProps {
   readonly topicRoutes: ReadonlyMap<string, unknown>;
   /** The outbox's retry policies by topic. @default DEFAULT_RETRY_POLICY for every topic */
   readonly retryPolicies?: Readonly<Record<string, RetryPolicy>>;
+  /**
+   * The retry policy of each subscriber's deliveries, whose queues (in the subscribers' stacks) are taken to keep
+   * messages as long as `QUEUE_DEFAULTS` says; a subscription whose queues keep them longer is refused at synth.
+   * @default - no subscriber
+   */
+  readonly subscriberPolicies?: readonly RetryPolicy[];
   /** @default DEFAULT_CONFIRM_DEADLINE_MS */
   readonly confirmDeadline?: Duration;
   /** How long a terminal message stays in the outbox. @default DEFAULT_RETENTION_DAYS */
   readonly retention?: Duration;
+  /**
+   * The name of a new bucket, when others must find it by name (an outbox's subscribers).
+   * @default - a name CloudFormation generates
+   */
+  readonly bucketName?: string;
   /** The outbox's customer-managed key, for a new bucket. @default - SSE-S3 */
   readonly encryptionKey?: kms.IKey;
   /** @default RemovalPolicy.RETAIN */
@@ -151,6 +162,7 @@ export class OutboxClaimCheck extends Construct {
 
   #newBucket(options: OutboxClaimCheckOptions): s3.Bucket {
     const bucket = new s3.Bucket(this, 'Bucket', {
+      ...(options.bucketName === undefined ? {} : { bucketName: options.bucketName }),
       ...(options.encryptionKey === undefined
         ? { encryption: CLAIM_CHECK_DEFAULTS.encryption }
         : {
@@ -222,6 +234,17 @@ export function expirationDays(options: OutboxClaimCheckOptions): number {
         redeliveryHorizonMs({ policy, confirmDeadlineMs, queueRetentionMs, deadLetterRetentionMs }),
       );
     }
+  }
+  for (const policy of options.subscriberPolicies ?? []) {
+    horizonMs = Math.max(
+      horizonMs,
+      redeliveryHorizonMs({
+        policy,
+        confirmDeadlineMs,
+        queueRetentionMs: QUEUE_DEFAULTS.retentionPeriod.toMilliseconds(),
+        deadLetterRetentionMs: QUEUE_DEFAULTS.deadLetterRetention.toMilliseconds(),
+      }),
+    );
   }
   return Math.ceil((retentionMs + horizonMs) / DAY_MS) + CLAIM_CHECK_DEFAULTS.expirationMarginDays;
 }

@@ -11,14 +11,17 @@ import { grantKeyUse } from './key-grants.ts';
 import type { OutboxClaimCheck } from './outbox-claim-check.ts';
 import { OutboxFunction } from './outbox-function.ts';
 import type { OutboxMonitoring } from './outbox-monitoring.ts';
-import type { OutboxReceipts } from './outbox-receipts.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import type { OutboxSweeper } from './outbox-sweeper.ts';
 import { newInboxTable } from './outbox-tables.ts';
 import type { QueueWithDlq } from './queue-with-dlq.ts';
 import { grantLimitedUpdate, grantOnTable, grantSendMessage, queueEventSource } from './table-grants.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
-import type { OutboxConsumer, OutboxConsumerProps } from './transactional-outbox-props.ts';
+import type {
+  OutboxConsumer,
+  OutboxConsumerFunctionProps,
+  OutboxConsumerProps,
+} from './transactional-outbox-props.ts';
 
 /** Lambda takes at most 10 messages per batch from a FIFO queue, and no batching window. */
 const MAX_FIFO_BATCH_SIZE = 10;
@@ -32,9 +35,9 @@ export interface OutboxConsumerContext {
   readonly queue: QueueWithDlq;
   /** The topics routed to that queue. */
   readonly topics: readonly string[];
-  /** The prop that names the queue (`queues.<name>` or `subscribers.<name>`), for problems. */
+  /** The prop that names the queue (`queues.<name>`), for problems. */
   readonly queueProp: string;
-  /** The queue as a problem names it: `queue '<name>'` or `subscriber '<name>''s queue`. */
+  /** The queue as a problem names it: `queue '<name>'`. */
   readonly queueLabel: string;
   readonly orderedTopics: Readonly<Record<string, OrderedTopic>>;
   readonly sweeper: OutboxSweeper;
@@ -43,8 +46,6 @@ export interface OutboxConsumerContext {
   /** The outbox's retry policies and confirm deadline: with the queues' retention, how late a copy can come. */
   readonly retryPolicies: Readonly<Record<string, RetryPolicy>> | undefined;
   readonly confirmDeadline: Duration | undefined;
-  /** The outbox's receipt queue and receipts function, created on first use. */
-  readonly receipts: () => OutboxReceipts;
 }
 
 /**
@@ -57,8 +58,71 @@ export function addOutboxConsumer(
   props: OutboxConsumerProps & { readonly id: string },
   context: OutboxConsumerContext,
 ): OutboxConsumer {
+  const confirms = props.confirm !== false;
+  const { function: fn, inboxTable } = newConsumerFunction(outbox, props, {
+    ...context,
+    confirmDeadlineMs: millisecondsOf(
+      context.confirmDeadline,
+      OutboxSettings.confirmDeadlineMs,
+      outbox.report,
+    ),
+    retryPolicyFor: (topic) => context.retryPolicies?.[topic] ?? DEFAULT_RETRY_POLICY,
+    // Only to confirm: a consumer that does not confirm never touches the outbox.
+    confirmation: confirms
+      ? { outboxTable: outbox.settings.outboxTable, retentionDays: outbox.settings.retentionDays }
+      : {},
+  });
+  context.claimCheck?.bindConsumer(fn);
+  if (confirms) {
+    // Confirming touches only the confirmation's attributes and asks nothing back.
+    grantLimitedUpdate(context.table, fn, {
+      attributes: CONFIRMATION_ATTRIBUTES,
+      returnValues: [CONFIRMATION_RETURN_VALUES],
+    });
+  }
+  if (props.reconcile ?? true) context.sweeper.reconcileWith(inboxTable, context.topics);
+  // Receives, writes its inbox and confirms in the outbox, and dead-letters itself.
+  grantKeyUse(outbox.encryptionKey, fn, 'write');
+  return { function: fn, inboxTable, queue: context.queue };
+}
+
+/** What a consumer's function is wired to, wherever it is: its queue, its topics, how it confirms, its alarms. */
+export interface ConsumerFunctionWiring {
+  /** The queue the consumer reads, with its dead-letter queue. */
+  readonly queue: QueueWithDlq;
+  /** The topics it receives. */
+  readonly topics: readonly string[];
+  /** The prop that names the queue, for problems. */
+  readonly queueProp: string;
+  /** The queue as a problem names it. */
+  readonly queueLabel: string;
+  /** The ordered topics (of the producer), as ORDERED_TOPICS holds them. */
+  readonly orderedTopics: Readonly<Record<string, OrderedTopic>>;
+  readonly monitoring: OutboxMonitoring;
+  /** The retry policy of each topic's deliveries to this consumer. */
+  readonly retryPolicyFor: (topic: string) => RetryPolicy;
+  /** How long the producer waits for a confirmation before it resends (ms). */
+  readonly confirmDeadlineMs: number;
+  /** The settings of how it confirms: the outbox's (OUTBOX_TABLE…) or a receipt queue's (RECEIPT_QUEUE_URL…). */
+  readonly confirmation: SettingValues;
+  /** The subscriber it applies messages as (SUBSCRIBER): its inbox rows are keyed per subscriber. */
+  readonly subscriber?: string;
+  /** The IAM path of the function's role. @default '/' */
+  readonly rolePath?: string;
+}
+
+/**
+ * The consumer function `id` of `wiring.queue` and its inbox (`<id>Inbox`, unless one is given), with
+ * `CONSUMER_SETTINGS`, the SQS mapping with partial batch responses, the grants on its own inbox and dead-letter
+ * queue and its alarms: what every consumer has, whether it confirms in the producer's outbox or by receipt.
+ */
+export function newConsumerFunction(
+  outbox: OutboxScope,
+  props: OutboxConsumerFunctionProps & { readonly id: string },
+  wiring: ConsumerFunctionWiring,
+): { readonly function: OutboxFunction; readonly inboxTable: dynamodb.ITable } {
   const { id } = props;
-  const { queue, topics } = context;
+  const { queue, topics } = wiring;
   if (props.existingInboxTable !== undefined && props.inboxTableProps !== undefined) {
     outbox.report(`consumer ${id}: give either existingInboxTable or inboxTableProps, not both`);
   }
@@ -67,35 +131,28 @@ export function addOutboxConsumer(
   const settings = queue.settings;
   const inboxRetentionDays = daysOf(props.inboxRetention, OutboxSettings.inboxRetentionDays, outbox.report);
   const timeout = props.functionProps?.timeout ?? CONSUMER_DEFAULTS.timeout;
-  const byReceipt = props.subscriber !== undefined;
-  checkConfirmation(outbox, props);
+  const ordered = topics.some((topic) => wiring.orderedTopics[topic] !== undefined);
   const values: SettingValues = {
     inboxTable: { value: inboxTable.tableName, prop: `${id}.existingInboxTable` },
     inboxRetentionDays: { value: inboxRetentionDays, prop: `${id}.inboxRetention` },
-    sourceQueueUrl: { value: queue.queue.queueUrl, prop: context.queueProp },
-    deadLetterQueueUrl: { value: queue.deadLetterQueue.queueUrl, prop: context.queueProp },
-    maxReceiveCount: { value: settings.maxReceiveCount, prop: `${context.queueProp}.maxReceiveCount` },
+    sourceQueueUrl: { value: queue.queue.queueUrl, prop: wiring.queueProp },
+    deadLetterQueueUrl: { value: queue.deadLetterQueue.queueUrl, prop: wiring.queueProp },
+    maxReceiveCount: { value: settings.maxReceiveCount, prop: `${wiring.queueProp}.maxReceiveCount` },
     // Its inbox rows are keyed per subscriber, and its receipts signed with the name.
-    ...(props.subscriber === undefined
+    ...(wiring.subscriber === undefined
       ? {}
-      : { subscriber: { value: props.subscriber, prop: `${id}.subscriber` } }),
-    ...(outbox.settings.orderedTopics === undefined ? {} : { orderedTopics: outbox.settings.orderedTopics }),
-    // Only to confirm: a consumer that does not confirm never touches the outbox, and one that confirms by
-    // receipt only sends to the receipt queue.
-    ...(props.confirm === false
+      : { subscriber: { value: wiring.subscriber, prop: `${id}.subscriber` } }),
+    ...(Object.keys(wiring.orderedTopics).length === 0
       ? {}
-      : byReceipt
-        ? {
-            receiptQueueUrl: { value: context.receipts().queue.queue.queueUrl, prop: `${id}.subscriber` },
-            subscriber: { value: props.subscriber ?? '', prop: `${id}.subscriber` },
-          }
-        : { outboxTable: outbox.settings.outboxTable, retentionDays: outbox.settings.retentionDays }),
+      : { orderedTopics: { value: wiring.orderedTopics, prop: 'ordering' } }),
+    ...wiring.confirmation,
   };
   const fn = new OutboxFunction(outbox.scope, id, {
     timeout: CONSUMER_DEFAULTS.timeout,
     memorySize: CONSUMER_DEFAULTS.memorySize,
     logGroupRemovalPolicy: outbox.removalPolicy,
     ...props.functionProps,
+    ...(wiring.rolePath === undefined ? {} : { rolePath: wiring.rolePath }),
     entry: props.entry,
     metricsNamespace: outbox.metricsNamespace,
     environment: {
@@ -103,20 +160,20 @@ export function addOutboxConsumer(
       ...settingsEnvironment(CONSUMER_SETTINGS, values, outbox.report),
     },
   });
-  markOutboxRole(fn, OutboxResourceRole.CONSUMER);
+  markOutboxRole(fn, OutboxResourceRole.CONSUMER, { subscriber: wiring.subscriber });
   if (props.existingInboxTable === undefined) {
-    markOutboxRole(inboxTable, OutboxResourceRole.INBOX_TABLE, { topics });
+    markOutboxRole(inboxTable, OutboxResourceRole.INBOX_TABLE, { topics, subscriber: wiring.subscriber });
   }
-  context.monitoring.watchConsumer(fn, { service: fn.serviceName, topics });
+  wiring.monitoring.watchConsumer(fn, { service: fn.serviceName, topics });
   if (timeout.toSeconds() > settings.visibilityTimeout.toSeconds()) {
     outbox.report(
-      `${context.queueLabel}: its visibility timeout (${settings.visibilityTimeout.toSeconds()} s) must be at ` +
+      `${wiring.queueLabel}: its visibility timeout (${settings.visibilityTimeout.toSeconds()} s) must be at ` +
         `least consumer ${id}'s timeout (${timeout.toSeconds()} s); AWS advises 6 times it`,
     );
   }
-  checkInboxRetention(outbox, { id, inboxRetentionDays }, context);
+  checkInboxRetention(outbox, { id, inboxRetentionDays }, wiring);
   const batchSize = props.batchSize ?? CONSUMER_DEFAULTS.batchSize;
-  if (settings.fifo) checkFifoMapping(outbox, { ...props, id, batchSize }, context.queueLabel);
+  if (settings.fifo) checkFifoMapping(outbox, { ...props, id, batchSize }, wiring.queueLabel);
 
   fn.addEventSource(
     queueEventSource(queue.queue, {
@@ -127,7 +184,6 @@ export function addOutboxConsumer(
         : { maxBatchingWindow: props.maxBatchingWindow ?? CONSUMER_DEFAULTS.maxBatchingWindow }),
     }),
   );
-  const ordered = topics.some((topic) => context.orderedTopics[topic] !== undefined);
   // The inbox put commits with the effect in one transaction: PutItem on the inbox, nothing else there —
   // unless the queue carries ordered topics: then the same transaction advances the order key's cursor row
   // (UpdateItem) or parks an early message (PutItem, ConditionCheckItem on the cursor), and the consumer reads
@@ -140,23 +196,7 @@ export function addOutboxConsumer(
   ]);
   // A message that can never be processed is dead-lettered by the consumer itself, with its reason.
   grantSendMessage(queue.deadLetterQueue, fn);
-  context.claimCheck?.bindConsumer(fn);
-  if (byReceipt && props.confirm !== false) {
-    // Confirms by receipt: SendMessage on the receipt queue, nothing on the outbox table.
-    context.receipts().addSender(fn);
-  } else if (props.confirm !== false) {
-    // Confirming touches only the confirmation's attributes and asks nothing back.
-    grantLimitedUpdate(context.table, fn, {
-      attributes: CONFIRMATION_ATTRIBUTES,
-      returnValues: [CONFIRMATION_RETURN_VALUES],
-    });
-  }
-  // A consumer that confirms by receipt is never asked through its inbox: an unconfirmed message is resent to
-  // it, and its inbox answers the duplicate with a fresh receipt.
-  if (props.reconcile ?? !byReceipt) context.sweeper.reconcileWith(inboxTable, topics);
-  // Receives, writes its inbox and confirms in the outbox, and dead-letters itself.
-  grantKeyUse(outbox.encryptionKey, fn, 'write');
-  return { function: fn, inboxTable, queue };
+  return { function: fn, inboxTable };
 }
 
 /**
@@ -167,20 +207,14 @@ export function addOutboxConsumer(
 function checkInboxRetention(
   outbox: OutboxScope,
   { id, inboxRetentionDays }: { readonly id: string; readonly inboxRetentionDays: number },
-  context: OutboxConsumerContext,
+  wiring: ConsumerFunctionWiring,
 ): void {
-  const confirmDeadlineMs = millisecondsOf(
-    context.confirmDeadline,
-    OutboxSettings.confirmDeadlineMs,
-    outbox.report,
-  );
-  const queueRetentionMs = context.queue.settings.retentionPeriod.toMilliseconds();
-  const deadLetterRetentionMs = context.queue.settings.deadLetterRetention.toMilliseconds();
-  for (const topic of context.topics) {
-    const policy = context.retryPolicies?.[topic] ?? DEFAULT_RETRY_POLICY;
+  const queueRetentionMs = wiring.queue.settings.retentionPeriod.toMilliseconds();
+  const deadLetterRetentionMs = wiring.queue.settings.deadLetterRetention.toMilliseconds();
+  for (const topic of wiring.topics) {
     const horizonMs = redeliveryHorizonMs({
-      policy,
-      confirmDeadlineMs,
+      policy: wiring.retryPolicyFor(topic),
+      confirmDeadlineMs: wiring.confirmDeadlineMs,
       queueRetentionMs,
       deadLetterRetentionMs,
     });
@@ -196,25 +230,10 @@ function checkInboxRetention(
   }
 }
 
-/** A subscriber's consumer confirms by receipt, and only so. */
-function checkConfirmation(outbox: OutboxScope, props: OutboxConsumerProps & { readonly id: string }): void {
-  const { id } = props;
-  if (props.subscriber === undefined) return;
-  if (props.confirm === false) {
-    outbox.report(`consumer ${id}: a subscriber's consumer confirms by receipt; confirm: false is refused`);
-  }
-  if (props.reconcile === true) {
-    outbox.report(
-      `consumer ${id}: a subscriber's consumer is not reconciled through its inbox (reconcile: true); ` +
-        'an unconfirmed delivery is resent to it instead',
-    );
-  }
-}
-
 /** Lambda reads a FIFO queue in batches of at most 10 and without a batching window. */
 function checkFifoMapping(
   outbox: OutboxScope,
-  props: OutboxConsumerProps & { readonly id: string; readonly batchSize: number },
+  props: OutboxConsumerFunctionProps & { readonly id: string; readonly batchSize: number },
   queueLabel: string,
 ): void {
   const { id } = props;

@@ -31,6 +31,13 @@ export interface OutboxFunctionProps extends nodejs.NodejsFunctionProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly logGroupRemovalPolicy?: RemovalPolicy;
+  /**
+   * The IAM path of the function's own role (when no `role` is given), e.g. `/outbox/Shop-Outbox/senders/`: a
+   * resource policy in another stack or account can then allow exactly the roles under that path (the
+   * `aws:PrincipalArn` condition) without knowing the names CloudFormation gives them.
+   * @default '/'
+   */
+  readonly rolePath?: string;
 }
 
 /**
@@ -48,8 +55,14 @@ export class OutboxFunction extends nodejs.NodejsFunction {
   public readonly serviceName: string;
 
   constructor(scope: Construct, id: string, props: OutboxFunctionProps) {
-    const { serviceName, metricsNamespace, logGroupRetention, logGroupRemovalPolicy, ...functionProps } =
-      props;
+    const {
+      serviceName,
+      metricsNamespace,
+      logGroupRetention,
+      logGroupRemovalPolicy,
+      rolePath,
+      ...functionProps
+    } = props;
     // An explicit log group rather than the `logRetention` prop: that prop adds a custom-resource Lambda to set
     // the retention, which emulators cannot run.
     const logGroup =
@@ -64,6 +77,7 @@ export class OutboxFunction extends nodejs.NodejsFunction {
       functionProps.role ??
       new iam.Role(scope, `${id}ServiceRole`, {
         assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        ...(rolePath === undefined ? {} : { path: rolePath }),
       });
     super(scope, id, {
       runtime: FUNCTION_DEFAULTS.runtime,

@@ -435,24 +435,7 @@ export interface OutboxMonitoringOptions {
  * when they are built.
  */
 export function newOutboxMonitoring(outbox: OutboxScope, options: OutboxMonitoringOptions): OutboxMonitoring {
-  const { scope } = outbox;
-  const scopes = scope.node.scopes;
-  const path = scopes.slice(scopes.indexOf(Stack.of(scope)) + 1).map((parent) => parent.node.id);
-  // Named after the deployed stack (not the stack construct), so two deployments of one template never
-  // share a dashboard or an alarm.
-  const dashboardName =
-    options.dashboardName ?? `${Aws.STACK_NAME}-${kebabCase(path.join('-')).replace(/[^a-z0-9_-]/g, '-')}`;
-  if (!Token.isUnresolved(dashboardName) && !DASHBOARD_NAME.test(dashboardName)) {
-    outbox.report(`dashboardName must be 1–255 letters, digits, - or _, got '${dashboardName}'`);
-  }
-  const monitoring = new OutboxMonitoring(scope, 'Monitoring', {
-    namespace: outbox.metricsNamespace,
-    ...(options.alarmTopic === undefined ? {} : { alarmTopic: options.alarmTopic }),
-    ...(options.alarmThresholds === undefined ? {} : { thresholds: options.alarmThresholds }),
-    dashboardName,
-    alarmNamePrefix: [Aws.STACK_NAME, ...path].join('-'),
-    ...(outbox.removalPolicy === undefined ? {} : { removalPolicy: outbox.removalPolicy }),
-  });
+  const monitoring = newMonitoring(outbox, options);
   for (const [name, queue] of Object.entries(options.queues)) {
     monitoring.watchDeadLetters(name, queue.deadLetterQueue);
   }
@@ -466,4 +449,31 @@ export function newOutboxMonitoring(outbox: OutboxScope, options: OutboxMonitori
     if (ordering !== undefined) monitoring.watchOrderingGaps(topic, { ...publishers, ...ordering });
   }
   return monitoring;
+}
+
+/**
+ * An empty {@link OutboxMonitoring} (`Monitoring`) in `outbox.scope`: its dashboard and alarms named after the
+ * deployed stack and the scope's path (`<stack>-<path in kebab case>`), so two deployments of one template never
+ * share a dashboard or an alarm.
+ */
+export function newMonitoring(
+  outbox: OutboxScope,
+  options: Pick<OutboxMonitoringOptions, 'alarmTopic' | 'alarmThresholds' | 'dashboardName'>,
+): OutboxMonitoring {
+  const { scope } = outbox;
+  const scopes = scope.node.scopes;
+  const path = scopes.slice(scopes.indexOf(Stack.of(scope)) + 1).map((parent) => parent.node.id);
+  const dashboardName =
+    options.dashboardName ?? `${Aws.STACK_NAME}-${kebabCase(path.join('-')).replace(/[^a-z0-9_-]/g, '-')}`;
+  if (!Token.isUnresolved(dashboardName) && !DASHBOARD_NAME.test(dashboardName)) {
+    outbox.report(`dashboardName must be 1–255 letters, digits, - or _, got '${dashboardName}'`);
+  }
+  return new OutboxMonitoring(scope, 'Monitoring', {
+    namespace: outbox.metricsNamespace,
+    ...(options.alarmTopic === undefined ? {} : { alarmTopic: options.alarmTopic }),
+    ...(options.alarmThresholds === undefined ? {} : { thresholds: options.alarmThresholds }),
+    dashboardName,
+    alarmNamePrefix: [Aws.STACK_NAME, ...path].join('-'),
+    ...(outbox.removalPolicy === undefined ? {} : { removalPolicy: outbox.removalPolicy }),
+  });
 }

@@ -1,6 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as iam from 'aws-cdk-lib/aws-iam';
 import { CONFIRMATION_ATTRIBUTES, CONFIRMATION_RETURN_VALUES } from '../../shared/aws/outbox-table.ts';
 import { RECEIPTS_SETTINGS } from '../../shared/settings/outbox-settings.ts';
 import { settingsEnvironment } from './function-settings.ts';
@@ -10,11 +9,13 @@ import type { OutboxMonitoring } from './outbox-monitoring.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import { QueueWithDlq } from './queue-with-dlq.ts';
 import { SHIPPED_ENTRIES } from './shipped-entries.ts';
-import { grantLimitedUpdate, grantSendMessage, queueEventSource } from './table-grants.ts';
+import { allowKeyUseBy, allowReceiptsFrom, type SubscriberPrincipals } from './subscriber-grants.ts';
+import { receiptQueueName } from './subscription-names.ts';
+import { grantLimitedUpdate, queueEventSource } from './table-grants.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 
 /** What the receipts function is wired to. */
-export interface OutboxReceiptsContext {
+export interface OutboxReceiptsContext extends SubscriberPrincipals {
   readonly table: dynamodb.ITable;
   readonly monitoring: OutboxMonitoring;
 }
@@ -22,8 +23,10 @@ export interface OutboxReceiptsContext {
 /**
  * The producer's side of receipts: a receipt queue (with its dead-letter queue) that subscribers send to, and the
  * receipts function that confirms each receipt's delivery in the outbox (it reads SUBSCRIPTIONS: who receives
- * which topics). Created with the outbox when it has subscribers; each subscriber's consumer gets
- * `sqs:SendMessage` on the receipt queue instead of any grant on the outbox.
+ * which topics). Created with the outbox when it has subscribers. The queue is named `<outbox name>-receipts`, so
+ * each subscriber's stack derives its address without referencing this stack, and its policy allows
+ * `sqs:SendMessage` to exactly the subscribers' consumer roles (by their IAM path); no subscriber holds any grant on
+ * the outbox.
  */
 export class OutboxReceipts {
   /** The receipt queue and its dead-letter queue. */
@@ -34,6 +37,7 @@ export class OutboxReceipts {
   constructor(outbox: OutboxScope, context: OutboxReceiptsContext) {
     const { scope } = outbox;
     this.queue = new QueueWithDlq(scope, 'ReceiptsQueue', {
+      queueName: receiptQueueName(context.outboxName),
       encryptionKey: outbox.encryptionKey,
       // Six times the function's timeout, as AWS advises for a Lambda source.
       visibilityTimeout: Duration.seconds(180),
@@ -61,12 +65,9 @@ export class OutboxReceipts {
       returnValues: [CONFIRMATION_RETURN_VALUES],
     });
     grantKeyUse(outbox.encryptionKey, this.function, 'write');
+    allowReceiptsFrom(this.queue.queue, context);
+    if (outbox.encryptionKey !== undefined) allowKeyUseBy(outbox.encryptionKey, context);
     context.monitoring.watchDeadLetters('receipts', this.queue.deadLetterQueue);
     context.monitoring.watchFunction(this.function);
-  }
-
-  /** Lets `sender` (a subscriber's consumer) send receipts: `sqs:SendMessage` on the receipt queue. */
-  addSender(sender: iam.IGrantable): void {
-    grantSendMessage(this.queue.queue, sender);
   }
 }

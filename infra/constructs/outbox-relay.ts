@@ -62,6 +62,7 @@ export function addOutboxRelay(outbox: OutboxScope, options: OutboxRelayOptions)
     logGroupRemovalPolicy: outbox.removalPolicy,
     description: 'Outbox stream → SQS: forwards new messages, marks them SENT or records the failure',
     ...options.functionProps,
+    ...(outbox.senderRolePath === undefined ? {} : { rolePath: outbox.senderRolePath }),
     entry: SHIPPED_ENTRIES.relay,
     handler: 'handler',
     serviceName: 'outbox-relay',

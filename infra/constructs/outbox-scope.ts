@@ -20,6 +20,11 @@ export interface OutboxScope {
   readonly removalPolicy: RemovalPolicy | undefined;
   /** The customer-managed key of what the outbox creates, when it has one. */
   readonly encryptionKey: kms.IKey | undefined;
+  /**
+   * The IAM path of the roles that send to subscribers' queues (the relay's and the sweeper's), which each
+   * subscriber's queue policy allows; `undefined` when the outbox has no subscriber.
+   */
+  readonly senderRolePath?: string;
   /** The values of the outbox-wide settings, which each function's environment takes as far as it reads them. */
   readonly settings: SettingValues;
 }

@@ -55,6 +55,7 @@ export class OutboxSweeper {
       description:
         'Sends due retries and lost stream records, recovers expired claims, reconciles unconfirmed messages',
       ...options.functionProps,
+      ...(outbox.senderRolePath === undefined ? {} : { rolePath: outbox.senderRolePath }),
       entry: SHIPPED_ENTRIES.sweeper,
       handler: 'handler',
       serviceName: 'outbox-sweeper',

@@ -3,7 +3,7 @@
  * to, and which topics are ordered — each prop checked, a bad one reported under its name.
  */
 import type { Duration } from 'aws-cdk-lib';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { topicSchema } from '../../shared/message/envelope.ts';
 import {
   DEFAULT_GAP_TIMEOUT_MS,
@@ -19,6 +19,7 @@ import { MAX_SUBSCRIBERS_PER_TOPIC } from '../../shared/settings/outbox-settings
 import type { ReportProblem } from './function-settings.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
+import { queueArnOf, queueUrlOf, subscriberQueueName } from './subscription-names.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 import type { TransactionalOutboxProps } from './transactional-outbox-props.ts';
 
@@ -41,7 +42,7 @@ export function newTopicQueues(
 ): OutboxTopicQueues {
   const queues: Record<string, QueueWithDlq> = {};
   const routes = new Map<string, sqs.IQueue>();
-  for (const [name, queueProps] of Object.entries(props.queues)) {
+  for (const [name, queueProps] of Object.entries(props.queues ?? {})) {
     const { topics, ...settings } = queueProps;
     const queue = markedQueue(
       outbox,
@@ -74,46 +75,42 @@ export function newTopicQueues(
   return { queues, routes };
 }
 
-/** The subscribers' queues by subscriber name, and per topic its subscribers' queues. */
+/** The subscribers' queues by subscriber name (in their own stacks), and per topic its subscribers' queues. */
 export interface OutboxSubscriberQueues {
-  readonly queues: Readonly<Record<string, QueueWithDlq>>;
+  readonly queues: Readonly<Record<string, sqs.IQueue>>;
   readonly routes: ReadonlyMap<string, ReadonlyMap<string, sqs.IQueue>>;
 }
 
 /**
- * One queue with a dead-letter queue (`<Name>SubscriberQueue`) per entry of `props.subscribers`, marked with the
- * topics it carries. A name must be a subscriber name, a topic dotted lowercase, at most
+ * The queue of each entry of `props.subscribers`, as the subscriber's own stack creates it: named
+ * `<outbox name>-<subscriber>` in the subscriber's account and region, referred to by its derived ARN and URL (no
+ * reference to the other stack). A name must be a subscriber name, a topic dotted lowercase, at most
  * {@link MAX_SUBSCRIBERS_PER_TOPIC} subscribers per topic, and a topic with subscribers goes to no topic queue.
  */
-export function newSubscriberQueues(
+export function subscriberQueues(
   outbox: OutboxScope,
-  props: Pick<TransactionalOutboxProps, 'queues' | 'subscribers' | 'encryptionKey'>,
+  props: Pick<TransactionalOutboxProps, 'queues' | 'subscribers'> & { readonly outboxName: string },
 ): OutboxSubscriberQueues {
-  const queues: Record<string, QueueWithDlq> = {};
+  const queues: Record<string, sqs.IQueue> = {};
   const routes = new Map<string, Map<string, sqs.IQueue>>();
-  const queued = new Set(Object.values(props.queues).flatMap((queue) => queue.topics));
-  for (const [name, subscriberProps] of Object.entries(props.subscribers ?? {})) {
-    const { topics, ...settings } = subscriberProps;
+  const queued = new Set(Object.values(props.queues ?? {}).flatMap((queue) => queue.topics));
+  for (const [name, subscriber] of Object.entries(props.subscribers ?? {})) {
     if (!subscriberNameSchema.safeParse(name).success) {
       outbox.report(
         `subscriber '${name}' must be a lowercase name of at most 40 letters, digits and -, e.g. inventory`,
       );
     }
-    if (topics.length === 0) outbox.report(`subscriber '${name}' receives no topic`);
-    const queue = markedQueue(
-      outbox,
-      {
-        id: `${pascalCase(name)}SubscriberQueue`,
-        props: { encryptionKey: props.encryptionKey, ...settings },
-      },
-      {
-        queue: OutboxResourceRole.SUBSCRIBER_QUEUE,
-        deadLetterQueue: OutboxResourceRole.SUBSCRIBER_DEAD_LETTER_QUEUE,
-        topics,
-      },
-    );
+    if (subscriber.topics.length === 0) outbox.report(`subscriber '${name}' receives no topic`);
+    const queueName = subscriberQueueName(props.outboxName, name, subscriber.fifo === true);
+    const where = { account: subscriber.account, region: subscriber.region };
+    const queue = sqs.Queue.fromQueueAttributes(outbox.scope, `${pascalCase(name)}SubscriberQueue`, {
+      queueArn: queueArnOf(queueName, where),
+      queueUrl: queueUrlOf(queueName, where),
+      queueName,
+      fifo: subscriber.fifo === true,
+    });
     queues[name] = queue;
-    for (const topic of topics) {
+    for (const topic of subscriber.topics) {
       if (!topicSchema.safeParse(topic).success) {
         outbox.report(`subscriber '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
       }
@@ -123,7 +120,7 @@ export function newSubscriberQueues(
         );
       }
       const subscribers = routes.get(topic) ?? new Map<string, sqs.IQueue>();
-      subscribers.set(name, queue.queue);
+      subscribers.set(name, queue);
       routes.set(topic, subscribers);
     }
   }
@@ -176,7 +173,7 @@ export function checkedOrdering(
   report: ReportProblem,
 ): Record<string, OrderedTopic> {
   const queueOfTopic = new Map(
-    Object.entries(props.queues).flatMap(([name, queue]) =>
+    Object.entries(props.queues ?? {}).flatMap(([name, queue]) =>
       queue.topics.map((topic) => [topic, name] as const),
     ),
   );

@@ -8,6 +8,11 @@ import { acknowledgeNagFindings, OUTBOX_NAG_REASONS } from './nag-suppressions.t
 /** Props of a {@link QueueWithDlq}. */
 export interface QueueWithDlqProps {
   /**
+   * The queue's name (`.fifo` at the end for a FIFO queue), when another stack or account must find it by name.
+   * @default - a name CloudFormation generates
+   */
+  readonly queueName?: string;
+  /**
    * Receives before SQS moves a message to the dead-letter queue (SQS allows 1–1000).
    * @default 5
    */
@@ -91,6 +96,7 @@ export class QueueWithDlq extends Construct {
       retentionPeriod: this.settings.deadLetterRetention,
     });
     this.queue = new sqs.Queue(this, 'Queue', {
+      ...(props.queueName === undefined ? {} : { queueName: props.queueName }),
       ...queueEncryption(props.encryptionKey),
       ...(this.settings.fifo ? fifoQueueProps() : {}),
       enforceSSL: QUEUE_DEFAULTS.enforceSSL,

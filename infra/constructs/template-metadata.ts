@@ -6,15 +6,19 @@
 import { CfnResource } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import {
+  OUTBOX_NAME_METADATA,
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
   OUTBOX_TOPICS_METADATA,
   type OutboxResourceRole,
 } from '../../shared/observability/resource-roles.ts';
 
 export {
+  OUTBOX_NAME_METADATA,
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
   OUTBOX_TOPICS_METADATA,
   OutboxResourceRole,
 } from '../../shared/observability/resource-roles.ts';
@@ -25,6 +29,10 @@ export interface OutboxRoleDetails {
   readonly topics?: readonly string[];
   /** The topic queue whose dead letters a dead-letter queue holds. */
   readonly source?: IConstruct;
+  /** The subscriber a queue, dead-letter queue, inbox table or consumer of a subscriber's stack belongs to. */
+  readonly subscriber?: string | undefined;
+  /** The producer's outbox a subscriber's queue receives from (its name). */
+  readonly outboxName?: string;
 }
 
 /**
@@ -44,6 +52,8 @@ export function markOutboxRole(
   if (details.source !== undefined) {
     resource.addMetadata(OUTBOX_SOURCE_METADATA, cfnResourceOf(details.source).logicalId);
   }
+  if (details.subscriber !== undefined) resource.addMetadata(OUTBOX_SUBSCRIBER_METADATA, details.subscriber);
+  if (details.outboxName !== undefined) resource.addMetadata(OUTBOX_NAME_METADATA, details.outboxName);
 }
 
 /** The CloudFormation resource a construct stands for. */

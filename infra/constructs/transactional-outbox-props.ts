@@ -86,28 +86,72 @@ export interface OutboxStreamProps {
 }
 
 /**
- * A subscriber of some of the outbox's topics: a service of its own that receives each message of them on its own
- * queue, applies it once in its own inbox and confirms it by receipt.
+ * A subscriber of some of the outbox's topics: a service of its own, in its own stack and possibly its own account,
+ * that receives each message of them on its own queue (created by its `OutboxSubscription`), applies it once in its
+ * own inbox and confirms it by receipt. The outbox only needs to know where that queue is: its name is derived
+ * from the outbox's name and the subscriber's (`<outbox name>-<subscriber>`), so neither stack references the other.
  */
-export interface OutboxSubscriberProps extends QueueWithDlqProps {
+export interface OutboxSubscriberProps {
   /**
    * The topics delivered to it (dotted lowercase). A message of a topic with subscribers is stored as one delivery
    * per subscriber, each with its own status, retries and confirmation; such a topic goes to no queue of `queues`.
    */
   readonly topics: readonly string[];
+  /**
+   * The account of the subscriber's stack.
+   * @default - the outbox's account
+   */
+  readonly account?: string;
+  /**
+   * The region of the subscriber's stack.
+   * @default - the outbox's region
+   */
+  readonly region?: string;
+  /**
+   * Whether the subscriber's queue is FIFO (its `OutboxSubscription` creates it so): each order key's messages in
+   * one message group. The consumer keeps each order key's sequence either way.
+   * @default false
+   */
+  readonly fifo?: boolean;
+  /**
+   * How failed sends to this subscriber are retried and how many reconciliation rounds its deliveries get,
+   * over the topic's policy (`retryPolicies`): one subscriber's slow recovery need not change another's.
+   * @default - the topic's policy
+   */
+  readonly retryPolicy?: RetryPolicy;
+  /**
+   * The ARN of the customer-managed KMS key the subscriber encrypts its queue with, when it does: the relay and the
+   * sweeper get `kms:GenerateDataKey` and `kms:Decrypt` on it (the key's policy, in the subscriber's stack, allows
+   * them: `OutboxSubscription` adds that statement to a key it is given).
+   * @default - the subscriber's queue uses SSE-SQS: sending needs no key
+   */
+  readonly queueKeyArn?: string;
 }
 
 /** Props of a {@link TransactionalOutbox}. */
 export interface TransactionalOutboxProps {
-  /** The topic queues, by name: each with the topics routed to it and its queue settings. */
-  readonly queues: Readonly<Record<string, OutboxQueueProps>>;
+  /**
+   * The outbox's name: the base of the names it shares with its subscribers (their queues
+   * `<name>-<subscriber>`, its receipt queue `<name>-receipts`, the IAM paths of the roles on either side), which
+   * both sides derive instead of referencing each other. 1–34 letters, digits, `-` or `_`, unique in its account
+   * and region. Changing it renames those queues: deploy the subscribers again after.
+   * @default - `<stack name>-<construct path>` (e.g. `OutboxOrders-Outbox`), or a shortened unique form of it when
+   * that is longer than 34 characters
+   */
+  readonly name?: string;
+  /**
+   * The topic queues, by name: each with the topics routed to it and its queue settings.
+   * @default - none: every topic goes to subscribers
+   */
+  readonly queues?: Readonly<Record<string, OutboxQueueProps>>;
   /**
    * The subscribers the outbox delivers to, by name (lowercase letters, digits and -, e.g. `inventory`): each gets
-   * its queue with a dead-letter queue (`<Name>SubscriberQueue`), one delivery of every message of its topics, and
-   * a consumer with `addConsumer(id, { subscriber })`. The first subscriber adds the receipt queue and the
-   * receipts function (`receipts`).
+   * one delivery of every message of its topics, sent to its queue `<name>-<subscriber>` (which its own stack
+   * creates with an `OutboxSubscription` built from `subscriptionSpec(subscriber)`). The first subscriber adds
+   * the receipt queue and the receipts function (`receipts`), and puts the relay's and the sweeper's roles under
+   * the IAM path the subscribers' queue policies allow.
    * @example
-   * subscribers: { inventory: { topics: ['order.created'] }, loyalty: { topics: ['order.created'] } }
+   * subscribers: { inventory: { topics: ['order.created'] }, loyalty: { topics: ['order.created'], account: '222222222222' } }
    * @default - none: every topic goes to one queue
    */
   readonly subscribers?: Readonly<Record<string, OutboxSubscriberProps>>;
@@ -258,16 +302,8 @@ export interface OutboxWriterBindingOptions {
   readonly sequenceCounter?: boolean;
 }
 
-/** Props of a consumer added with {@link TransactionalOutbox.addConsumer}. */
-export interface OutboxConsumerProps {
-  /** The name of the outbox queue the consumer reads (a key of `queues`); give this or `subscriber`. */
-  readonly queue?: string;
-  /**
-   * The subscriber the consumer is (a key of `subscribers`): it reads that subscriber's queue, keys its inbox
-   * per subscriber, and confirms by receipt — `sqs:SendMessage` on the outbox's receipt queue and nothing on the
-   * outbox table; the sweeper resends an unconfirmed delivery instead of reading its inbox. Give this or `queue`.
-   */
-  readonly subscriber?: string;
+/** What every consumer's function takes: its handler, its inbox and its batches. */
+export interface OutboxConsumerFunctionProps {
   /** The handler module; it exports `handler = createConsumerHandler({ plan })`. */
   readonly entry: string;
   /**
@@ -300,6 +336,15 @@ export interface OutboxConsumerProps {
    * @default Duration.seconds(1)
    */
   readonly maxBatchingWindow?: Duration;
+}
+
+/** Props of a consumer added with {@link TransactionalOutbox.addConsumer}. */
+export interface OutboxConsumerProps extends OutboxConsumerFunctionProps {
+  /**
+   * The name of the outbox queue the consumer reads (a key of `queues`). A subscriber's consumer is not added
+   * here but in the subscriber's own stack, with an `OutboxSubscription`.
+   */
+  readonly queue: string;
   /**
    * Whether the consumer confirms each message after applying it.
    * @default true
@@ -308,7 +353,7 @@ export interface OutboxConsumerProps {
   /**
    * Whether the sweeper reads this consumer's inbox to settle SENT-but-unconfirmed messages of the queue's
    * topics (CONFIRMED when the row exists, resent otherwise).
-   * @default true, or false for a subscriber's consumer (which refuses true)
+   * @default true
    */
   readonly reconcile?: boolean;
 }

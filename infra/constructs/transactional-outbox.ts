@@ -1,4 +1,4 @@
-import { AspectPriority, Aspects, Stack } from 'aws-cdk-lib';
+import { AspectPriority, Aspects, Names, Stack, Token } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -12,6 +12,8 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
 import { type OrderedTopic, SequenceSource, sequenceSourceOf } from '../../shared/ordering/ordering.ts';
+import type { RetryPolicy } from '../../shared/retry/retry-policy.ts';
+import { retryPolicyLookup } from '../../shared/retry/topic-policies.ts';
 import { OutboxSettings, WRITER_SETTINGS } from '../../shared/settings/outbox-settings.ts';
 import { METRICS_DEFAULTS } from './defaults.ts';
 import {
@@ -33,11 +35,20 @@ import { newOutboxMonitoring, type OutboxMonitoring } from './outbox-monitoring.
 import { OutboxReceipts } from './outbox-receipts.ts';
 import { addOutboxRelay } from './outbox-relay.ts';
 import type { OutboxScope } from './outbox-scope.ts';
+import type { OutboxSubscriptionSpec } from './outbox-subscription-spec.ts';
 import { OutboxSweeper } from './outbox-sweeper.ts';
 import { newAuditTable, newOutboxTable, newSequenceTable } from './outbox-tables.ts';
-import { checkedOrdering, newSubscriberQueues, newTopicQueues, topicsOf } from './outbox-topics.ts';
+import { checkedOrdering, newTopicQueues, subscriberQueues, topicsOf } from './outbox-topics.ts';
 import type { QueueWithDlq } from './queue-with-dlq.ts';
 import { SHIPPED_ENTRIES } from './shipped-entries.ts';
+import { allowClaimCheckReadsBy, grantSubscriberQueueKeys } from './subscriber-grants.ts';
+import {
+  claimCheckBucketNameOf,
+  literalOrUndefined,
+  MAX_OUTBOX_NAME_LENGTH,
+  OUTBOX_NAME_PATTERN,
+  senderRolePath,
+} from './subscription-names.ts';
 import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
 import type {
   OutboxConsumer,
@@ -74,8 +85,16 @@ export class TransactionalOutbox extends Construct {
   public readonly queues: Readonly<Record<string, QueueWithDlq>>;
   /** Topic → the queue its messages go to. */
   public readonly topicRoutes: ReadonlyMap<string, sqs.IQueue>;
-  /** The subscribers' queues by subscriber name, each with its dead-letter queue. */
-  public readonly subscriberQueues: Readonly<Record<string, QueueWithDlq>>;
+  /**
+   * The outbox's name: the base of the names it shares with its subscribers (`<name>-<subscriber>` queues, the
+   * `<name>-receipts` queue, the IAM paths of the roles on either side).
+   */
+  public readonly outboxName: string;
+  /**
+   * The subscribers' queues by subscriber name: each in the subscriber's own stack, referred to by its derived ARN
+   * and URL.
+   */
+  public readonly subscriberQueues: Readonly<Record<string, sqs.IQueue>>;
   /** Topic → its subscribers by name → the queue each one's deliveries go to. */
   public readonly subscriberRoutes: ReadonlyMap<string, ReadonlyMap<string, sqs.IQueue>>;
   /** Receives the metadata of stream batches the relay gave up on (the sweeper delivers their messages). */
@@ -149,10 +168,11 @@ export class TransactionalOutbox extends Construct {
     const { queues, routes } = newTopicQueues(parts, props);
     this.queues = queues;
     this.topicRoutes = routes;
-    const subscribed = newSubscriberQueues(parts, props);
+    this.outboxName = checkedOutboxName(this, props.name, report);
+    const subscribed = subscriberQueues(parts, { ...props, outboxName: this.outboxName });
     this.subscriberQueues = subscribed.queues;
     this.subscriberRoutes = subscribed.routes;
-    const subscriberQueues = Object.values(subscribed.queues).map((queue) => queue.queue);
+    const hasSubscribers = subscribed.routes.size > 0;
     this.orderedTopics = checkedOrdering(props, report);
     const ordered = Object.keys(this.orderedTopics).length > 0;
     if (!METRICS_NAMESPACE.test(this.metricsNamespace)) {
@@ -161,11 +181,17 @@ export class TransactionalOutbox extends Construct {
           `'${this.metricsNamespace}'`,
       );
     }
-    this.#outbox = { ...parts, settings: this.#sharedSettings(report) };
+    this.#outbox = {
+      ...parts,
+      // The relay and the sweeper send to subscribers' queues, whose policies allow the roles under this path.
+      ...(hasSubscribers ? { senderRolePath: senderRolePath(this.outboxName) } : {}),
+      settings: this.#sharedSettings(report),
+    };
+    const sendsTo = [...routes.values(), ...Object.values(subscribed.queues)];
 
     const relay = addOutboxRelay(this.#outbox, {
       table: this.table,
-      queues: [...routes.values(), ...subscriberQueues],
+      queues: sendsTo,
       functionProps: props.relayFunctionProps,
       streamProps: props.streamProps,
     });
@@ -174,7 +200,7 @@ export class TransactionalOutbox extends Construct {
     this.streamSource = relay.streamSource;
     this.#sweeper = new OutboxSweeper(this.#outbox, {
       table: this.table,
-      queues: [...routes.values(), ...subscriberQueues],
+      queues: sendsTo,
       ordered,
       functionProps: props.sweeperFunctionProps,
       schedule: props.sweeperSchedule,
@@ -188,12 +214,7 @@ export class TransactionalOutbox extends Construct {
 
     this.#monitoring = newOutboxMonitoring(this.#outbox, {
       ...props,
-      queues: {
-        ...queues,
-        ...Object.fromEntries(
-          Object.entries(subscribed.queues).map(([name, queue]) => [`subscriber-${name}`, queue]),
-        ),
-      },
+      queues,
       failureQueue: this.failureQueue,
       relay: this.relay,
       sweeper: this.sweeper,
@@ -201,8 +222,14 @@ export class TransactionalOutbox extends Construct {
       topics: new Set([...routes.keys(), ...subscribed.routes.keys()]),
       orderedTopics: this.orderedTopics,
     });
-    if (subscribed.routes.size > 0) {
-      this.#receipts = new OutboxReceipts(this.#outbox, { table: this.table, monitoring: this.#monitoring });
+    if (hasSubscribers) {
+      this.#receipts = new OutboxReceipts(this.#outbox, {
+        table: this.table,
+        monitoring: this.#monitoring,
+        outboxName: this.outboxName,
+        subscribers: props.subscribers ?? {},
+      });
+      grantSubscriberQueueKeys(this, props.subscribers ?? {}, [this.relay, this.sweeper]);
     }
     this.alarmTopic = this.#monitoring.alarmTopic;
     this.alarms = this.#monitoring.alarms;
@@ -232,7 +259,21 @@ export class TransactionalOutbox extends Construct {
             ...props.claimCheck,
             queues,
             topicRoutes: routes,
+            // Subscribers in other stacks read payloads from it: they derive its name as they derive their queue's.
+            ...(hasSubscribers ? { bucketName: claimCheckBucketNameOf(this.outboxName, this.#place()) } : {}),
+            subscriberPolicies: Object.entries(props.subscribers ?? {}).flatMap(([name, subscriber]) =>
+              subscriber.topics.map((topic) => this.#subscriberPolicies().policyFor(topic, name)),
+            ),
           });
+    // Subscribers in other stacks read the payloads of their deliveries (a bucket you passed in keeps its policy).
+    if (this.claimCheck !== undefined && hasSubscribers && props.claimCheck !== false) {
+      if (props.claimCheck?.bucket === undefined) {
+        allowClaimCheckReadsBy(this.claimCheck.bucket, {
+          outboxName: this.outboxName,
+          subscribers: props.subscribers ?? {},
+        });
+      }
+    }
     this.archiver = archive?.archiver;
     if (archive !== undefined) this.#monitoring.watchFunction(archive.archiver);
 
@@ -384,74 +425,127 @@ export class TransactionalOutbox extends Construct {
    * inventory.grant(consumer.function, 'dynamodb:UpdateItem');
    */
   addConsumer(id: string, props: OutboxConsumerProps): OutboxConsumer {
-    const read = this.#consumedQueue(id, props);
-    if (this.#consumersByQueue.has(read.key)) {
-      this.#outbox.report(`${read.label} has more than one consumer (${id}); a queue has one consumer`);
+    const queue = this.queues[props.queue];
+    if (queue === undefined) {
+      const subscriber = Object.hasOwn(this.#props.subscribers ?? {}, props.queue)
+        ? `; '${props.queue}' is a subscriber: add its consumer in its own stack with an OutboxSubscription built from subscriptionSpec('${props.queue}')`
+        : '';
+      throw new Error(
+        `TransactionalOutbox ${this.node.path}: addConsumer('${id}') names queue '${props.queue}'; the outbox has ` +
+          `${Object.keys(this.queues).join(', ') || 'none'}${subscriber}`,
+      );
+    }
+    if (this.#consumersByQueue.has(props.queue)) {
+      this.#outbox.report(
+        `queue '${props.queue}' has more than one consumer (${id}); a queue has one consumer`,
+      );
     }
     const consumer = addOutboxConsumer(
       this.#outbox,
       { ...props, id },
       {
         table: this.table,
-        queue: read.queue,
-        topics: read.topics,
-        queueProp: read.prop,
-        queueLabel: read.label,
+        queue,
+        topics: topicsOf(this.topicRoutes, queue.queue),
+        queueProp: `queues.${props.queue}`,
+        queueLabel: `queue '${props.queue}'`,
         orderedTopics: this.orderedTopics,
         sweeper: this.#sweeper,
         monitoring: this.#monitoring,
         claimCheck: this.claimCheck,
         retryPolicies: this.#props.retryPolicies,
         confirmDeadline: this.#props.confirmDeadline,
-        receipts: () => {
-          if (this.#receipts === undefined) throw new Error('a subscriber has no receipt queue');
-          return this.#receipts;
-        },
       },
     );
-    this.#consumersByQueue.set(read.key, consumer);
+    this.#consumersByQueue.set(props.queue, consumer);
     return consumer;
   }
 
-  /** The queue a consumer reads: one of `queues`, or a subscriber's; an Error naming what exists otherwise. */
-  #consumedQueue(
-    id: string,
-    props: OutboxConsumerProps,
-  ): { queue: QueueWithDlq; topics: string[]; key: string; prop: string; label: string } {
-    const fail = (problem: string) =>
-      new Error(`TransactionalOutbox ${this.node.path}: addConsumer('${id}') ${problem}`);
-    if ((props.queue === undefined) === (props.subscriber === undefined)) {
-      throw fail('needs a queue (a key of queues) or a subscriber (a key of subscribers), and not both');
+  /**
+   * Everything `subscriber`'s own stack needs to receive this outbox's deliveries, as plain values: pass it to the
+   * `OutboxSubscription` in that stack (in another app or account, write the same values there, copying `keyArn`
+   * and `claimCheckBucketName` from this stack once it is deployed). Throws for a name not in `subscribers`.
+   * @example
+   * new OutboxSubscription(inventoryStack, 'OrderEvents', {
+   *   spec: orders.outbox.subscriptionSpec('inventory'),
+   *   entry: 'functions/inventory/apply-order/handler.ts',
+   * });
+   */
+  subscriptionSpec(subscriber: string): OutboxSubscriptionSpec {
+    const declared = Object.hasOwn(this.#props.subscribers ?? {}, subscriber)
+      ? this.#props.subscribers?.[subscriber]
+      : undefined;
+    if (declared === undefined) {
+      throw new Error(
+        `TransactionalOutbox ${this.node.path}: no subscriber '${subscriber}'; the outbox has ` +
+          `${Object.keys(this.#props.subscribers ?? {}).join(', ') || 'none'}`,
+      );
     }
-    if (props.subscriber !== undefined) {
-      const queue = this.subscriberQueues[props.subscriber];
-      if (queue === undefined) {
-        throw fail(
-          `names subscriber '${props.subscriber}'; the outbox has ${Object.keys(this.subscriberQueues).join(', ') || 'none'}`,
-        );
-      }
-      return {
-        queue,
-        topics: [...this.subscriberRoutes]
-          .filter(([, queues]) => queues.has(props.subscriber ?? ''))
-          .map(([topic]) => topic),
-        key: `subscriber:${props.subscriber}`,
-        prop: `subscribers.${props.subscriber}`,
-        label: `subscriber '${props.subscriber}''s queue`,
-      };
-    }
-    const name = props.queue ?? '';
-    const queue = this.queues[name];
-    if (queue === undefined) {
-      throw fail(`names queue '${name}'; the outbox has ${Object.keys(this.queues).join(', ')}`);
-    }
+    const stack = Stack.of(this);
+    const topics = [...declared.topics];
+    const policies = this.#subscriberPolicies();
+    const producerAccount = literalOrUndefined(stack.account);
+    const producerRegion = literalOrUndefined(stack.region);
     return {
-      queue,
-      topics: topicsOf(this.topicRoutes, queue.queue),
-      key: name,
-      prop: `queues.${name}`,
-      label: `queue '${name}'`,
+      outboxName: this.outboxName,
+      subscriber,
+      topics,
+      orderedTopics: Object.fromEntries(
+        topics.flatMap((topic) => {
+          const ordering = this.orderedTopics[topic];
+          return ordering === undefined ? [] : [[topic, ordering]];
+        }),
+      ),
+      fifo: declared.fifo === true,
+      ...(producerAccount === undefined ? {} : { producerAccount }),
+      ...(producerRegion === undefined ? {} : { producerRegion }),
+      ...((declared.account ?? producerAccount) === undefined
+        ? {}
+        : { subscriberAccount: declared.account ?? producerAccount }),
+      ...((declared.region ?? producerRegion) === undefined
+        ? {}
+        : { subscriberRegion: declared.region ?? producerRegion }),
+      ...(this.encryptionKey === undefined ? {} : { keyArn: this.encryptionKey.keyArn }),
+      ...(this.claimCheck === undefined
+        ? {}
+        : {
+            claimCheckBucketName:
+              this.#props.claimCheck !== false && this.#props.claimCheck?.bucket !== undefined
+                ? this.claimCheck.bucket.bucketName
+                : claimCheckBucketNameOf(this.outboxName, {
+                    account: producerAccount,
+                    region: producerRegion,
+                  }),
+            claimCheckExpirationDays: this.claimCheck.expiration.toDays(),
+          }),
+      retryPolicies: Object.fromEntries(
+        topics.map((topic) => [topic, policies.policyFor(topic, subscriber)]),
+      ),
+      confirmDeadlineMs: millisecondsOf(
+        this.#props.confirmDeadline,
+        OutboxSettings.confirmDeadlineMs,
+        this.#outbox.report,
+      ),
     };
+  }
+
+  /** The outbox's account and region where they are known at synth; `undefined` each for an agnostic stack. */
+  #place(): { readonly account: string | undefined; readonly region: string | undefined } {
+    const stack = Stack.of(this);
+    return { account: literalOrUndefined(stack.account), region: literalOrUndefined(stack.region) };
+  }
+
+  /** The retry policy of each topic and subscriber, as the relay and the sweeper look them up. */
+  #subscriberPolicies(): {
+    readonly bySubscriber: Readonly<Record<string, RetryPolicy>>;
+    readonly policyFor: (topic: string, subscriber?: string) => RetryPolicy;
+  } {
+    const bySubscriber = Object.fromEntries(
+      Object.entries(this.#props.subscribers ?? {}).flatMap(([name, subscriber]) =>
+        subscriber.retryPolicy === undefined ? [] : [[name, subscriber.retryPolicy]],
+      ),
+    );
+    return { bySubscriber, policyFor: retryPolicyLookup(this.#props.retryPolicies ?? {}, bySubscriber) };
   }
 
   /**
@@ -467,6 +561,14 @@ export class TransactionalOutbox extends Construct {
       outboxTable: { value: this.table.tableName, prop: 'existingOutboxTable' },
       topicQueues: { text: Stack.of(this).toJsonString(routeUrls) },
       retryPolicies: { value: props.retryPolicies ?? {}, prop: 'retryPolicies' },
+      ...(Object.values(props.subscribers ?? {}).some((subscriber) => subscriber.retryPolicy !== undefined)
+        ? {
+            subscriberRetryPolicies: {
+              value: this.#subscriberPolicies().bySubscriber,
+              prop: 'subscribers.<name>.retryPolicy',
+            },
+          }
+        : {}),
       confirmDeadlineMs: {
         value: millisecondsOf(props.confirmDeadline, OutboxSettings.confirmDeadlineMs, report),
         prop: 'confirmDeadline',
@@ -517,4 +619,27 @@ export class TransactionalOutbox extends Construct {
       claimCheck: this.claimCheck,
     });
   }
+}
+
+/**
+ * The outbox's name: `name`, checked; or `<stack name>-<construct path>`, or a unique shortened form of it when that
+ * is longer than {@link MAX_OUTBOX_NAME_LENGTH} or holds other characters.
+ */
+function checkedOutboxName(outbox: Construct, name: string | undefined, report: ReportProblem): string {
+  if (name !== undefined && OUTBOX_NAME_PATTERN.test(name)) return name;
+  // A bad name fails synth, named; the outbox is still built (with a name IAM and SQS accept) so that every
+  // other problem is reported with it.
+  if (name !== undefined)
+    report(`name must be 1–${MAX_OUTBOX_NAME_LENGTH} letters, digits, - or _, got '${name}'`);
+  const stack = Stack.of(outbox);
+  const scopes = outbox.node.scopes;
+  const path = scopes.slice(scopes.indexOf(stack) + 1).map((scope) => scope.node.id);
+  const readable = [stack.stackName, ...path].join('-');
+  if (name === undefined && !Token.isUnresolved(readable) && OUTBOX_NAME_PATTERN.test(readable))
+    return readable;
+  return Names.uniqueResourceName(outbox, {
+    maxLength: MAX_OUTBOX_NAME_LENGTH,
+    separator: '-',
+    allowedSpecialCharacters: '-_',
+  });
 }

@@ -51,7 +51,10 @@ export function relayRouting(env: Env, parts: Pick<RelayParts, 'sqsClient'> = {}
     publisher: new SqsPublisher(parts.sqsClient ?? createSqsClient(awsClientConfig(env))),
     queueFor: (topic: string, subscriber?: string) =>
       subscriber === undefined ? routes.get(topic) : subscriberQueueOf(subscriptions, topic, subscriber),
-    retryPolicyFor: retryPolicyLookup(readSetting(env, OutboxSettings.retryPolicies)),
+    retryPolicyFor: retryPolicyLookup(
+      readSetting(env, OutboxSettings.retryPolicies),
+      readSetting(env, OutboxSettings.subscriberRetryPolicies),
+    ),
     clock: () => new Date(),
     random: Math.random,
   };

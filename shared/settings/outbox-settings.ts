@@ -91,6 +91,15 @@ export const OutboxSettings = {
     },
     z.record(topicSchema, retryPolicySchema),
   ),
+  subscriberRetryPolicies: jsonSetting(
+    {
+      name: 'SUBSCRIBER_RETRY_POLICIES',
+      description:
+        "JSON object: subscriber → {baseDelayMs, multiplier, maxDelayMs, maxAttempts}, over its topics' RETRY_POLICIES for that subscriber's deliveries",
+      defaultValue: {},
+    },
+    z.record(subscriberNameSchema, retryPolicySchema),
+  ),
   confirmDeadlineMs: integerSetting({
     name: 'CONFIRM_DEADLINE_MS',
     description: 'how long a SENT message may go unconfirmed before the sweeper asks the downstream',
@@ -300,6 +309,7 @@ export const RELAY_SETTINGS = /* @__PURE__ */ settingsList(() => [
   OutboxSettings.topicQueues,
   OutboxSettings.subscriptions,
   OutboxSettings.retryPolicies,
+  OutboxSettings.subscriberRetryPolicies,
   OutboxSettings.confirmDeadlineMs,
   OutboxSettings.retentionDays,
   OutboxSettings.dueShards,

@@ -91,6 +91,10 @@ describe('cdk-nag (AwsSolutions and Serverless packs)', () => {
     expect(outboxs.map(describeFinding)).toEqual([]);
   });
 
+  it("finds nothing unacknowledged in a subscriber's stack (its own key, the producer's claim check)", () => {
+    expect(nagFindings(Stack.of(constructs.subscriber)).map(describeFinding)).toEqual([]);
+  });
+
   it('lets a user synthesize an app with the packs added as validation plugins, and fails one with a real finding', () => {
     const synthWithPacks = (addPlainQueue: boolean) => {
       const app = new App({

@@ -97,13 +97,14 @@ describe.skipIf(!CFN_LINT_INSTALLED)(
 
     afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
-    it('lints the example, its emulator variants and the minimal and full construct stacks', () => {
+    it('lints the example, its emulator variants, the minimal and full construct stacks and a subscriber', () => {
       expect(templates.map((path) => path.slice(workDir.length + 1))).toEqual([
         'example/OutboxExample.template.json',
         'emulator/OutboxExample.template.json',
         'deployed/OutboxExample.template.json',
         'constructs/MinimalOutbox.template.json',
         'constructs/FullOutbox.template.json',
+        'constructs/ShippingSubscriber.template.json',
       ]);
     });
 

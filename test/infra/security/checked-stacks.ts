@@ -5,7 +5,7 @@
 import { App, Stack, Stage } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import { TransactionalOutbox } from 'serverless-outbox/cdk';
+import { OutboxSubscription, TransactionalOutbox } from 'serverless-outbox/cdk';
 import { buildExampleStack } from '../../../infra/synth-template.ts';
 import { CONSUMER_ENTRY, ORDER_EVENTS } from '../constructs/outbox-service.ts';
 
@@ -45,7 +45,7 @@ export const USER_API_ID = 'Api';
 
 /**
  * An outbox with every option that adds resources: a customer-managed key, the S3 archive, the admin API (on a
- * REST API of the user's) and the receipts, with one consumer confirming in the outbox and one by receipt.
+ * REST API of the user's) and a subscriber (so the receipts), with one consumer confirming in the outbox.
  */
 export function fullOutboxStack(app: App): TransactionalOutbox {
   const stack = new Stack(app, 'FullOutbox');
@@ -57,16 +57,34 @@ export function fullOutboxStack(app: App): TransactionalOutbox {
     encryptionKey,
   });
   outbox.addConsumer('Consumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
-  outbox.addConsumer('ShippingConsumer', { subscriber: 'shipping', entry: CONSUMER_ENTRY });
   const api = new apigateway.RestApi(stack, USER_API_ID, { cloudWatchRole: false });
   outbox.addAdminApi(api);
   return outbox;
 }
 
-/** A test app holding {@link minimalOutboxStack} and {@link fullOutboxStack}, synthesized into `outdir`. */
-export function constructApp(
-  outdir: string,
-): CheckedApp & { readonly minimal: TransactionalOutbox; readonly full: TransactionalOutbox } {
+/**
+ * The subscriber `shipping` of {@link fullOutboxStack}'s outbox in a stack of its own, with a key of its own for its
+ * queues and inbox: what a subscribing service writes.
+ */
+export function subscriberStack(app: App, producer: TransactionalOutbox): OutboxSubscription {
+  const stack = new Stack(app, 'ShippingSubscriber');
+  const encryptionKey = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+  return new OutboxSubscription(stack, 'OrderEvents', {
+    spec: producer.subscriptionSpec('shipping'),
+    entry: CONSUMER_ENTRY,
+    encryptionKey,
+  });
+}
+
+/**
+ * A test app holding {@link minimalOutboxStack}, {@link fullOutboxStack} and its {@link subscriberStack}, synthesized
+ * into `outdir`.
+ */
+export function constructApp(outdir: string): CheckedApp & {
+  readonly minimal: TransactionalOutbox;
+  readonly full: TransactionalOutbox;
+  readonly subscriber: OutboxSubscription;
+} {
   // The context of the other construct tests' apps: path metadata, and no bundling.
   const app = new App({
     outdir,
@@ -74,6 +92,13 @@ export function constructApp(
   });
   const minimal = minimalOutboxStack(app);
   const full = fullOutboxStack(app);
+  const subscriber = subscriberStack(app, full);
   app.synth();
-  return { app, stacks: [Stack.of(minimal), Stack.of(full)], minimal, full };
+  return {
+    app,
+    stacks: [Stack.of(minimal), Stack.of(full), Stack.of(subscriber)],
+    minimal,
+    full,
+    subscriber,
+  };
 }

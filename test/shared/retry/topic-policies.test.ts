@@ -53,4 +53,14 @@ describe('retryPolicyLookup', () => {
 
     expect(policyFor('order.created')).toEqual(fast);
   });
+
+  it("gives a subscriber's deliveries its own policy over the topic's, and other deliveries the topic's", () => {
+    const policyFor = retryPolicyLookup({ 'order.created': fast }, { loyalty: slow });
+
+    expect(policyFor('order.created', 'loyalty')).toEqual(slow);
+    expect(policyFor('order.cancelled', 'loyalty')).toEqual(slow);
+    expect(policyFor('order.created', 'inventory')).toEqual(fast);
+    expect(policyFor('order.created')).toEqual(fast);
+    expect(policyFor('order.cancelled', 'inventory')).toEqual(DEFAULT_RETRY_POLICY);
+  });
 });

@@ -29,6 +29,14 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
     valid: [JSON.stringify({ 'order.created': fast }), { 'order.created': fast }],
     malformed: ['nope', '[]', JSON.stringify({ 'order.created': { ...fast, maxAttempts: 0 } })],
   },
+  subscriberRetryPolicies: {
+    valid: [JSON.stringify({ loyalty: fast }), { loyalty: fast }],
+    malformed: [
+      '[]',
+      JSON.stringify({ Loyalty: fast }),
+      JSON.stringify({ loyalty: { ...fast, multiplier: 0 } }),
+    ],
+  },
   confirmDeadlineMs: { valid: ['60000', 60_000], malformed: ['', '999', '43200001', '1e4', '5 min'] },
   dueShards: { valid: ['16', 16], malformed: ['0', '65', '-1', '8.0', 'eight'] },
   sweeperMaxMessagesPerSecond: { valid: ['1000', 1_000], malformed: ['0', '10001', '1.5', 'fast'] },
@@ -183,6 +191,7 @@ describe('OutboxSettings', () => {
 
     expect(defaults).toEqual({
       RETRY_POLICIES: {},
+      SUBSCRIBER_RETRY_POLICIES: {},
       CONFIRM_DEADLINE_MS: 300_000,
       DUE_SHARDS: 8,
       SWEEPER_MAX_MESSAGES_PER_SECOND: 600,
@@ -272,6 +281,7 @@ describe('TOPIC_QUEUES', () => {
   it.each([
     OutboxSettings.topicQueues.name,
     OutboxSettings.retryPolicies.name,
+    OutboxSettings.subscriberRetryPolicies.name,
     OutboxSettings.deliveryInboxes.name,
   ])('%s refuses a `__proto__` key instead of dropping it silently (zod records skip that key)', (name) => {
     const setting = Object.values(OutboxSettings).find((candidate) => candidate.name === name);
@@ -435,6 +445,7 @@ describe('what each shipped function reads', () => {
       'TOPIC_QUEUES',
       'SUBSCRIPTIONS',
       'RETRY_POLICIES',
+      'SUBSCRIBER_RETRY_POLICIES',
       'CONFIRM_DEADLINE_MS',
       'RETENTION_DAYS',
       'DUE_SHARDS',
