@@ -28,7 +28,7 @@ export interface FanOutUsage {
   readonly outboxRows: number;
   /** Bytes the outbox and the inboxes keep per order until TTL. */
   readonly retainedBytes: number;
-  /** Bytes of one message on the wire (what SNS FIFO bills by the GB). */
+  /** Bytes of one message's envelope on the wire (what SNS FIFO bills by the GB). */
   readonly messageBytes: number;
 }
 

@@ -23,6 +23,7 @@ import { ORDER_CANCELLED, ORDER_CREATED, type Order } from '../../../functions/o
 import {
   awsClientConfig,
   createDocumentClient,
+  type OutboxItem,
   type PlanEffect,
   PoisonMessageError,
 } from '../../../shared/index.ts';
@@ -397,10 +398,24 @@ export class FanOutPipeline {
     });
   }
 
-  /** Every outbox row, consumer inbox row and business row the run wrote, by table. */
+  /** Every item of `tableName`, read page by page. */
   async items(tableName: string): Promise<Record<string, unknown>[]> {
-    const { Items } = await this.memory.send(new ScanCommand({ TableName: tableName }));
-    return (Items ?? []) as Record<string, unknown>[];
+    const items: Record<string, unknown>[] = [];
+    let from: Record<string, unknown> | undefined;
+    do {
+      // A scan answers 1 MB a page, as DynamoDB does.
+      const page = await this.memory.send(
+        new ScanCommand({ TableName: tableName, ...(from === undefined ? {} : { ExclusiveStartKey: from }) }),
+      );
+      items.push(...((page.Items ?? []) as Record<string, unknown>[]));
+      from = page.LastEvaluatedKey as Record<string, unknown> | undefined;
+    } while (from !== undefined);
+    return items;
+  }
+
+  /** Every row of the outbox, as the writer, the relay and the receipts left it. */
+  async outboxRows(): Promise<OutboxItem[]> {
+    return (await this.items('outbox')) as unknown as OutboxItem[];
   }
 
   /** Bytes the outbox and the inboxes keep for the run (what stays until TTL). */

@@ -3,6 +3,8 @@
  * its capacity units, requests and invocations per order (counted over a burst of orders) and its POST → every
  * delivery CONFIRMED latency (timed at a steady pace with the bench's simulated latencies).
  */
+
+import { toEnvelope } from '../../../shared/memory/index.ts';
 import { type BenchOptions, formatNumber, percentile } from './bench-section.ts';
 import type { CapacityLine } from './capacity-meter.ts';
 import { FAN_OUT_SUBSCRIBERS, FanOutPipeline, type FanOutTransport } from './fan-out-pipeline.ts';
@@ -64,18 +66,24 @@ export async function countFanOut(
     await pipeline.stock(skus);
     let messageBytes = 0;
     for (const sku of skus) await pipeline.placeOrder(sku);
-    const rows = await pipeline.items('outbox');
-    for (const row of rows) messageBytes += Buffer.byteLength(JSON.stringify(row.payload));
+    const rows = await pipeline.outboxRows();
+    for (const row of rows) messageBytes += Buffer.byteLength(JSON.stringify(toEnvelope(row)));
     await pipeline.drain();
     const meter = pipeline.meter;
     if (meter === undefined) throw new Error('the fan-out count runs metered');
     const applied = await pipeline.applied();
-    const finalRows = await pipeline.items('outbox');
+    const finalRows = await pipeline.outboxRows();
     const confirmedRows = finalRows.filter((row) => row.status === 'CONFIRMED').length;
     const notApplied = Object.entries(applied).filter(([, a]) => a.orders !== orders || a.counted !== orders);
-    if (pipeline.confirmedAt.size !== orders || confirmedRows !== finalRows.length || notApplied.length > 0) {
+    const expectedRows = orders * (transport === 'sqs' ? subscribers : 1);
+    if (
+      pipeline.confirmedAt.size !== orders ||
+      finalRows.length !== expectedRows ||
+      confirmedRows !== finalRows.length ||
+      notApplied.length > 0
+    ) {
       throw new Error(
-        `fan-out run incomplete: ${pipeline.confirmedAt.size} of ${orders} messages confirmed, ${confirmedRows} of ${finalRows.length} rows; applied ${JSON.stringify(applied)}`,
+        `fan-out run incomplete: ${pipeline.confirmedAt.size} of ${orders} messages confirmed, ${confirmedRows} of ${finalRows.length} rows (${expectedRows} expected); applied ${JSON.stringify(applied)}`,
       );
     }
     const perOrder = (value: number) => value / orders;

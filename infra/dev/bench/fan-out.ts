@@ -85,6 +85,7 @@ const COLUMNS = [
   'per',
   'write units',
   'read units',
+  'outbox rows',
   'relay → SQS',
   'SNS publish',
   'producer req.',
@@ -129,6 +130,7 @@ export async function measureFanOut(options: BenchOptions): Promise<BenchSection
       const figures = (divisor: number): BenchCell[] => [
         formatNumber(capacity.writeUnits / divisor, 2),
         formatNumber(capacity.readUnits / divisor, 2),
+        formatNumber(capacity.outboxRows / divisor, 2),
         formatNumber(capacity.relaySends / divisor, 3),
         formatNumber(capacity.snsPublishes / divisor, 3),
         formatNumber(producerRequestsOf(capacity) / divisor, 3),
@@ -169,6 +171,7 @@ export async function measureFanOut(options: BenchOptions): Promise<BenchSection
       'order',
       ratio(sns.capacity.writeUnits, sqs.capacity.writeUnits),
       ratio(sns.capacity.readUnits, sqs.capacity.readUnits),
+      ratio(sns.capacity.outboxRows, sqs.capacity.outboxRows),
       '',
       '',
       ratio(producerRequestsOf(sns.capacity), producerRequestsOf(sqs.capacity)),
