@@ -16,17 +16,9 @@
  */
 import { type DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
-import { stockConflictKeys } from '../../../functions/inventory/apply-order/stock-conflict-keys.ts';
 import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
-import { ORDER_CANCELLED, ORDER_CREATED, type Order } from '../../../functions/orders/order.ts';
-import {
-  awsClientConfig,
-  createDocumentClient,
-  type OutboxItem,
-  type PlanEffect,
-  PoisonMessageError,
-} from '../../../shared/index.ts';
+import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
+import { awsClientConfig, createDocumentClient, type OutboxItem } from '../../../shared/index.ts';
 import {
   consumerParts,
   consumeSqsEvent,
@@ -37,18 +29,26 @@ import {
   type SqsConsumer,
 } from '../../../shared/lambda/index.ts';
 import {
-  INBOX_KEYS,
   itemSizeBytes,
   MemoryDocumentClient,
   MemoryQueues,
-  type MemoryTableSchema,
   type RelayDeps,
 } from '../../../shared/memory/index.ts';
 import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS } from '../../constructs/index.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';
 import { CapacityMeter } from './capacity-meter.ts';
 import { startDynamoEndpoint } from './dynamo-endpoint.ts';
-import { EXAMPLE_ORDERING, EXAMPLE_TABLES, postOrderEvent, streamRecord } from './example-pipeline.ts';
+import { EXAMPLE_ORDERING, postOrderEvent, streamRecord } from './example-pipeline.ts';
+import {
+  type AppliedOrders,
+  appliedOrders,
+  businessTableOf,
+  fanOutTables,
+  inboxTableOf,
+  STOCK,
+  subscriberConflictKeys,
+  subscriberPlan,
+} from './fan-out-subscribers.ts';
 import { memorySqsClient } from './memory-sqs-client.ts';
 import { delayedDocumentClient, pause } from './simulated-latency.ts';
 import {
@@ -58,9 +58,6 @@ import {
   snsTopicPublisher,
   withDeliveryMaps,
 } from './sns-fan-out-model.ts';
-
-/** The subscribers a run takes the first 1, 2 or 5 of: the example's two, then three of loyalty's shape. */
-export const FAN_OUT_SUBSCRIBERS = ['inventory', 'loyalty', 'shipping', 'billing', 'analytics'] as const;
 
 /** How the producer gets a message to its subscribers. */
 export type FanOutTransport = 'sqs' | 'sns';
@@ -107,7 +104,7 @@ export interface FanOutCounts {
 export interface OrderTiming {
   readonly messageId: string;
   readonly postedAt: number;
-  readonly answeredAt: number;
+  readonly confirmedAt: number;
 }
 
 const ACCOUNT_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000';
@@ -115,10 +112,6 @@ const ACCOUNT_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000';
 export const subscriberQueueOf = (subscriber: string) => `${ACCOUNT_URL}/orders-${subscriber}`;
 /** The producer's receipt queue. */
 export const RECEIPT_QUEUE = `${ACCOUNT_URL}/orders-receipts`;
-/** Units of stock each SKU starts with: more than any run takes. */
-const STOCK = 1_000;
-/** What a subscriber of loyalty's shape records per unit ordered (loyalty awards 10 points a unit). */
-const UNITS_PER_QUANTITY: Readonly<Record<string, number>> = { loyalty: 10 };
 /** The receipts mapping, as `OutboxReceipts` configures it: batches of 10. */
 const RECEIPTS_BATCH_SIZE = 10;
 /** Lambda reads a queue with five concurrent batches to begin with (it scales up from there under load). */
@@ -232,7 +225,9 @@ export class FanOutPipeline {
   /** Stocks `skus` for the inventory subscriber: set-up, so the meter forgets it. */
   async stock(skus: readonly string[]): Promise<void> {
     for (const sku of skus) {
-      await this.memory.send(new PutCommand({ TableName: 'inventory', Item: { sku, available: STOCK } }));
+      await this.memory.send(
+        new PutCommand({ TableName: businessTableOf('inventory'), Item: { sku, available: STOCK } }),
+      );
     }
     this.meter?.reset();
   }
@@ -394,7 +389,7 @@ export class FanOutPipeline {
     if (failure !== undefined) throw failure.reason;
     return posted.flatMap(({ messageId, postedAt }) => {
       const confirmed = this.confirmedAt.get(messageId);
-      return confirmed === undefined ? [] : [{ messageId, postedAt, answeredAt: confirmed }];
+      return confirmed === undefined ? [] : [{ messageId, postedAt, confirmedAt: confirmed }];
     });
   }
 
@@ -427,27 +422,11 @@ export class FanOutPipeline {
     return bytes;
   }
 
-  /**
-   * How many orders each subscriber applied, read from its business rows: inventory's reservations and the units
-   * it took, another subscriber's per-order rows and its per-customer counters.
-   */
-  async applied(): Promise<Record<string, { readonly orders: number; readonly counted: number }>> {
-    const result: Record<string, { orders: number; counted: number }> = {};
+  /** How many orders each subscriber applied, as its business rows show (see {@link appliedOrders}). */
+  async applied(): Promise<Record<string, AppliedOrders>> {
+    const result: Record<string, AppliedOrders> = {};
     for (const subscriber of this.options.subscribers) {
-      const rows = await this.items(subscriber);
-      if (subscriber === 'inventory') {
-        const reservations = rows.filter((row) => String(row.sku).startsWith('reservation'));
-        const taken = rows
-          .filter((row) => typeof row.available === 'number')
-          .reduce((sum, row) => sum + (STOCK - Number(row.available)), 0);
-        result[subscriber] = { orders: reservations.length, counted: taken };
-      } else {
-        const orders = rows.filter((row) => String(row.id).startsWith('order#'));
-        const counted = rows
-          .filter((row) => String(row.id).startsWith('customer#'))
-          .reduce((sum, row) => sum + Number(row.orders), 0);
-        result[subscriber] = { orders: orders.length, counted };
-      }
+      result[subscriber] = appliedOrders(subscriber, await this.items(businessTableOf(subscriber)));
     }
     return result;
   }
@@ -554,7 +533,7 @@ export class FanOutPipeline {
           DEAD_LETTER_QUEUE_URL: `${subscriberQueueOf(subscriber)}-dlq`,
           MAX_RECEIVE_COUNT: '5',
         };
-        const parts = consumerParts(env, () => planOf(subscriber), {
+        const parts = consumerParts(env, () => subscriberPlan(subscriber), {
           client: this.client(`consumer:${subscriber}`),
           sqsClient,
         });
@@ -563,7 +542,7 @@ export class FanOutPipeline {
           {
             ...parts,
             logger: quiet,
-            conflictKeys: subscriber === 'inventory' ? stockConflictKeys : customerKey,
+            conflictKeys: subscriberConflictKeys(subscriber),
           },
         ];
       }),
@@ -622,73 +601,6 @@ interface Built {
   readonly consumers: ReadonlyMap<string, SqsConsumer>;
   readonly receipts: (event: SQSEvent) => Promise<SQSBatchResponse>;
   readonly close: () => Promise<void>;
-}
-
-/** The inbox table of `subscriber`: each subscriber's stack has its own. */
-export const inboxTableOf = (subscriber: string) => `${subscriber}-inbox`;
-
-/**
- * The producer's tables (orders, outbox with its indexes as deployed, sequences) and each subscriber's inbox and
- * business table (inventory's is the example's; the others are keyed `id`).
- */
-function fanOutTables(subscribers: readonly string[]): Record<string, MemoryTableSchema> {
-  const { inbox: _inbox, ...producer } = EXAMPLE_TABLES;
-  return {
-    ...producer,
-    ...Object.fromEntries(
-      subscribers.flatMap((subscriber) => [
-        [inboxTableOf(subscriber), { partitionKey: INBOX_KEYS.partitionKey }],
-        ...(subscriber === 'inventory' ? [] : [[subscriber, { partitionKey: 'id' }]]),
-      ]),
-    ),
-  };
-}
-
-/**
- * What `subscriber` does with an order: inventory runs the example's plan (reserve the stock, keep the
- * reservation); loyalty and the others add the order's units to the customer's row (loyalty: 10 points a unit) and
- * keep a row of what this order added, which a cancellation takes back.
- */
-function planOf(subscriber: string): PlanEffect {
-  if (subscriber === 'inventory') return planInventory('inventory', () => new Date());
-  const perQuantity = UNITS_PER_QUANTITY[subscriber] ?? 1;
-  return (message) => {
-    if (message.topic !== ORDER_CREATED) {
-      throw new PoisonMessageError(
-        `the bench's ${subscriber} reads ${ORDER_CREATED} only, not ${message.topic}`,
-      );
-    }
-    const order = message.payload as Order;
-    const units = order.items.reduce((sum, item) => sum + item.quantity, 0) * perQuantity;
-    return {
-      apply: [
-        {
-          Update: {
-            TableName: subscriber,
-            Key: { id: `customer#${order.customerId}` },
-            UpdateExpression: 'ADD #units :units, #orders :one',
-            ExpressionAttributeNames: { '#units': 'units', '#orders': 'orders' },
-            ExpressionAttributeValues: { ':units': units, ':one': 1 },
-          },
-        },
-        {
-          Put: {
-            TableName: subscriber,
-            Item: { id: `order#${order.orderId}`, customerId: order.customerId, units },
-            ConditionExpression: 'attribute_not_exists(id)',
-          },
-        },
-      ],
-      onConditionFailure: 'ALREADY_RECORDED',
-      outcome: subscriber === 'loyalty' ? 'AWARDED' : 'RECORDED',
-    };
-  };
-}
-
-/** Orders of one customer touch one row of a loyalty-shaped subscriber: they apply one after another. */
-function customerKey(message: { readonly payload: unknown; readonly messageId: string }): readonly string[] {
-  const customerId = (message.payload as Partial<Order> | undefined)?.customerId;
-  return [typeof customerId === 'string' ? `customer:${customerId}` : `message:${message.messageId}`];
 }
 
 function context(functionName: string) {

@@ -7,7 +7,8 @@
 import { toEnvelope } from '../../../shared/memory/index.ts';
 import { type BenchOptions, formatNumber, percentile } from './bench-section.ts';
 import type { CapacityLine } from './capacity-meter.ts';
-import { FAN_OUT_SUBSCRIBERS, FanOutPipeline, type FanOutTransport } from './fan-out-pipeline.ts';
+import { FanOutPipeline, type FanOutTransport } from './fan-out-pipeline.ts';
+import { FAN_OUT_SUBSCRIBERS } from './fan-out-subscribers.ts';
 
 /** A timed run: an order every 40 ms (25 a second, within every run's capacity here), then up to 30 s to settle. */
 export const FAN_OUT_TIMING = { arrivalIntervalMs: 40, settleTimeoutMs: 30_000 } as const;
@@ -153,7 +154,7 @@ export async function timeFanOut(
       intervalMs: FAN_OUT_TIMING.arrivalIntervalMs,
       settleMs: FAN_OUT_TIMING.settleTimeoutMs,
     });
-    const latencies = timings.map((timing) => timing.answeredAt - timing.postedAt);
+    const latencies = timings.map((timing) => timing.confirmedAt - timing.postedAt);
     return {
       orders: options.orders,
       confirmed: timings.length,

@@ -7,8 +7,9 @@ import { writeUnits } from '../../../infra/dev/bench/capacity-meter.ts';
 import { EXAMPLE_TABLES } from '../../../infra/dev/bench/example-pipeline.ts';
 import { measureFanOut } from '../../../infra/dev/bench/fan-out.ts';
 import { type FanOutUsage, fanOutMonthlyCost } from '../../../infra/dev/bench/fan-out-cost.ts';
-import { FAN_OUT_SUBSCRIBERS, FanOutPipeline } from '../../../infra/dev/bench/fan-out-pipeline.ts';
+import { FanOutPipeline } from '../../../infra/dev/bench/fan-out-pipeline.ts';
 import { countFanOut } from '../../../infra/dev/bench/fan-out-run.ts';
+import { FAN_OUT_SUBSCRIBERS } from '../../../infra/dev/bench/fan-out-subscribers.ts';
 import { memorySqsClient } from '../../../infra/dev/bench/memory-sqs-client.ts';
 import { applySnsReceipts, DELIVERY_MAP } from '../../../infra/dev/bench/sns-fan-out-model.ts';
 import {
