@@ -44,7 +44,7 @@ export const FAN_OUT_SUBSCRIBER_COUNTS = [1, 2, 5] as const;
 
 const PLAN = {
   tiny: { countedOrders: 20, timedOrders: 10 },
-  full: { countedOrders: 500, timedOrders: 200 },
+  full: { countedOrders: 500, timedOrders: 100 },
   /** The monthly volume the cost column is priced at. */
   costVolume: 10_000_000,
 } as const;
