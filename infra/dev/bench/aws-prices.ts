@@ -52,6 +52,6 @@ export const AWS_PRICE_SOURCES = {
     'https://aws.amazon.com/eventbridge/pricing/',
     'https://aws.amazon.com/sns/pricing/',
   ],
-  /** The SNS prices were added later, from its page as published on this date. */
+  /** When the SNS prices were added, from its page above (not read live either: check them before budgeting). */
   snsAsOf: '2026-12-07',
 } as const;
