@@ -67,9 +67,6 @@ type Deps = Pick<
   | 'claimCheck'
 >;
 
-/** The most control rows written in one transaction (DynamoDB's bound on a transaction's items). */
-const MAX_PUTS_PER_TRANSACTION = 100;
-
 /**
  * Erases one aggregate's messages for a data-protection request: refused with {@link AggregateInFlightError}
  * (409) while any of them (any delivery of them) is PENDING or SENT; otherwise deletes each message (conditional on
@@ -191,8 +188,9 @@ export async function eraseAggregate(deps: Deps, input: EraseInput): Promise<Era
 
 /**
  * Writes an `outbox.erase` message for each subscriber with deliveries among `rows` (several for more than
- * {@link MAX_ERASE_ENTRIES} messages), a transaction per {@link MAX_PUTS_PER_TRANSACTION} of them; the erase's
- * action id makes their idempotency tokens, so an SDK retry of a lost response is answered, not refused.
+ * {@link MAX_ERASE_ENTRIES} messages), each put on its own (a long list makes a large item, and a transaction holds
+ * at most 4 MB); the erase's action id makes their idempotency tokens, so an SDK retry of a lost response is
+ * answered, not refused.
  */
 async function sendErases(
   deps: Deps,
@@ -222,12 +220,8 @@ async function sendErases(
       }),
     ),
   );
-  const batches = chunksOf(requests, MAX_PUTS_PER_TRANSACTION);
-  for (const [n, batch] of batches.entries()) {
-    await deps.transactions.write(
-      batch.map((request) => request.action),
-      `${erase.actionId}-${n}`,
-    );
+  for (const [n, request] of requests.entries()) {
+    await deps.transactions.write([request.action], `${erase.actionId}-${n}`);
   }
   return requests.map((request) => request.sent);
 }
