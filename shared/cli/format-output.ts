@@ -271,7 +271,7 @@ export function formatErase(result: EraseResult): string {
         ]),
     ...result.erasesSent.map(
       (sent) =>
-        `  subscriber ${sent.subscriber}: sent ${sent.topic} ${sent.messageId}; its consumer deletes its parked copies, and its receipt confirms it ERASED (show ${sent.messageId})`,
+        `  subscriber ${sent.subscriber}: sent ${sent.topic} ${sent.messageId}; its consumer deletes its parked copies, and its receipt confirms it ERASED (show ${sent.messageId}#${sent.subscriber})`,
     ),
   ].join('\n');
 }
@@ -298,7 +298,7 @@ export function formatSkipOrderGap(result: SkipOrderGapResult): string {
     ...(result.skipSent === undefined
       ? []
       : [
-          `  consumer  subscriber ${result.skipSent.subscriber}: sent ${result.skipSent.topic} ${result.skipSent.messageId}; its receipt confirms it SKIPPED, ALREADY_PAST or EARLIER_GAP (show ${result.skipSent.messageId})`,
+          `  consumer  subscriber ${result.skipSent.subscriber}: sent ${result.skipSent.topic} ${result.skipSent.messageId}; its receipt confirms it SKIPPED, ALREADY_PAST or EARLIER_GAP (show ${result.skipSent.messageId}#${result.skipSent.subscriber})`,
         ]),
   ];
   const next = result.successor;

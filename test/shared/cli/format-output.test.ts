@@ -193,8 +193,8 @@ describe('formatErase', () => {
     });
 
     expect(text.split('\n').slice(1)).toEqual([
-      '  subscriber inventory: sent outbox.erase c-1; its consumer deletes its parked copies, and its receipt confirms it ERASED (show c-1)',
-      '  subscriber loyalty: sent outbox.erase c-2; its consumer deletes its parked copies, and its receipt confirms it ERASED (show c-2)',
+      '  subscriber inventory: sent outbox.erase c-1; its consumer deletes its parked copies, and its receipt confirms it ERASED (show c-1#inventory)',
+      '  subscriber loyalty: sent outbox.erase c-2; its consumer deletes its parked copies, and its receipt confirms it ERASED (show c-2#loyalty)',
     ]);
   });
 });

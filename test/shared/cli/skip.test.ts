@@ -198,7 +198,7 @@ describe('formatSkipOrderGap of a subscriber’s sequence', () => {
     expect(text.split('\n').slice(0, 3)).toEqual([
       `skipped ${orderKey}#inventory seq 1 (message m-1#inventory, order.created); audit a-1`,
       '  message   FAILED → CANCELLED',
-      '  consumer  subscriber inventory: sent outbox.skip c-1; its receipt confirms it SKIPPED, ALREADY_PAST or EARLIER_GAP (show c-1)',
+      '  consumer  subscriber inventory: sent outbox.skip c-1; its receipt confirms it SKIPPED, ALREADY_PAST or EARLIER_GAP (show c-1#inventory)',
     ]);
   });
 });
