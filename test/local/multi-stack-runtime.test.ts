@@ -282,6 +282,23 @@ describe('startLocalRuntime on several stacks: what it refuses', () => {
     }
   });
 
+  it('says which stack is missing when stackName picks a stack whose imports another stack exports', async () => {
+    await expect(
+      start(
+        [
+          { stackName: 'Shop', template: mail.shop },
+          { stackName: 'Mailroom', template: mail.mailroom },
+        ],
+        { stackName: 'Mailroom' },
+      ),
+    ).rejects.toMatchObject({
+      code: 'DEPLOY_FAILED',
+      message: expect.stringMatching(
+        /^Mailroom depends on Shop, which this run does not deploy \(it runs Mailroom alone\); run every stack, or deploy Shop to this backend first: .*Shop:ExportsOutput/,
+      ),
+    });
+  });
+
   it('runs only the stack stackName names, with its functions named as in an app of one stack', async () => {
     const shopOnly = await start(
       [

@@ -11,7 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { startHttpApi } from '../api/http-api.ts';
-import type { BackendKind, DeployedResource, DeployedStack } from '../backends/backend.ts';
+import type { Backend, BackendKind, DeployedResource, DeployedStack } from '../backends/backend.ts';
 import { type BackendChoice, chooseBackend } from '../backends/choose-backend.ts';
 import { type EmulatorClientConfig, emulatorClientConfig } from '../backends/emulator-config.ts';
 import {
@@ -331,8 +331,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const sources = await stackSources(options, projectDir);
     const synthMs = Date.now() - synthStarted;
     const plans = planStacks(sources);
+    const [firstPlan] = plans;
+    if (firstPlan === undefined) throw new LocalRuntimeError('SYNTH_FAILED', 'the app has no stack to run');
     const several = plans.length > 1;
-    const app = several ? mergeApps(plans) : (plans[0]?.app ?? readApp(asTemplate({ Resources: {} })));
+    const app = several ? mergeApps(plans) : firstPlan.app;
     const names = functionNames(
       app.functions.map((fn) => fn.name),
       several ? plans.map((plan) => plan.displayName) : [],
@@ -363,7 +365,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     // One after another, in dependency order: a stack's imports must be exported before it deploys.
     const deployments: DeployedStack[] = [];
     for (const plan of plans) {
-      deployments.push(await backend.deploy(plan.template, `${plan.stackName}-local`));
+      deployments.push(await deployStack(backend, plan, plans));
     }
     const deployMs = Date.now() - deployStarted;
     const [first] = deployments;
@@ -638,6 +640,8 @@ interface StackPlan {
   readonly stackName: string;
   readonly displayName: string;
   readonly template: CloudFormationTemplate;
+  /** Names of the app's stacks it depends on. */
+  readonly dependencies: readonly string[];
   readonly app: AppDefinition;
   /** A function's construct path in the stack, from its name in the runtime. */
   readonly pathOf: (functionName: string) => string;
@@ -653,6 +657,7 @@ function planStacks(sources: readonly SynthesizedStack[]): StackPlan[] {
       stackName: source.stackName,
       displayName: source.displayName,
       template: source.template,
+      dependencies: source.dependencies,
       app: several ? qualifyApp(own, source.displayName) : own,
       pathOf: (functionName) => functionName.slice(prefix.length),
     };
@@ -685,10 +690,22 @@ async function resolveStacks(
     if (earlier === undefined && importedNames(plan.template).some((name) => !exported.has(name))) {
       earlier = await backendExports(sources.emulatorEndpoint);
     }
+    const available = new Map([...(earlier ?? []), ...exported]);
+    // As CloudFormation refuses it: an import no stack exports fails the start, even where only the backend
+    // would read it (the embedded backend does not resolve an IAM policy's document).
+    const unknown = importedNames(plan.template).filter((name) => !available.has(name));
+    if (unknown.length > 0) {
+      const missing = leftOut(plan, plans);
+      throw new LocalRuntimeError(
+        'DEPLOY_FAILED',
+        `${missing === '' ? '' : `${missing}: `}stack ${plan.stackName} imports ${unknown.join(', ')}, ` +
+          'which no stack deployed before it exports',
+      );
+    }
     const context = await stackContext(deployed, {
       template: plan.template,
       clients: sources.clients,
-      exports: new Map([...(earlier ?? []), ...exported]),
+      exports: available,
     });
     const outputs = stackOutputs(deployed, plan.template, context);
     const exports = stackExports(plan.template, context);
@@ -711,6 +728,38 @@ async function resolveStacks(
     });
   }
   return resolved;
+}
+
+/**
+ * Deploys one stack as `<stackName>-local`. When it fails and the stack depends on stacks this run leaves out
+ * (`stackName` picked it alone), the error says so: their exports may be what is missing.
+ */
+async function deployStack(
+  backend: Backend,
+  plan: StackPlan,
+  plans: readonly StackPlan[],
+): Promise<DeployedStack> {
+  try {
+    return await backend.deploy(plan.template, `${plan.stackName}-local`);
+  } catch (error) {
+    const missing = leftOut(plan, plans);
+    if (missing === '') throw error;
+    throw new LocalRuntimeError(
+      'DEPLOY_FAILED',
+      `${missing}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** What a stack depends on that the run leaves out, as the start of an error; empty when nothing is. */
+function leftOut(plan: StackPlan, plans: readonly StackPlan[]): string {
+  const missing = plan.dependencies.filter((name) => !plans.some((other) => other.stackName === name));
+  if (missing.length === 0) return '';
+  return (
+    `${plan.stackName} depends on ${missing.join(', ')}, which this run does not deploy (it runs ` +
+    `${plan.stackName} alone); run every stack, or deploy ${missing.join(', ')} to this backend first`
+  );
 }
 
 /** What the deploy of several stacks did, as one word: see {@link LocalRuntime.deployment}. */
