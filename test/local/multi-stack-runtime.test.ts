@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { App, CfnOutput, Stack } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +170,23 @@ describe('startLocalRuntime on an app of two stacks', () => {
       deliveries: 1,
       deliveredBy: runtime.functions['Mailroom/Courier']?.physicalName,
     });
+    expect((await receipt('tally'))?.receipts).toEqual({ N: '1' });
+  });
+
+  it('counts a letter delivered twice on its one receipt, sent by the queue URL built from pseudo parameters', async () => {
+    const sqs = new SQSClient(runtime.clientConfig);
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: runtime.env['Mailroom/Courier']?.RECEIPT_QUEUE_URL,
+        MessageBody: JSON.stringify({ letterId: 'l-1', deliveredBy: 'a second courier' }),
+      }),
+    );
+    sqs.destroy();
+    await expect
+      .poll(async () => (await receipt('l-1'))?.deliveries, { timeout: 20_000, interval: 200 })
+      .toEqual({ N: '2' });
+    await runtime.drain();
+    // An update, not a new receipt: the tally still counts one.
     expect((await receipt('tally'))?.receipts).toEqual({ N: '1' });
   });
 
