@@ -7,7 +7,7 @@ const SEVERAL = functionNames(
 );
 
 describe('functionNames of an app of several stacks', () => {
-  it('takes a qualified name as it is, and a construct path that one stack only has', () => {
+  it('takes a qualified name as it is, and a construct path that only one stack has', () => {
     expect(SEVERAL.resolve('Shop/Health')).toBe('Shop/Health');
     expect(SEVERAL.resolve('Courier')).toBe('Mailroom/Courier');
     expect(SEVERAL.resolve('Outbox/Relay')).toBe('Shop/Outbox/Relay');

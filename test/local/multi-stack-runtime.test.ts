@@ -190,7 +190,7 @@ describe('startLocalRuntime on an app of two stacks', () => {
     expect((await receipt('tally'))?.receipts).toEqual({ N: '1' });
   });
 
-  it('finds a function by its construct path when one stack only has it, and refuses a path two stacks have', async () => {
+  it('finds a function by its construct path when only one stack has it, and refuses a path two stacks have', async () => {
     expect(runtime.env.Courier).toBe(runtime.env['Mailroom/Courier']);
     expect(runtime.functions.Lookup).toBe(runtime.functions['Shop/Lookup']);
     expect(Object.keys(runtime.env)).not.toContain('Courier');

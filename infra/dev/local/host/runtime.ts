@@ -90,7 +90,7 @@ export interface LocalRuntimeOptions {
   readonly emulatorLog?: (line: string) => void;
   /**
    * Wraps or replaces handlers, by function name (`Outbox/Relay`; in an app of several stacks
-   * `OutboxOrders/Outbox/Relay`, or the construct path alone when one stack only has it), e.g. to inject a
+   * `OutboxOrders/Outbox/Relay`, or the construct path alone when only one stack has it), e.g. to inject a
    * fault in a test.
    */
   readonly handlers?: Readonly<Record<string, HandlerOverride>>;
@@ -220,13 +220,13 @@ export interface LocalRuntime {
   readonly resources: ReadonlyMap<string, DeployedResource>;
   /**
    * Each function's resolved environment, by function name. In an app of several stacks the construct path
-   * alone also answers, when one stack only has a function there (not enumerated).
+   * alone also answers, when only one stack has a function there (not enumerated).
    */
   readonly env: Readonly<Record<string, FunctionEnvironment>>;
   /**
    * The functions, by name: `Outbox/Relay`, its construct path; in an app of several stacks
    * `OutboxOrders/Outbox/Relay`, `<stack display name>/<construct path>` (the construct path alone also
-   * answers when one stack only has it; not enumerated).
+   * answers when only one stack has it; not enumerated).
    */
   readonly functions: Readonly<Record<string, LocalFunction>>;
   /** The stream and queue pollers, in deployment and template order. */
@@ -246,7 +246,7 @@ export interface LocalRuntime {
   >;
   /**
    * Invokes a function by name directly (as `aws lambda invoke` would): its name, or in an app of several
-   * stacks its construct path when one stack only has it (`AMBIGUOUS_FUNCTION` when several do).
+   * stacks its construct path when only one stack has it (`AMBIGUOUS_FUNCTION` when several do).
    */
   invoke(functionName: string, event: unknown): Promise<Invocation>;
   /**
