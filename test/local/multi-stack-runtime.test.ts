@@ -317,7 +317,7 @@ describe('startLocalRuntime on several stacks: what it refuses', () => {
     });
   });
 
-  it('runs only the stack stackName names, with its functions named as in an app of one stack', async () => {
+  it('runs only the stack stackName names, its functions named as when every stack runs', async () => {
     const shopOnly = await start(
       [
         { stackName: 'Shop', template: mail.shop },
@@ -327,7 +327,17 @@ describe('startLocalRuntime on several stacks: what it refuses', () => {
     );
     try {
       expect(shopOnly.stacks.map((stack) => stack.deployedName)).toEqual(['Shop-local']);
-      expect(Object.keys(shopOnly.functions)).toEqual(['Recorder', 'Tally', 'Lookup', 'Health']);
+      expect(Object.keys(shopOnly.functions)).toEqual([
+        'Shop/Recorder',
+        'Shop/Tally',
+        'Shop/Lookup',
+        'Shop/Health',
+      ]);
+      // The one stack that runs has every path: the path alone names its function.
+      expect(await shopOnly.invoke('Health', { requestContext: { accountId: 'direct' } })).toMatchObject({
+        ok: true,
+        result: { body: '{"service":"shop","accountId":"direct"}' },
+      });
     } finally {
       await shopOnly.stop();
     }
@@ -397,8 +407,9 @@ describeOnMoto(
     if (stateDir !== '') rmSync(stateDir, { recursive: true, force: true });
   });
 
-  const start = (mailroom: CloudFormationTemplate): Promise<LocalRuntime> =>
+  const start = (mailroom: CloudFormationTemplate, more: LocalRuntimeOptions = {}): Promise<LocalRuntime> =>
     startLocalRuntime({
+      ...more,
       port: 0,
       endpoint: moto.endpoint,
       stateFile: join(stateDir, 'poller-state.json'),
@@ -460,6 +471,29 @@ describeOnMoto(
       expect((await receiptOver(third, 'l-1')).deliveries).toBe(1);
     } finally {
       await third.stop();
+    }
+  });
+
+  it('runs one stack alone on the same checkpoints: its functions keep their names', async () => {
+    const shopOnly = await start(mail.mailroom, { stackName: 'Shop' });
+    try {
+      expect(deploymentsOf(shopOnly)).toEqual([['Shop-local', 'unchanged']]);
+      const sqs = new SQSClient(shopOnly.clientConfig);
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: `https://sqs.us-east-1.amazonaws.com/123456789012/${RECEIPT_QUEUE_NAME}`,
+          MessageBody: JSON.stringify({ letterId: 'l-4', deliveredBy: 'the test' }),
+        }),
+      );
+      sqs.destroy();
+      await expect
+        .poll(async () => (await receiptOver(shopOnly, 'l-4')).deliveries, { timeout: 20_000 })
+        .toBe(1);
+      await shopOnly.drain();
+      // Resumed after the checkpoint the runs of every stack saved: no receipt counted twice.
+      expect(await tallyOf(shopOnly)).toBe(4);
+    } finally {
+      await shopOnly.stop();
     }
   });
 });

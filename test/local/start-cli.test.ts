@@ -107,8 +107,11 @@ describe('describeAppChanges', () => {
   it('says what changed in an app of one stack, as it always did', () => {
     expect(
       describeAppChanges(
-        { stacks: [stack('Notes', { Table: 'AWS::DynamoDB::Table' })] },
-        { stacks: [stack('Notes', { Table: 'AWS::DynamoDB::Table', Queue: 'AWS::SQS::Queue' })] },
+        { stacks: [stack('Notes', { Table: 'AWS::DynamoDB::Table' })], stackCount: 1 },
+        {
+          stacks: [stack('Notes', { Table: 'AWS::DynamoDB::Table', Queue: 'AWS::SQS::Queue' })],
+          stackCount: 1,
+        },
       ),
     ).toBe('added Queue');
   });
@@ -116,6 +119,7 @@ describe('describeAppChanges', () => {
   it('names the stack of each change in an app of several, and the stacks added or removed', () => {
     const before = {
       stacks: [stack('Shop', { Table: 'AWS::DynamoDB::Table' }), stack('Mailroom'), stack('Gone')],
+      stackCount: 3,
     };
     const after = {
       stacks: [
@@ -123,6 +127,7 @@ describe('describeAppChanges', () => {
         stack('Mailroom', { Queue: 'AWS::SQS::Queue' }),
         stack('Loyalty'),
       ],
+      stackCount: 3,
     };
     expect(describeAppChanges(before, after)).toBe(
       'Mailroom: added Queue; stack Loyalty added; stack Gone removed',

@@ -67,6 +67,7 @@ describe('synthesizeApp', () => {
     for (const wanted of ['App-Two', 'App/Two', 'Two']) {
       const picked = await synthesizeApp({ projectDir: scratch, stackName: wanted });
       expect(picked.stacks.map((stack) => stack.stackName)).toEqual(['App-Two']);
+      expect(picked.stackCount).toBe(3);
     }
     await expect(synthesizeApp({ projectDir: scratch, stackName: 'Four' })).rejects.toThrow(
       'the app has no stack Four (stacks: App/One, App/Two, App/Three)',

@@ -77,8 +77,9 @@ export interface LocalRuntimeOptions {
   readonly synthesis?: Promise<SynthesizedApp>;
   /**
    * The one stack to run, of an app with several (its name, display name or artifact id); every other stack is
-   * left out. The base of the deployed name is the stack's name, `<stackName>-local`, which is never the name
-   * `cdk deploy` uses, so a local run cannot replace a deployed stack. With `template`, the stack's name.
+   * left out, and its functions keep the names they have when every stack runs (`<stack>/<path>`). The base of
+   * the deployed name is the stack's name, `<stackName>-local`, which is never the name `cdk deploy` uses, so a
+   * local run cannot replace a deployed stack. With `template`, the stack's name.
    * @default every stack of the app (with `template`: the stack named in its construct paths)
    */
   readonly stackName?: string;
@@ -330,10 +331,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const synthStarted = Date.now();
     const sources = await stackSources(options, projectDir);
     const synthMs = Date.now() - synthStarted;
-    const plans = planStacks(sources);
+    // Names are qualified in any app of several stacks, even when one runs alone: they, and the checkpoints
+    // saved under them, stay the same whichever stacks run.
+    const several = sources.stackCount > 1;
+    const plans = planStacks(sources.stacks, several);
     const [firstPlan] = plans;
     if (firstPlan === undefined) throw new LocalRuntimeError('SYNTH_FAILED', 'the app has no stack to run');
-    const several = plans.length > 1;
     const app = several ? mergeApps(plans) : firstPlan.app;
     const names = functionNames(
       app.functions.map((fn) => fn.name),
@@ -584,25 +587,29 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
 }
 
 /** The stacks to run, in deployment order: synthesized, given as templates, or the one template given. */
-async function stackSources(options: LocalRuntimeOptions, projectDir: string): Promise<SynthesizedStack[]> {
-  if (options.synthesis !== undefined) return [...(await options.synthesis).stacks];
+async function stackSources(options: LocalRuntimeOptions, projectDir: string): Promise<SynthesizedApp> {
+  if (options.synthesis !== undefined) return options.synthesis;
   if (options.template !== undefined && options.templates !== undefined) {
     throw new LocalRuntimeError(
       'INVALID_OPTION',
       'give template (one stack) or templates (several), not both',
     );
   }
-  if (options.templates !== undefined) return givenTemplates(options.templates, options.stackName);
+  if (options.templates !== undefined) {
+    return {
+      stacks: givenTemplates(options.templates, options.stackName),
+      stackCount: options.templates.length,
+    };
+  }
   if (options.template !== undefined) {
     const template = asTemplate(options.template);
     const stackName = options.stackName ?? readApp(template).stackName ?? DEFAULTS.stackName;
-    return [{ stackName, displayName: stackName, template, dependencies: [] }];
+    return { stacks: [{ stackName, displayName: stackName, template, dependencies: [] }], stackCount: 1 };
   }
-  const { stacks } = await synthesizeApp({
+  return synthesizeApp({
     projectDir,
     ...(options.stackName === undefined ? {} : { stackName: options.stackName }),
   });
-  return [...stacks];
 }
 
 /** The `templates` option as stacks in deployment order, or the one `stackName` names. */
@@ -647,9 +654,8 @@ interface StackPlan {
   readonly pathOf: (functionName: string) => string;
 }
 
-/** Each stack read; in an app of several, its names qualified by its display name. */
-function planStacks(sources: readonly SynthesizedStack[]): StackPlan[] {
-  const several = sources.length > 1;
+/** Each stack read; in an app of several stacks, its names qualified by its display name. */
+function planStacks(sources: readonly SynthesizedStack[], several: boolean): StackPlan[] {
   return sources.map((source) => {
     const own = readApp(source.template);
     const prefix = several ? qualifiedName(source.displayName, '') : '';

@@ -380,7 +380,7 @@ function appChangeCheck(
 
 /** What changed from one synthesis of the app to the next, per stack (named when the app has several). */
 export function describeAppChanges(before: SynthesizedApp, after: SynthesizedApp): string {
-  const several = before.stacks.length > 1 || after.stacks.length > 1;
+  const several = before.stackCount > 1 || after.stackCount > 1;
   const parts: string[] = [];
   for (const stack of after.stacks) {
     const previous = before.stacks.find((candidate) => candidate.stackName === stack.stackName);

@@ -41,6 +41,12 @@ export interface SynthesizedStack {
 /** A synthesized app: its stacks in deployment order, each after the stacks it depends on. */
 export interface SynthesizedApp {
   readonly stacks: readonly SynthesizedStack[];
+  /**
+   * How many stacks the app has: more than `stacks` holds when `stackName` picked one. The local runtime names
+   * functions `<stack>/<path>` whenever it is more than one, so a stack run alone keeps its functions' names
+   * (and the checkpoints saved under them).
+   */
+  readonly stackCount: number;
 }
 
 /** Context the CDK CLI adds to every synth that the local runtime relies on or overrides. */
@@ -94,7 +100,7 @@ export async function synthesizeApp(options: SynthesizeOptions): Promise<Synthes
         dependencies: artifact.dependencies,
       })),
     );
-    return { stacks };
+    return { stacks, stackCount: artifacts.length };
   } finally {
     await rm(outdir, { recursive: true, force: true });
   }
