@@ -14,6 +14,8 @@ export {
   AdminErrorCode,
   type AdminHttpStatus,
   AggregateInFlightError,
+  DeliveryNotFoundError,
+  type DeliveryStatus,
   EarlierGapError,
   InvalidAdminRequestError,
   ListFilterRequiredError,
@@ -53,6 +55,7 @@ export {
 } from './list-messages.ts';
 export {
   cancelMessage,
+  type DeliveryActionResult,
   type MessageActionInput,
   type MessageActionResult,
   replayMessage,
@@ -66,7 +69,9 @@ export {
   type DeadLetterDepth,
   type OutboxCounts,
   type OutboxStats,
+  type OutboxStatsInput,
   outboxStats,
+  type SubscriberCounts,
   type TopicCounts,
 } from './outbox-stats.ts';
 export {
@@ -80,7 +85,7 @@ export {
   RedriveState,
   redriveDeadLetters,
 } from './redrive-dead-letters.ts';
-export { type MessageDetails, showMessage } from './show-message.ts';
+export { type DeliveryDetails, type MessageDetails, showMessage } from './show-message.ts';
 export {
   type CursorSkip,
   type SkipOrderGapInput,
