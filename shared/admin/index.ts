@@ -93,3 +93,10 @@ export {
   type SuccessorResend,
   skipOrderGap,
 } from './skip-order-gap.ts';
+export { SubscriberAdmin, type SubscriberAdminDeps } from './subscriber-admin.ts';
+export {
+  type SubscriberInbox,
+  type SubscriberQueueDepth,
+  type SubscriberStats,
+  subscriberStats,
+} from './subscriber-stats.ts';
