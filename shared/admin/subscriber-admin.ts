@@ -65,7 +65,7 @@ export class SubscriberAdmin {
    * Moves its dead letters back to its queue, filtered and journalled (see `redriveDeadLetters`). Throws a
    * `ConfigError` for a redrive that would move messages when the stack has no audit table to journal them in.
    */
-  redriveDeadLetters(input: RedriveInput): Promise<RedriveReport> {
+  async redriveDeadLetters(input: RedriveInput): Promise<RedriveReport> {
     return redriveDeadLetters({ ...this.#deps, audit: this.#journal(input.dryRun) }, input);
   }
 
@@ -75,7 +75,7 @@ export class SubscriberAdmin {
   }
 
   /** Starts SQS message move tasks from its dead-letter queues (AWS only; see `startDeadLetterMoveTasks`). */
-  startMoveTasks(input: MoveTaskInput): Promise<StartedMoveTask[]> {
+  async startMoveTasks(input: MoveTaskInput): Promise<StartedMoveTask[]> {
     return startDeadLetterMoveTasks({ ...this.#deps, audit: this.#journal(false) }, input);
   }
 
