@@ -1,7 +1,8 @@
 /**
  * `serverless-outbox/admin` (to be published): operating the outbox — list, show, replay, cancel, redrive,
- * skip a gap, count and erase (`OutboxAdmin` and its actions), every action audited. The root entry exports
- * the same names today; the development tooling takes them from here.
+ * skip a gap, count and erase (`OutboxAdmin` and its actions), each per subscriber for a topic delivered to
+ * subscribers, every action audited — and a subscriber's own stack (`SubscriberAdmin`: its dead letters and queue
+ * depths). The root entry exports the same names today; the development tooling takes them from here.
  */
 
 export { readAuditTrail } from '../aws/audit-table.ts';

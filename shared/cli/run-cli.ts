@@ -231,7 +231,10 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     )
     .argument('[id]', 'the message id (omit it with --topic)')
     .requiredOption('--reason <text>', 'why: kept in the audit trail and the message history')
-    .option('--subscriber <name>', "only this subscriber's delivery (with --topic: deliveries)")
+    .option(
+      '--subscriber <name>',
+      "only this subscriber's delivery (with --topic: its deliveries of the topic)",
+    )
     .option('--topic <topic>', 'bulk: replay the FAILED messages of this topic')
     .option('--from <instant>', 'bulk: created at or after this ISO-8601 instant')
     .option('--to <instant>', 'bulk: created at or before this ISO-8601 instant')
