@@ -43,7 +43,7 @@ export function newTopicQueues(
   const queues: Record<string, QueueWithDlq> = {};
   const routes = new Map<string, sqs.IQueue>();
   for (const [name, queueProps] of Object.entries(props.queues ?? {})) {
-    const { topics, ...settings } = queueProps;
+    const { topics, drainOnly: _drainOnly, ...settings } = queueProps;
     const queue = markedQueue(
       outbox,
       { id: `${name}Queue`, props: { encryptionKey: props.encryptionKey, ...settings } },
@@ -93,7 +93,10 @@ export function subscriberQueues(
 ): OutboxSubscriberQueues {
   const queues: Record<string, sqs.IQueue> = {};
   const routes = new Map<string, Map<string, sqs.IQueue>>();
-  const queued = new Set(Object.values(props.queues ?? {}).flatMap((queue) => queue.topics));
+  // A draining queue shares its topics with the subscribers: it only takes the messages written before them.
+  const queued = new Set(
+    Object.values(props.queues ?? {}).flatMap((queue) => (queue.drainOnly === true ? [] : queue.topics)),
+  );
   for (const [name, subscriber] of Object.entries(props.subscribers ?? {})) {
     if (!subscriberNameSchema.safeParse(name).success) {
       outbox.report(
@@ -122,6 +125,16 @@ export function subscriberQueues(
       const subscribers = routes.get(topic) ?? new Map<string, sqs.IQueue>();
       subscribers.set(name, queue);
       routes.set(topic, subscribers);
+    }
+  }
+  for (const [name, queue] of Object.entries(props.queues ?? {})) {
+    if (queue.drainOnly !== true) continue;
+    const unsubscribed = queue.topics.filter((topic) => !routes.has(topic));
+    if (unsubscribed.length > 0) {
+      outbox.report(
+        `queue '${name}' is drainOnly, and its topics ${unsubscribed.map((topic) => `'${topic}'`).join(', ')} have no ` +
+          'subscribers: a draining queue takes only what was written before its topics got subscribers',
+      );
     }
   }
   for (const [topic, subscribers] of routes) {

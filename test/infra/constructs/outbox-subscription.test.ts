@@ -277,6 +277,48 @@ describe("the producer's side", () => {
   );
 
   it(
+    'keeps a drainOnly queue and its consumer for the messages written before the topics got subscribers',
+    () => {
+      const { producer, outbox } = services({
+        outbox: {
+          queues: { orderEvents: { topics: ['order.created', 'order.cancelled'], drainOnly: true } },
+        },
+      });
+      outbox.addConsumer('InventoryConsumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
+      const template = templateOf(producer);
+      const relay = environmentOf(template, functionId(template, 'Outbox/Relay'));
+
+      // A row without a subscriber (written before) goes to the old queue, a subscriber's delivery to its queue.
+      expect(text(producer, relay.TOPIC_QUEUES)).toContain('order.created');
+      expect(text(producer, relay.SUBSCRIPTIONS)).toContain('/Orders-Outbox-inventory');
+      // The old consumer still confirms its messages in the outbox, and the sweeper reconciles them through it.
+      expect(environmentOf(template, functionId(template, 'Outbox/InventoryConsumer'))).toHaveProperty(
+        'OUTBOX_TABLE',
+      );
+      expect(
+        text(producer, environmentOf(template, functionId(template, 'Outbox/Sweeper')).DELIVERY_INBOXES),
+      ).toContain('order.created');
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a drainOnly queue of topics without subscribers',
+    () => {
+      const stack = new Stack(testApp(), 'Draining');
+      new TransactionalOutbox(stack, 'Outbox', {
+        queues: { old: { topics: ['order.created', 'order.shipped'], drainOnly: true } },
+        subscribers: { inventory: { topics: ['order.created'] } },
+      });
+
+      expect(() => templateOf(stack)).toThrow(
+        "queue 'old' is drainOnly, and its topics 'order.shipped' have no subscribers",
+      );
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
     "points addConsumer for a subscriber to the subscriber's own stack",
     () => {
       const { outbox } = services();
