@@ -22,6 +22,21 @@ export const AWS_PRICES = {
   xrayPerMillionTraces: 5,
   /** EventBridge Pipes, per million requests after filtering (each 64 KB counts as one). */
   pipesPerMillionRequests: 0.4,
+  /** SQS FIFO queues, per million requests. */
+  sqsFifoPerMillionRequests: 0.5,
+  /**
+   * SNS standard topics, per million Publish or PublishBatch requests (a PublishBatch of up to 10 messages is one
+   * request per 64 KB of its payload).
+   */
+  snsPublishPerMillionRequests: 0.5,
+  /** SNS standard topics: deliveries to SQS queues are not charged (only data transfer out of the region is). */
+  snsToSqsDeliveryPerMillion: 0,
+  /** SNS FIFO topics: per million publish requests, plus per GB of payload published. */
+  snsFifoPublishPerMillionRequests: 0.3,
+  snsFifoPublishPerGb: 0.017,
+  /** SNS FIFO topics: per million messages delivered to a subscription, plus per GB of payload delivered. */
+  snsFifoDeliveryPerMillion: 0.01,
+  snsFifoDeliveryPerGb: 0.001,
 } as const;
 
 /** When these prices were taken, and where from. */
@@ -35,5 +50,8 @@ export const AWS_PRICE_SOURCES = {
     'https://aws.amazon.com/cloudwatch/pricing/',
     'https://aws.amazon.com/xray/pricing/',
     'https://aws.amazon.com/eventbridge/pricing/',
+    'https://aws.amazon.com/sns/pricing/',
   ],
+  /** When the SNS prices were added, from its page above (not read live either: check them before budgeting). */
+  snsAsOf: '2026-12-07',
 } as const;

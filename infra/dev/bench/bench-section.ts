@@ -15,6 +15,8 @@ export interface BenchOptions {
   readonly sqsLatencyMs: number;
   /** Simulated latency of one DynamoDB call, in milliseconds. */
   readonly dynamoLatencyMs: number;
+  /** Simulated latency of one SNS publish, in milliseconds (the fan-out section's SNS model). */
+  readonly snsLatencyMs: number;
 }
 
 /** One checked target: what was measured, what it should be, and whether it holds in this run. */

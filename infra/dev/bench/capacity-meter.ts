@@ -93,6 +93,26 @@ export class CapacityMeter {
     });
   }
 
+  /**
+   * Runs `operation` with the writes it commits before its first await counted under `actor`: for writes that do
+   * not go through a {@link CapacityMeter.client} (a function reaching the tables over a wire endpoint). Its reads
+   * and failed conditions are not counted.
+   */
+  attribute<T>(actor: string, operation: () => T): T {
+    const previous = this.#actor;
+    this.#actor = actor;
+    try {
+      return operation();
+    } finally {
+      this.#actor = previous;
+    }
+  }
+
+  /** Forgets every line counted so far: what comes after is what a run measures (set-up before it is not). */
+  reset(): void {
+    this.#lines.clear();
+  }
+
   /** Every line counted so far, by actor then target. */
   lines(): CapacityLine[] {
     return [...this.#lines.values()].sort(

@@ -9,6 +9,7 @@ import {
   ExamplePipeline,
   type SqsRequestCounts,
 } from './example-pipeline.ts';
+import { countFanOut, writeUnitsByActor } from './fan-out-run.ts';
 
 /** Target of the happy path of one order, end to end. */
 export const WRITE_UNITS_PER_ORDER_TARGET = 10;
@@ -130,6 +131,9 @@ export async function measureCapacity(options: BenchOptions): Promise<BenchSecti
   const orders = options.size === 'tiny' ? 20 : 500;
   const capacity = await countOrderCapacity(orders);
   const ordering = await countOrderingCapacity(orders);
+  // The example's own shape: its ordered topics delivered to inventory and loyalty, each confirming by receipt.
+  const fanOut = await countFanOut('sqs', 2, orders);
+  const perSubscriber = (value: number) => formatNumber(value / fanOut.subscribers, 3);
   const rows = [
     ...capacity.lines.map((line) => [
       line.actor,
@@ -174,6 +178,35 @@ export async function measureCapacity(options: BenchOptions): Promise<BenchSecti
       `+${formatNumber(ordering.counterReadUnits, 2)}`,
       '',
     ],
+    [
+      'fan-out to inventory + loyalty (ordered)',
+      'DynamoDB, per order',
+      formatNumber(fanOut.writeUnits, 2),
+      formatNumber(fanOut.readUnits, 2),
+      '',
+    ],
+    [
+      'fan-out, per subscriber',
+      'DynamoDB (producer’s share)',
+      `${formatNumber(fanOut.writeUnits / fanOut.subscribers, 2)} (${formatNumber(fanOut.producerWriteUnits / fanOut.subscribers, 2)})`,
+      formatNumber(fanOut.readUnits / fanOut.subscribers, 2),
+      '',
+    ],
+    ['fan-out, per subscriber', 'relay SQS SendMessageBatch', '', '', perSubscriber(fanOut.relaySends)],
+    [
+      'fan-out, per subscriber',
+      'subscriber queue Receive + Delete',
+      '',
+      '',
+      perSubscriber(fanOut.subscriberQueueRequests),
+    ],
+    [
+      'fan-out, per subscriber',
+      'receipt queue Send + Receive + Delete',
+      '',
+      '',
+      perSubscriber(fanOut.receiptQueueRequests),
+    ],
   ];
   return {
     title: `Capacity per order: happy path of one single-line order, POST → CONFIRMED (${capacity.orders} orders)`,
@@ -197,6 +230,7 @@ export async function measureCapacity(options: BenchOptions): Promise<BenchSecti
       'units per order, from the item sizes of this run: 1 KB write units (×2 in a transaction), 4 KB read units (½ eventually consistent), index entries = keys + projection + 100 B, a key change = delete + put',
       'the rows above are an unordered order; ordering a topic adds its byOrderKey index entry and the consumer’s cursor update (same transaction), and without an aggregate version the counter row’s consistent read and conditional update',
       'SQS: the relay sends up to 10 per SendMessageBatch; the consumer mapping receives up to 10 per ReceiveMessage and deletes them in one DeleteMessageBatch (long polling when idle is in the cost model)',
+      `fan-out rows: the example’s ordered topics delivered to inventory and loyalty (a row per delivery, confirmed by receipts through the receipts function; the fanout section has the breakdown), ${fanOut.orders} orders; by actor per order: ${writeUnitsByActor(fanOut.lines)}`,
     ],
   };
 }

@@ -22,7 +22,7 @@ function sectionList(value: string): string[] {
 const program = new Command()
   .name('bench')
   .description(
-    'Measures throughput, capacity units, bundles, latency, recovery and cost side by side in one run and prints one table per section. Targets are reported, never asserted: compare ratios from one run.',
+    'Measures throughput, capacity units, fan-out, bundles, latency, recovery and cost side by side in one run and prints one table per section. Targets are reported, never asserted: compare ratios from one run.',
   )
   .addOption(
     new Option('--size <size>', 'tiny (seconds, for tests) or full')
@@ -36,6 +36,7 @@ const program = new Command()
   )
   .option('--sqs-latency <ms>', 'simulated latency of one SQS call', nonNegativeInteger, 20)
   .option('--dynamo-latency <ms>', 'simulated latency of one DynamoDB call', nonNegativeInteger, 8)
+  .option('--sns-latency <ms>', 'simulated latency of one SNS publish', nonNegativeInteger, 20)
   .option(
     '--only <sections>',
     `comma-separated: ${BENCH_SECTIONS.map((s) => s.name).join(', ')}`,
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     repeats?: number;
     sqsLatency: number;
     dynamoLatency: number;
+    snsLatency: number;
     only?: string[];
   }>();
   const options: BenchOptions = {
@@ -55,9 +57,10 @@ async function main(): Promise<void> {
     repeats: Math.max(1, opts.repeats ?? (opts.size === 'tiny' ? 1 : 5)),
     sqsLatencyMs: opts.sqsLatency,
     dynamoLatencyMs: opts.dynamoLatency,
+    snsLatencyMs: opts.snsLatency,
   };
   console.log(
-    `bench: size ${options.size}, ${options.repeats} repeat(s), simulated latency SQS ${options.sqsLatencyMs} ms, DynamoDB ${options.dynamoLatencyMs} ms, node ${process.version}\n`,
+    `bench: size ${options.size}, ${options.repeats} repeat(s), simulated latency SQS ${options.sqsLatencyMs} ms, DynamoDB ${options.dynamoLatencyMs} ms, SNS ${options.snsLatencyMs} ms, node ${process.version}\n`,
   );
   const only = opts.only ?? BENCH_SECTIONS.map((s) => s.name);
   const sections: BenchSection[] = [];

@@ -9,7 +9,8 @@ import { AWS_PRICE_SOURCES, AWS_PRICES } from './aws-prices.ts';
 import { type BenchOptions, type BenchSection, formatNumber } from './bench-section.ts';
 import { countOrderCapacity, type OrderCapacity } from './capacity.ts';
 
-const SECONDS_PER_MONTH = 30 * 86_400;
+/** The month the model bills: 30 days. */
+export const SECONDS_PER_MONTH = 30 * 86_400;
 /** Lambda reads a stream shard 4 times a second; with no batching window each read that finds records invokes. */
 const STREAM_POLLS_PER_SECOND = 4;
 
@@ -46,7 +47,8 @@ export type RelayVariant = 'stream relay (this outbox)' | 'table-polling relay (
 
 const gbSeconds = (invocations: number, ms: number, memoryMb: number) =>
   invocations * (ms / 1_000) * (memoryMb / 1_024);
-const lambda = (invocations: number, ms: number, memoryMb: number) =>
+/** Lambda's monthly cost (requests and arm64 GB-seconds) of `invocations` of `ms` each at `memoryMb`. */
+export const lambdaCost = (invocations: number, ms: number, memoryMb: number) =>
   (invocations / 1e6) * AWS_PRICES.lambdaPerMillionRequests +
   gbSeconds(invocations, ms, memoryMb) * AWS_PRICES.lambdaArmPerGbSecond;
 
@@ -90,9 +92,9 @@ export function monthlyCost(orders: number, capacity: OrderCapacity, variant: Re
   const sweeperRuns = SECONDS_PER_MONTH / SWEEPER_DEFAULTS.scheduleRate.toSeconds();
   const cost: CostBreakdown = {
     'API Gateway (REST)': (orders / 1e6) * AWS_PRICES.apiGatewayRestPerMillion,
-    'Lambda: create order': lambda(orders, a.createOrderMs, FUNCTION_DEFAULTS.memorySize),
-    'Lambda: consumer': lambda(consumerCalls, a.consumerInvocationMs, CONSUMER_DEFAULTS.memorySize),
-    'Lambda: sweeper (idle runs)': lambda(sweeperRuns, a.sweeperIdleRunMs, SWEEPER_DEFAULTS.memorySize),
+    'Lambda: create order': lambdaCost(orders, a.createOrderMs, FUNCTION_DEFAULTS.memorySize),
+    'Lambda: consumer': lambdaCost(consumerCalls, a.consumerInvocationMs, CONSUMER_DEFAULTS.memorySize),
+    'Lambda: sweeper (idle runs)': lambdaCost(sweeperRuns, a.sweeperIdleRunMs, SWEEPER_DEFAULTS.memorySize),
     'DynamoDB writes': (orders * writeUnits * AWS_PRICES.dynamoPerMillionWriteUnits) / 1e6,
     'DynamoDB reads': (orders * capacity.readUnitsPerOrder * AWS_PRICES.dynamoPerMillionReadUnits) / 1e6,
     'DynamoDB storage + PITR':
@@ -102,10 +104,10 @@ export function monthlyCost(orders: number, capacity: OrderCapacity, variant: Re
     'X-Ray traces': (traced / 1e6) * AWS_PRICES.xrayPerMillionTraces,
   };
   if (variant === 'stream relay (this outbox)') {
-    cost['Lambda: relay'] = lambda(relayCalls, a.relayInvocationMs, RELAY_DEFAULTS.memorySize);
+    cost['Lambda: relay'] = lambdaCost(relayCalls, a.relayInvocationMs, RELAY_DEFAULTS.memorySize);
   } else if (variant === 'table-polling relay (1 s)') {
     const pollerRuns = SECONDS_PER_MONTH / 60;
-    cost['Lambda: poller (55 s a minute)'] = lambda(pollerRuns, 55_000, a.pollerMemoryMb);
+    cost['Lambda: poller (55 s a minute)'] = lambdaCost(pollerRuns, 55_000, a.pollerMemoryMb);
     // One due-index page per shard and second, half a read unit each, beside the messages it reads.
     const polls = SECONDS_PER_MONTH * 8;
     cost['DynamoDB reads: polling'] =
@@ -116,7 +118,8 @@ export function monthlyCost(orders: number, capacity: OrderCapacity, variant: Re
   return cost;
 }
 
-const total = (cost: CostBreakdown) => Object.values(cost).reduce((sum, value) => sum + value, 0);
+/** The sum of a breakdown's components. */
+export const total = (cost: CostBreakdown) => Object.values(cost).reduce((sum, value) => sum + value, 0);
 
 /** The ranges of monthly volume (100 thousand to 10 billion, in 25 % steps) in which `a` costs less than `b`. */
 export function cheaperRanges(

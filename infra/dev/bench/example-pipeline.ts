@@ -142,7 +142,7 @@ export class ExamplePipeline {
     this.#orders += 1;
     const orderId = `order-${String(this.#orders).padStart(7, '0')}`;
     const body = JSON.stringify({ orderId, customerId: `customer-${this.#orders % 97}`, items: lines });
-    const response = await createOrder(apiEvent(body), {
+    const response = await createOrder(postOrderEvent(body), {
       writer: {
         client: this.client('orders'),
         outboxTable: 'outbox',
@@ -244,7 +244,8 @@ export function streamRecord(image: Record<string, unknown>, sequence: number): 
   };
 }
 
-function apiEvent(body: string) {
+/** The API Gateway event of `POST /orders` with `body`, as the example's API hands it to its function. */
+export function postOrderEvent(body: string) {
   return toProxyEvent(
     {
       method: 'POST',

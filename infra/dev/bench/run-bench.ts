@@ -3,6 +3,7 @@ import { measureBundles } from './bundles.ts';
 import { measureCapacity } from './capacity.ts';
 import { measureConsumer } from './consumer-throughput.ts';
 import { measureCostModel } from './cost-model.ts';
+import { measureFanOut } from './fan-out.ts';
 import { measureIdleCost } from './idle-cost.ts';
 import { measureLatency } from './latency.ts';
 import { measureRecovery } from './recovery.ts';
@@ -13,6 +14,7 @@ export const BENCH_SECTIONS: readonly { readonly name: string; readonly measure:
   { name: 'relay', measure: measureRelay },
   { name: 'consumer', measure: measureConsumer },
   { name: 'capacity', measure: measureCapacity },
+  { name: 'fanout', measure: measureFanOut },
   { name: 'bundles', measure: measureBundles },
   { name: 'latency', measure: measureLatency },
   { name: 'recovery', measure: measureRecovery },

@@ -21,7 +21,13 @@ let section: BenchSection;
 
 beforeAll(async () => {
   outdir = await mkdtemp(join(tmpdir(), 'bundles-test-'));
-  section = await measureBundles({ size: 'tiny', repeats: 1, sqsLatencyMs: 20, dynamoLatencyMs: 8 });
+  section = await measureBundles({
+    size: 'tiny',
+    repeats: 1,
+    sqsLatencyMs: 20,
+    dynamoLatencyMs: 8,
+    snsLatencyMs: 20,
+  });
 }, SYNTH_TIMEOUT_MS);
 
 afterAll(async () => {

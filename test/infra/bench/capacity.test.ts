@@ -126,7 +126,13 @@ describe('capacity of an order', () => {
   });
 
   it('reports both targets with what was measured', async () => {
-    const section = await measureCapacity({ size: 'tiny', repeats: 1, sqsLatencyMs: 0, dynamoLatencyMs: 0 });
+    const section = await measureCapacity({
+      size: 'tiny',
+      repeats: 1,
+      sqsLatencyMs: 0,
+      dynamoLatencyMs: 0,
+      snsLatencyMs: 0,
+    });
 
     expect(section.targets.map((target) => target.name)).toEqual([
       'DynamoDB write units per order',

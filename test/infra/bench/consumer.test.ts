@@ -5,7 +5,13 @@ import { measureConsumer } from '../../../infra/dev/bench/consumer-throughput.ts
 let section: BenchSection;
 
 beforeAll(async () => {
-  section = await measureConsumer({ size: 'tiny', repeats: 1, sqsLatencyMs: 20, dynamoLatencyMs: 4 });
+  section = await measureConsumer({
+    size: 'tiny',
+    repeats: 1,
+    sqsLatencyMs: 20,
+    dynamoLatencyMs: 4,
+    snsLatencyMs: 20,
+  });
 }, 30_000);
 
 /** The row of `consumer` on `batch`, as a record of column → cell. */

@@ -50,7 +50,13 @@ describe('cost model', () => {
 
 describe('idle cost', () => {
   it('ends an idle sweeper run at once (the section throws otherwise) and prices schedules by their runs', async () => {
-    const section = await measureIdleCost({ size: 'tiny', repeats: 1, sqsLatencyMs: 0, dynamoLatencyMs: 0 });
+    const section = await measureIdleCost({
+      size: 'tiny',
+      repeats: 1,
+      sqsLatencyMs: 0,
+      dynamoLatencyMs: 0,
+      snsLatencyMs: 0,
+    });
     expect(section.targets[0]?.holds).toBe(true);
 
     const minute = scheduleCost({ everyMinutes: 1, runMs: 55_000, memoryMb: 512 });

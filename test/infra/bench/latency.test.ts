@@ -12,7 +12,13 @@ import {
 let section: BenchSection;
 
 beforeAll(async () => {
-  section = await measureLatency({ size: 'tiny', repeats: 1, sqsLatencyMs: 20, dynamoLatencyMs: 8 });
+  section = await measureLatency({
+    size: 'tiny',
+    repeats: 1,
+    sqsLatencyMs: 20,
+    dynamoLatencyMs: 8,
+    snsLatencyMs: 20,
+  });
 }, 60_000);
 
 const number = (cell: unknown): number => Number(String(cell).replaceAll(',', ''));

@@ -4,7 +4,13 @@ import { drainBacklog, modelledRecoveryRate } from '../../../infra/dev/bench/rec
 import { measureRelay } from '../../../infra/dev/bench/relay-throughput.ts';
 import { DEFAULT_SWEEPER_SETTINGS } from '../../../shared/sweeper/sweep.ts';
 
-const NO_LATENCY: BenchOptions = { size: 'tiny', repeats: 1, sqsLatencyMs: 0, dynamoLatencyMs: 0 };
+const NO_LATENCY: BenchOptions = {
+  size: 'tiny',
+  repeats: 1,
+  sqsLatencyMs: 0,
+  dynamoLatencyMs: 0,
+  snsLatencyMs: 0,
+};
 
 describe('relay bench', () => {
   it('drains every record through the relay core in batches of 10 sends, and the naive relay one call each', async () => {
