@@ -1,5 +1,6 @@
 import type { MessageStatus } from '../message/message-status.ts';
 import type { CancelMove, OperatorMove } from '../outbox/outbox-changes.ts';
+import type { OutboxItem } from '../outbox/outbox-item.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import type { AuditRow } from './audit-trail.ts';
 
@@ -107,6 +108,11 @@ export interface OutboxAdminStore {
   markSkippedAction(at: { readonly messageId: string; readonly now: Date }): TransactWriteAction;
   /** A PENDING message made due now, conditional on it still being PENDING and unclaimed. */
   dueNowAction(at: { readonly messageId: string; readonly now: Date }): TransactWriteAction;
+  /**
+   * The put of a new row (a control message's delivery to one subscriber), as an action of a transaction;
+   * conditional on its key being free, so it never overwrites a message.
+   */
+  insertAction(item: OutboxItem): TransactWriteAction;
   /** SENT → PENDING in a new delivery round, due now, with its history entry; conditional on it still being SENT. */
   resendAction(move: {
     readonly messageId: string;

@@ -1,7 +1,12 @@
 import { TransactionConditionError } from '../errors.ts';
+import { ControlTopic } from '../message/control-topics.ts';
+import { subscriberOrderKeyOf, unscopedKeyOf } from '../message/delivery-id.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { MAX_ORDER_KEY_LENGTH, ORDER_KEY_SEPARATOR, orderedTopic } from '../ordering/ordering.ts';
+import { subscriberNames } from '../outbox/subscriptions.ts';
+import { subscriberNameSchema } from '../receipts/receipt.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
+import { safeParse } from '../validation/safe-parse.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import {
   EarlierGapError,
@@ -12,6 +17,7 @@ import {
 } from './admin-errors.ts';
 import { requireActor, requireReason, requireText } from './admin-input.ts';
 import { AuditAction, auditSubject } from './audit-trail.ts';
+import { controlRequest, type SentControl } from './control-requests.ts';
 
 /** An operator's skip of one message of an ordered sequence. */
 export interface SkipOrderGapInput {
@@ -23,6 +29,12 @@ export interface SkipOrderGapInput {
   readonly reason: string;
   /** Who: the IAM caller's ARN, or `local:<user>`. */
   readonly actor: string;
+  /**
+   * The subscriber whose sequence it is, when the order key's topic is delivered to subscribers: the skip is of that
+   * subscriber's delivery at `seq` (its sequence `<orderKey>#<subscriber>`, which `orderKey` may also name itself).
+   * @default - the sequence `orderKey` names
+   */
+  readonly subscriber?: string;
 }
 
 /** What the skip did to one consumer's cursor of the order key. */
@@ -76,8 +88,16 @@ export interface SkipOrderGapResult {
   readonly cancelled: boolean;
   /** The outbox no longer holds the message at `seq`. */
   readonly gone: boolean;
-  /** Each consumer inbox of the order key's topics. */
+  /** Each consumer inbox of the order key's topics (none for a subscriber's sequence: see `skipSent`). */
   readonly cursors: readonly CursorSkip[];
+  /** The subscriber whose sequence `orderKey` is, when it is one's. */
+  readonly subscriber?: string;
+  /**
+   * A subscriber's sequence: the `outbox.skip` message written for it. Its consumer moves its own cursor and applies
+   * what it parked after the seq; its receipt confirms the skip's delivery with `SKIPPED`, `ALREADY_PAST at seq N`
+   * or `EARLIER_GAP at seq N` (nothing moved: skip or replay the seqs after N first, then skip again).
+   */
+  readonly skipSent?: SentControl;
   /** The message after it, when there is one. */
   readonly successor?: SuccessorResend;
   /** Whether anything was written; when not, there is no audit row either. */
@@ -95,6 +115,7 @@ type Deps = Pick<
   | 'transactions'
   | 'deliveryInboxes'
   | 'orderedTopics'
+  | 'subscriptions'
   | 'dueShards'
   | 'retentionDays'
   | 'clock'
@@ -128,7 +149,15 @@ export const GONE_SKIP_MIN_AGE_MS = 60_000;
  * - the successor `seq + 1`, if SENT (parked by the consumer), is requeued in a new delivery round, due now: the
  *   sweeper sends it again, the consumer applies it and drains what it parked behind it. If PENDING and held
  *   back by the sweeper behind the gap, it is made due now.
- * Throws ReasonRequiredError (400), MessageNotFoundError (404: no message at `seq`, and none after it waits for
+ *
+ * A subscriber's sequence (`<orderKey>#<subscriber>`, or `orderKey` with `subscriber`) is the subscriber's own: its
+ * cursor is in its inbox, which the producer holds no grant on. The skip cancels and marks that subscriber's delivery
+ * at `seq` as above, makes a PENDING successor held back behind it due now, and writes an `outbox.skip` message for
+ * the subscriber in the same transaction; its consumer moves its cursor from `seq - 1` to `seq` and applies the
+ * successor it holds parked (a successor it never got is resent like any unconfirmed delivery). The other
+ * subscribers' sequences are untouched. A skip run again sends another (a cursor already past answers ALREADY_PAST).
+ * Throws ReasonRequiredError (400), InvalidAdminRequestError (400: an order key delivered to subscribers named
+ * without one), MessageNotFoundError (404: no message at `seq`, and none after it waits for
  * it), WrongStatusError (409: the message is SENT or CONFIRMED, so not a gap; or it is gone and the message after it
  * is too recent to be sure: GapNotSettledError), EarlierGapError (409: a cursor is behind `seq - 1`; skip or replay those first).
  * @example
@@ -145,9 +174,11 @@ export async function skipOrderGap(deps: Deps, input: SkipOrderGapInput): Promis
   if (!Number.isSafeInteger(seq) || seq < 1) {
     throw new InvalidAdminRequestError('seq', `must be a whole number from 1, got ${seq}`);
   }
+  const subscriber = input.subscriber === undefined ? undefined : requireSubscriber(input.subscriber);
+  const sequence = subscriber === undefined ? orderKey : subscriberOrderKeyOf(orderKey, subscriber);
   let lastError: unknown;
   for (let round = 0; round < MAX_ROUNDS; round += 1) {
-    const plan = await planSkip(deps, { orderKey, seq });
+    const plan = await planSkip(deps, { orderKey: sequence, seq, named: subscriber !== undefined });
     if (!plan.changes) return plan.result({ changed: false, at: deps.clock().toISOString() });
     const now = deps.clock();
     const actionId = deps.newId();
@@ -176,6 +207,8 @@ interface SequenceMessage {
   readonly createdAt?: string;
   /** Whether a sweeper holds a claim on it. */
   readonly leased: boolean;
+  /** The subscriber it is a delivery to, when its topic has subscribers. */
+  readonly subscriber?: string;
 }
 
 interface Plan {
@@ -197,12 +230,19 @@ interface Plan {
  */
 async function skippedOrGone(
   deps: Deps,
-  at: { orderKey: string; seq: number },
+  at: { orderKey: string; seq: number; named: boolean },
 ): Promise<{ readonly message: SequenceMessage; readonly gone: boolean }> {
   const message = await messageAt(deps, at);
   if (message !== undefined) return { message, gone: false };
   const later = await firstAfter(deps, at);
   if (later === undefined) {
+    const holding = at.named ? [] : await subscribersHolding(deps, at);
+    if (holding.length > 0) {
+      throw new InvalidAdminRequestError(
+        'subscriber',
+        `is required: ${at.orderKey} is delivered to subscribers, each its own sequence; name the one to skip seq ${at.seq} of (${holding.join(', ')})`,
+      );
+    }
     throw new MessageNotFoundError(`${at.orderKey} seq ${at.seq} (nor any later message of it)`);
   }
   const ageMs = deps.clock().getTime() - Date.parse(later.createdAt ?? '');
@@ -218,7 +258,7 @@ async function skippedOrGone(
 }
 
 /** Reads the message, the cursors and the successor, refuses what cannot be skipped, and plans the writes. */
-async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Promise<Plan> {
+async function planSkip(deps: Deps, at: { orderKey: string; seq: number; named: boolean }): Promise<Plan> {
   const { orderKey, seq } = at;
   const { message, gone } = await skippedOrGone(deps, at);
   if (!gone && !SKIPPABLE.includes(message.status as MessageStatus)) {
@@ -229,6 +269,9 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
       status: message.status,
       allowed: SKIPPABLE,
     });
+  }
+  if (message.subscriber !== undefined) {
+    return planSubscriberSkip(deps, { orderKey, seq, message, gone, subscriber: message.subscriber });
   }
   const from = gone ? 'GONE' : (message.status as MessageStatus);
   const inboxes = inboxesOf(deps, { orderKey, topic: message.topic });
@@ -275,24 +318,7 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
       ...(written.actionId === undefined ? {} : { actionId: written.actionId }),
     }),
     actions: ({ now, actor, reason, actionId, result }) => {
-      const skipReason = `skipped ${orderKey} seq ${seq}: ${reason}`;
-      const marking: TransactWriteAction[] =
-        from === 'GONE'
-          ? []
-          : from === MessageStatus.CANCELLED
-            ? [deps.outbox.markSkippedAction({ messageId: message.messageId, now })]
-            : [
-                deps.outbox.cancelAction({
-                  messageId: message.messageId,
-                  from,
-                  now,
-                  by: actor,
-                  dueShards: deps.dueShards,
-                  reason: skipReason,
-                  retentionDays: deps.retentionDays,
-                  skip: true,
-                }),
-              ];
+      const marking = markingOf(deps, { message, from, orderKey, seq, now, actor, reason });
       return [
         ...marking,
         ...moving.map((cursor) => deps.inboxes.cursorSkipAction({ ...cursor, orderKey, seq, now })),
@@ -334,6 +360,155 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number }): Prom
   };
 }
 
+/**
+ * The skip in one subscriber's sequence: the subscriber's delivery at `seq` cancelled and marked skipped (a gone one
+ * has nothing to mark), a PENDING successor held back behind it made due now, and an `outbox.skip` written for the
+ * subscriber, whose consumer moves its own cursor and drains what it parked. Always something to write: run again, it
+ * sends another skip, which a consumer already past answers with ALREADY_PAST.
+ */
+async function planSubscriberSkip(
+  deps: Deps,
+  at: {
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly message: SequenceMessage;
+    readonly gone: boolean;
+    readonly subscriber: string;
+  },
+): Promise<Plan> {
+  const { orderKey, seq, message, gone, subscriber } = at;
+  const from = gone ? 'GONE' : (message.status as MessageStatus);
+  const next = await messageAt(deps, { orderKey, seq: seq + 1 });
+  // A SENT successor is the subscriber's: parked there, it is applied right after the skip; never received, it is
+  // resent as any unconfirmed delivery. Only one the sweeper held back behind the gap is hurried.
+  const action = actionOn(next, { waiting: true, now: deps.clock() });
+  const successorAction = action === SuccessorAction.RESENT ? SuccessorAction.LEFT : action;
+  const successor: SuccessorResend | undefined =
+    next === undefined
+      ? undefined
+      : { messageId: next.messageId, seq: seq + 1, status: next.status, action: successorAction };
+  const cancelling = from !== MessageStatus.CANCELLED && from !== 'GONE';
+  const to = gone ? 'GONE' : MessageStatus.CANCELLED;
+  const control = controlRequest(deps, {
+    topic: ControlTopic.SKIP,
+    subscriber,
+    aggregateId: message.aggregateId,
+    // The order key as the subscriber's messages carry it: its consumer files it under its own name.
+    payload: { orderKey: unscopedKeyOf(orderKey, subscriber), seq },
+    now: deps.clock(),
+  });
+  return {
+    changes: true,
+    result: (written) => ({
+      action: AuditAction.SKIP,
+      orderKey,
+      seq,
+      ...(gone ? {} : { messageId: message.messageId }),
+      topic: message.topic,
+      aggregateId: message.aggregateId,
+      from,
+      to,
+      cancelled: cancelling,
+      gone,
+      cursors: [],
+      subscriber,
+      skipSent: control.sent,
+      ...(successor === undefined ? {} : { successor }),
+      changed: written.changed,
+      at: written.at,
+      ...(written.actionId === undefined ? {} : { actionId: written.actionId }),
+    }),
+    actions: ({ now, actor, reason, actionId, result }) => {
+      return [
+        ...markingOf(deps, { message, from, orderKey, seq, now, actor, reason }),
+        ...(next === undefined || successorAction !== SuccessorAction.DUE_NOW
+          ? []
+          : [deps.outbox.dueNowAction({ messageId: next.messageId, now })]),
+        control.action,
+        deps.audit.putAction({
+          subject: gone ? auditSubject.sequence(orderKey) : auditSubject.message(message.messageId),
+          actionId,
+          at: now.toISOString(),
+          action: AuditAction.SKIP,
+          actor,
+          reason,
+          details: {
+            orderKey,
+            seq,
+            from,
+            to,
+            topic: message.topic,
+            aggregateId: message.aggregateId,
+            subscriber,
+            skipSent: control.sent.messageId,
+            ...(result.successor === undefined || result.successor.action === SuccessorAction.LEFT
+              ? {}
+              : { successor: result.successor.messageId, successorAction: result.successor.action }),
+          },
+        }),
+      ];
+    },
+  };
+}
+
+/** The write that marks the skipped message: cancelled and marked skipped, only marked when already cancelled. */
+function markingOf(
+  deps: Deps,
+  at: {
+    readonly message: SequenceMessage;
+    readonly from: MessageStatus | 'GONE';
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly now: Date;
+    readonly actor: string;
+    readonly reason: string;
+  },
+): TransactWriteAction[] {
+  const { message, from, now } = at;
+  if (from === 'GONE') return [];
+  if (from === MessageStatus.CANCELLED)
+    return [deps.outbox.markSkippedAction({ messageId: message.messageId, now })];
+  return [
+    deps.outbox.cancelAction({
+      messageId: message.messageId,
+      from,
+      now,
+      by: at.actor,
+      dueShards: deps.dueShards,
+      reason: `skipped ${at.orderKey} seq ${at.seq}: ${at.reason}`,
+      retentionDays: deps.retentionDays,
+      skip: true,
+    }),
+  ];
+}
+
+/**
+ * The subscribers whose own sequence of `orderKey` holds a message at or after `seq`: an order key of a topic
+ * delivered to subscribers is sequenced per subscriber, so the skip must name one.
+ */
+async function subscribersHolding(deps: Deps, at: { orderKey: string; seq: number }): Promise<string[]> {
+  const names = subscriberNames(deps.subscriptions ?? {});
+  const found = await Promise.all(
+    names.map(async (subscriber) => {
+      const sequence = { orderKey: subscriberOrderKeyOf(at.orderKey, subscriber), seq: at.seq };
+      return (await messageAt(deps, sequence)) ?? (await firstAfter(deps, sequence));
+    }),
+  );
+  return names.filter((_, n) => found[n] !== undefined);
+}
+
+/** A subscriber's name as the producer declares it, or a 400 saying why not. */
+function requireSubscriber(subscriber: string): string {
+  const read = safeParse(subscriberNameSchema, subscriber);
+  if (!read.success) {
+    throw new InvalidAdminRequestError(
+      'subscriber',
+      read.error.issues[0]?.message ?? 'is not a subscriber name',
+    );
+  }
+  return read.data;
+}
+
 /** The message at `seq` of `orderKey`: its id from the byOrderKey index, then the item by key, consistently. */
 function messageAt(deps: Deps, at: { orderKey: string; seq: number }): Promise<SequenceMessage | undefined> {
   return readInSequence(deps, { orderKey: at.orderKey, seq: at.seq, after: false });
@@ -360,6 +535,7 @@ async function readInSequence(
     ...(typeof nextAttemptAt === 'string' ? { nextAttemptAt } : {}),
     ...(typeof createdAt === 'string' ? { createdAt } : {}),
     leased: item.leaseOwner !== undefined,
+    ...(typeof item.subscriber === 'string' ? { subscriber: item.subscriber } : {}),
   };
 }
 

@@ -335,6 +335,19 @@ export class DynamoConsumerInbox implements ConsumerInbox {
     );
   }
 
+  async eraseParked(parked: {
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly messageId: string;
+  }): Promise<boolean> {
+    return deleteParkedOf(this.#client, {
+      inboxTable: this.#table,
+      orderKey: this.#orderKey(parked.orderKey),
+      seq: parked.seq,
+      messageId: parked.messageId,
+    });
+  }
+
   #inboxPut(entry: InboxCommit): TransactWriteAction {
     const messageId = entry.message.messageId;
     return inboxPut({
@@ -354,6 +367,38 @@ export class DynamoConsumerInbox implements ConsumerInbox {
   /** The order key this consumer's cursor and parked rows of `orderKey` are filed under. */
   #orderKey(orderKey: string): string {
     return this.#subscriber === undefined ? orderKey : subscriberOrderKeyOf(orderKey, this.#subscriber);
+  }
+}
+
+/**
+ * Deletes the parked row at `orderKey`/`seq` of `inboxTable` if it holds `messageId` (an erase of that message, by
+ * the admin or by the subscriber's consumer): true when one was there.
+ */
+async function deleteParkedOf(
+  client: Pick<DynamoDBDocumentClient, 'send'>,
+  parked: {
+    readonly inboxTable: string;
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly messageId: string;
+  },
+): Promise<boolean> {
+  try {
+    const deleted = await client.send(
+      new DeleteCommand({
+        TableName: parked.inboxTable,
+        Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(parked.orderKey, parked.seq) },
+        // Only the row that holds this message, never another's parked at the same place.
+        ConditionExpression: '#parkedMessageId = :messageId',
+        ExpressionAttributeNames: { '#parkedMessageId': 'parkedMessageId' },
+        ExpressionAttributeValues: { ':messageId': parked.messageId },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return deleted.Attributes !== undefined;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
   }
 }
 
@@ -416,29 +461,13 @@ export class DynamoInboxAdminStore implements InboxAdminStore {
   }
 
   /** @inheritdoc */
-  async deleteParked(parked: {
+  deleteParked(parked: {
     readonly inboxTable: string;
     readonly messageId: string;
     readonly orderKey: string;
     readonly seq: number;
   }): Promise<boolean> {
-    try {
-      const deleted = await this.#client.send(
-        new DeleteCommand({
-          TableName: parked.inboxTable,
-          Key: { [INBOX_KEYS.partitionKey]: parkedKeyOf(parked.orderKey, parked.seq) },
-          // Only the row that holds this message, never another's parked at the same place.
-          ConditionExpression: '#parkedMessageId = :messageId',
-          ExpressionAttributeNames: { '#parkedMessageId': 'parkedMessageId' },
-          ExpressionAttributeValues: { ':messageId': parked.messageId },
-          ReturnValues: 'ALL_OLD',
-        }),
-      );
-      return deleted.Attributes !== undefined;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return deleteParkedOf(this.#client, parked);
   }
 
   /** @inheritdoc */

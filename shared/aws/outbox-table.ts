@@ -17,7 +17,7 @@ import type {
 import { MessageStatus } from '../message/message-status.ts';
 import { HistoryEvent } from '../outbox/history.ts';
 import type { CancelMove, OperatorMove } from '../outbox/outbox-changes.ts';
-import { dueShardOf } from '../outbox/outbox-item.ts';
+import { dueShardOf, type OutboxItem } from '../outbox/outbox-item.ts';
 import { TRANSITIONS } from '../outbox/state-machine.ts';
 import type { TransactWriteAction } from '../transaction/transaction-limits.ts';
 import { appendHistory } from './outbox-table/history-append.ts';
@@ -427,6 +427,18 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
           '#leaseOwner': 'leaseOwner',
         },
         ExpressionAttributeValues: { ':pending': MessageStatus.PENDING, ':now': at.now.toISOString() },
+      },
+    };
+  }
+
+  /** @inheritdoc */
+  insertAction(item: OutboxItem): TransactWriteAction {
+    return {
+      Put: {
+        TableName: this.#table,
+        Item: { ...item },
+        ConditionExpression: 'attribute_not_exists(#messageId)',
+        ExpressionAttributeNames: { '#messageId': OUTBOX_KEYS.partitionKey },
       },
     };
   }

@@ -269,6 +269,10 @@ export function formatErase(result: EraseResult): string {
       : [
           `kept ${result.skippedInFlight.length} message(s) that started a delivery meanwhile (erase again once confirmed): ${result.skippedInFlight.join(', ')}`,
         ]),
+    ...result.erasesSent.map(
+      (sent) =>
+        `  subscriber ${sent.subscriber}: sent ${sent.topic} ${sent.messageId}; its consumer deletes its parked copies, and its receipt confirms it ERASED (show ${sent.messageId}#${sent.subscriber})`,
+    ),
   ].join('\n');
 }
 
@@ -291,6 +295,11 @@ export function formatSkipOrderGap(result: SkipOrderGapResult): string {
         ? `  consumer  ${cursor.inboxTable}: cursor ${cursor.lastSeq ?? 'none'} → ${result.seq}`
         : `  consumer  ${cursor.inboxTable}: already at seq ${cursor.lastSeq ?? 'none'}, nothing to do`,
     ),
+    ...(result.skipSent === undefined
+      ? []
+      : [
+          `  consumer  subscriber ${result.skipSent.subscriber}: sent ${result.skipSent.topic} ${result.skipSent.messageId}; its receipt confirms it SKIPPED, ALREADY_PAST or EARLIER_GAP (show ${result.skipSent.messageId}#${result.skipSent.subscriber})`,
+        ]),
   ];
   const next = result.successor;
   const what: Readonly<Record<string, string>> = {

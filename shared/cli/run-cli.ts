@@ -349,13 +349,28 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     )
     .requiredOption('--order-key <key>', 'the sequence, <scope>#<aggregateId> (e.g. order#o-42)')
     .requiredOption('--seq <n>', 'the place of the message to skip in it', integerOption('--seq'))
+    .option(
+      '--subscriber <name>',
+      'a topic delivered to subscribers: the subscriber whose own sequence it is (it is sent an outbox.skip)',
+    )
     .requiredOption('--reason <text>', 'why: kept in the audit trail and the message history')
     .action(function (this: Command) {
-      const { orderKey, seq, reason } = this.opts<{ orderKey: string; seq: number; reason: string }>();
+      const { orderKey, seq, reason, subscriber } = this.opts<{
+        orderKey: string;
+        seq: number;
+        reason: string;
+        subscriber?: string;
+      }>();
       return action(this, async ({ session }) => {
         const admin = await session.admin();
         session.print(
-          await admin.skipOrderGap({ orderKey, seq, reason, actor: await session.actor() }),
+          await admin.skipOrderGap({
+            orderKey,
+            seq,
+            reason,
+            actor: await session.actor(),
+            ...(subscriber === undefined ? {} : { subscriber }),
+          }),
           formatSkipOrderGap,
         );
         return undefined;

@@ -1,6 +1,8 @@
 import { resolveClaimCheck } from '../claim-check/resolve-claim-check.ts';
+import { isControlTopic } from '../message/control-topics.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { DEFAULT_CONFLICT_RETRY, retryConflicts } from '../transaction/retry-conflicts.ts';
+import { consumeControl } from './consume-control.ts';
 import type { ConsumePorts, ConsumeResult, EffectPlan, PlanEffect } from './consume-types.ts';
 import type { InboxRefusal } from './consumer-inbox.ts';
 import { APPLIED } from './inbox-record.ts';
@@ -32,6 +34,9 @@ export { APPLIED } from './inbox-record.ts';
  * arrives early is parked (acknowledged, not confirmed) and applied, then confirmed, once its predecessor has
  * been: each apply drains the parked successors that follow it. A copy of a message at or behind the cursor
  * is a duplicate.
+ *
+ * A message of the outbox's own (`outbox.erase`, `outbox.skip`: an operator's erase or skip sent to a subscriber)
+ * is applied by the consumer itself and never handed to `plan` (see `consumeControl`).
  * @example
  * const result = await consumeMessage(envelope, planStockReservation(inventoryTable), { inbox, clock });
  */
@@ -40,6 +45,8 @@ export async function consumeMessage(
   plan: PlanEffect,
   deps: ConsumePorts,
 ): Promise<ConsumeResult> {
+  // The outbox's own messages (an operator's erase or skip) are applied here; the plan never sees one.
+  if (isControlTopic(received.topic)) return consumeControl(received, plan, deps);
   if (isOrdered(received)) return consumeOrdered(received, plan, deps);
   assertTimeLeft(deps.remainingMs, `consuming ${received.messageId}`);
   // The plan always sees the payload as it was written, fetched and verified when it was claim-checked.

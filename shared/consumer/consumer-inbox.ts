@@ -47,4 +47,13 @@ export interface ConsumerInbox {
   readParked(orderKey: string, seq: number): Promise<OrderedEnvelope | undefined>;
   /** Removes the parked row at `seq` of `orderKey` (its message turned out to be applied already). */
   deleteParked(orderKey: string, seq: number): Promise<void>;
+  /**
+   * Removes the parked row at `seq` of `orderKey` only if it holds message `messageId` (an erase of it), never another
+   * message parked at that place: true when it was there.
+   */
+  eraseParked(parked: {
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly messageId: string;
+  }): Promise<boolean>;
 }

@@ -160,7 +160,7 @@ async function commitOrdered(
  * fails (it stays parked and is reported). Each is confirmed once applied. A parked row whose message turns out
  * to be a duplicate (another copy was applied) is deleted.
  */
-async function drainAfter(
+export async function drainAfter(
   message: OrderedEnvelope,
   draining: { readonly plan: PlanEffect; readonly deps: ConsumePorts },
 ): Promise<{ drained: DrainedMessage[]; failure?: DrainFailure }> {
@@ -188,7 +188,7 @@ async function drainAfter(
 }
 
 /** Runs a write with the in-invocation retry of transactions that conflict with concurrent ones. */
-function retrying(deps: ConsumePorts): <T>(write: () => Promise<T>) => Promise<T> {
+export function retrying(deps: ConsumePorts): <T>(write: () => Promise<T>) => Promise<T> {
   const retry = deps.conflictRetry ?? DEFAULT_CONFLICT_RETRY;
   const clock = {
     sleep: deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),

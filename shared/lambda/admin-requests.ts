@@ -99,6 +99,8 @@ const skipBodySchema = z.strictObject({
     z.maxLength(MAX_ORDER_KEY_LENGTH, `must be at most ${MAX_ORDER_KEY_LENGTH} characters`),
   ),
   seq: z.number().check(z.int('must be a whole number'), z.minimum(1, 'must be 1 or more')),
+  // The subscriber whose own sequence of the order key it is, for a topic delivered to subscribers.
+  subscriber: z.optional(text),
   reason,
 });
 type SkipBody = z.infer<typeof skipBodySchema>;

@@ -195,6 +195,8 @@ function confirmerOf(
  * its predecessor is applied); on a FIFO queue a failed record holds back only its own message group. It keeps to
  * the function's timeout: 5 s before it, the records not finished (a slow backend, a hot item) are handed back as
  * fresh copies, so Lambda never stops an invocation that would spend a receive of every record in its batch.
+ * The outbox's own messages to a subscriber (an operator's erase or skip) are applied by the consumer itself: your
+ * plan and conflict keys never see one.
  * It publishes MessagesApplied, DuplicatesSuppressed, BusinessRejections, DeadLettered, Requeued,
  * MessagesParked (ordered topics) and ConfirmLatencyMs per topic, and traces its SDK calls (the invocation joins the producer's trace through the
  * message's `AWSTraceHeader`). Deploy it with `TransactionalOutbox.addConsumer`, which sets its environment

@@ -52,6 +52,10 @@ export function consumePorts(deps: ConsumeDeps): ConsumePorts {
  * arrives early is parked (acknowledged, not confirmed) and applied, then confirmed, once its predecessor has
  * been: each apply drains the parked successors that follow it. A copy of a message at or behind the cursor
  * is a duplicate.
+ *
+ * The outbox's own messages (`outbox.erase`, `outbox.skip`: an operator's erase of an aggregate or skip of an
+ * ordering gap, sent to a subscriber) are applied here on the inbox — parked copies deleted, the cursor moved past
+ * the gap and what was parked behind it applied — recorded and confirmed like any message; `plan` never sees one.
  * @example
  * const result = await consumeMessage(envelope, planStockReservation(inventoryTable), deps);
  */

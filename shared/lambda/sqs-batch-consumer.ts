@@ -5,6 +5,7 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { controlOrderKeys } from '../consumer/consume-control.ts';
 import {
   type ConsumeCountsByTopic,
   consumeCountsOf,
@@ -32,6 +33,7 @@ import {
 } from '../consumer/invocation-budget.ts';
 import { scheduleByKeys } from '../consumer/key-scheduler.ts';
 import { OutOfTimeError, PoisonMessageError } from '../errors.ts';
+import { isControlTopic } from '../message/control-topics.ts';
 import { type Envelope, parseEnvelope } from '../message/envelope.ts';
 import type { LogSink } from '../observability/log-sink.ts';
 import { UNKNOWN_TOPIC } from '../observability/metric-names.ts';
@@ -357,6 +359,10 @@ function readRecord(record: SQSRecord, conflictKeys: ConflictKeys): RecordRead {
     return { keys: [], failure: error };
   }
   try {
+    // The outbox's own messages never reach the user's code: they touch only the order keys they name.
+    if (isControlTopic(message.topic)) {
+      return { keys: controlOrderKeys(message).map((key) => `${ORDER_CONFLICT_PREFIX}${key}`), message };
+    }
     // One aggregate's messages apply in batch order (its cursor would refuse the later one first otherwise).
     const ordering = message.orderKey === undefined ? [] : [`${ORDER_CONFLICT_PREFIX}${message.orderKey}`];
     return { keys: [...conflictKeys(message), ...ordering], message };

@@ -2,6 +2,7 @@ import { decodeTime, ulid } from 'ulid';
 import * as z from 'zod/mini';
 import { InvalidMessageError } from '../errors.ts';
 import { parse, safeParse } from '../validation/safe-parse.ts';
+import { CONTROL_TOPIC_PREFIX, isControlTopic } from './control-topics.ts';
 import { assertPlainJson } from './plain-json.ts';
 
 /** Version of the envelope layout; bumped when a field changes meaning. */
@@ -10,10 +11,18 @@ export const ENVELOPE_SCHEMA_VERSION = 1 as const;
 /** A ULID: 26 Crockford base32 characters, sortable by creation time. */
 export const messageIdSchema = z.string().check(z.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a ULID'));
 
-/** Topic names route messages to queues and select retry policies, e.g. `order.created`. */
-export const topicSchema = z
-  .string()
-  .check(z.regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/, 'must be dotted lowercase, e.g. order.created'));
+/**
+ * Topic names route messages to queues and select retry policies, e.g. `order.created`. The `outbox.` namespace is
+ * the outbox's own (its control messages to subscribers): a producer's topic there is refused wherever topics are
+ * checked — settings, the writer, the construct.
+ */
+export const topicSchema = z.string().check(
+  z.regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/, 'must be dotted lowercase, e.g. order.created'),
+  z.refine(
+    (topic) => !isControlTopic(topic),
+    `must not start with ${CONTROL_TOPIC_PREFIX}: that namespace is reserved for the outbox's own messages`,
+  ),
+);
 
 /** Headers carried alongside the payload; `traceparent` is passed through untouched (W3C trace context). */
 export const headersSchema = z.record(z.string(), z.string());

@@ -3,6 +3,8 @@
  * are sent to (SUBSCRIPTIONS). The views of it each function needs. Pure.
  */
 
+import { isControlTopic } from '../message/control-topics.ts';
+
 /** Topic → subscriber name → the URL of that subscriber's queue. */
 export type Subscriptions = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
@@ -13,7 +15,10 @@ export function subscribersByTopic(subscriptions: Subscriptions): Record<string,
   );
 }
 
-/** Subscriber name → the topics it receives: what a receipt of that subscriber may confirm. */
+/**
+ * Subscriber name → the topics it receives: what a receipt of that subscriber may confirm (with the control topics,
+ * which every subscriber is sent).
+ */
 export function topicsBySubscriber(subscriptions: Subscriptions): Record<string, string[]> {
   const topics: Record<string, string[]> = {};
   for (const [topic, queues] of Object.entries(subscriptions)) {
@@ -27,12 +32,25 @@ export function subscriberNames(subscriptions: Subscriptions): string[] {
   return Object.keys(topicsBySubscriber(subscriptions)).sort();
 }
 
-/** The queue of `subscriber`'s deliveries of `topic`; undefined when it is not subscribed to it. */
+/**
+ * The queue of `subscriber`'s deliveries of `topic`; undefined when it is not subscribed to it. The outbox's own
+ * messages (a control topic, which no subscription names) go to the subscriber's queue: the one of the first of its
+ * topics, in the order declared (a subscriber's stack holds one queue for all of its topics).
+ */
 export function subscriberQueueOf(
   subscriptions: Subscriptions,
   topic: string,
   subscriber: string,
 ): string | undefined {
+  if (isControlTopic(topic)) return anyQueueOf(subscriptions, subscriber);
   const queues = Object.hasOwn(subscriptions, topic) ? subscriptions[topic] : undefined;
   return queues !== undefined && Object.hasOwn(queues, subscriber) ? queues[subscriber] : undefined;
+}
+
+/** The queue of the first topic that names `subscriber`; undefined when none does. */
+function anyQueueOf(subscriptions: Subscriptions, subscriber: string): string | undefined {
+  for (const queues of Object.values(subscriptions)) {
+    if (Object.hasOwn(queues, subscriber)) return queues[subscriber];
+  }
+  return undefined;
 }

@@ -13,6 +13,7 @@ import {
 } from '../claim-check/claim-check-reference.ts';
 import { DEFAULT_VISIBILITY_BACKOFF, MAX_VISIBILITY_SECONDS } from '../consumer/failure-handling.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../consumer/inbox-record.ts';
+import { CONTROL_TOPICS } from '../message/control-topics.ts';
 import { topicSchema } from '../message/envelope.ts';
 import {
   describeMixedSources,
@@ -70,8 +71,11 @@ const orderedTopicSchema = z.strictObject({
  */
 export const MAX_SUBSCRIBERS_PER_TOPIC = 10;
 
-/** The most topics of one subscriber: a receipt's condition lists them, and DynamoDB's IN takes 100 values. */
-const MAX_TOPICS_PER_SUBSCRIBER = 100;
+/**
+ * The most topics of one subscriber: a receipt's condition lists them with the control topics, which every
+ * subscriber may confirm, and DynamoDB's IN takes 100 values.
+ */
+const MAX_TOPICS_PER_SUBSCRIBER = 100 - CONTROL_TOPICS.length;
 
 /** SQS's redrive policy allows 1–1000 receives. */
 const MAX_RECEIVE_COUNT = 1_000;

@@ -75,7 +75,7 @@ function define<T>(
     if (typeof value !== 'object' || value === null) {
       return fail(`${parsed.error.issues[0]?.message ?? 'is invalid'}, got ${JSON.stringify(value)}`);
     }
-    return fail(`is invalid: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`);
+    return fail(`is invalid: ${z.prettifyError(withKeyProblems(parsed.error)).replaceAll('\n', ' ')}`);
   };
   if (definition.defaultValue !== undefined) validate(definition.defaultValue);
   return {
@@ -95,6 +95,19 @@ function define<T>(
     validate,
     format: (value) => codec.encode(validate(value)),
   };
+}
+
+/**
+ * `error` with each record key's issue saying what is wrong with the key (zod's own says only "Invalid key in
+ * record"): a topic `outbox.erase` must read as reserved, `OrderCreated` as not dotted lowercase.
+ */
+function withKeyProblems(error: z.core.$ZodError): z.core.$ZodError {
+  const issues = error.issues.map((issue) =>
+    issue.code === 'invalid_key' && issue.issues[0] !== undefined
+      ? { ...issue, message: issue.issues[0].message }
+      : issue,
+  );
+  return { ...error, issues };
 }
 
 /** A text setting (a table name, a queue URL), refused when empty or when it breaks `schema`. */

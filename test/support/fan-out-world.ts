@@ -2,7 +2,8 @@
  * A producer delivering `order.created` to two subscribers on the in-memory backend — inventory reserves stock,
  * loyalty awards points — whose consumers share one inbox table, with switches for the faults the fan-out must
  * survive: a subscriber's receipts lost, a subscriber's queue down. It logs what each queue was sent, what each
- * consumer received and reported, and every receipt body applied, for property tests to check and replay.
+ * consumer received and reported (and what each plan was handed), and every receipt body applied, for property tests
+ * to check and replay. The operator's admin runs over the producer's tables, with its SUBSCRIPTIONS.
  */
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { monotonicFactory } from 'ulid';
@@ -23,6 +24,7 @@ import { createMessage, type Envelope, parseEnvelope } from '../../shared/messag
 import { MessageStatus } from '../../shared/message/message-status.ts';
 import { DEFAULT_GAP_TIMEOUT_MS, type OrderedTopic } from '../../shared/ordering/ordering.ts';
 import type { OutboxItem } from '../../shared/outbox/outbox-item.ts';
+import { type Subscriptions, subscriberQueueOf } from '../../shared/outbox/subscriptions.ts';
 import { ReceiptConfirmer, type ReceiptQueue } from '../../shared/receipts/receipt-confirmer.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import { relayMessages } from '../../shared/relay/relay-messages.ts';
@@ -34,6 +36,10 @@ import { decrementPlan, MEMORY_TABLE_SCHEMAS, manualClock, sqsRecord, testMessag
 export const SUBSCRIBERS = ['inventory', 'loyalty'] as const;
 export type Subscriber = (typeof SUBSCRIBERS)[number];
 export const queueOf = (subscriber: string) => `memory://${subscriber}-orders`;
+/** The producer's SUBSCRIPTIONS: `order.created` to both subscribers, each on its own queue. */
+export const SUBSCRIPTIONS: Subscriptions = {
+  'order.created': Object.fromEntries(SUBSCRIBERS.map((s) => [s, queueOf(s)])),
+};
 const quiet = { debug: () => {}, info: () => {}, warn: () => {} };
 
 /** The receipt queue as the producer sees it: what arrived, with a switch that loses a subscriber's receipts. */
@@ -184,9 +190,20 @@ export function world(options: WorldOptions = {}) {
         ? { ...decided, apply: [...decided.apply, ledgerAppend(subscriber, message.seq)] }
         : decided;
     };
+  /** Every message each subscriber's plan was handed, in order. */
+  const planned: Record<Subscriber, Envelope[]> = { inventory: [], loyalty: [] };
+  const logged =
+    (subscriber: Subscriber, plan: PlanEffect): PlanEffect =>
+    (message) => {
+      planned[subscriber].push(message);
+      return plan(message);
+    };
   const plans: Record<Subscriber, PlanEffect> = ordered
-    ? { inventory: withLedger('inventory'), loyalty: withLedger('loyalty') }
-    : basePlans;
+    ? {
+        inventory: logged('inventory', withLedger('inventory')),
+        loyalty: logged('loyalty', withLedger('loyalty')),
+      }
+    : { inventory: logged('inventory', basePlans.inventory), loyalty: logged('loyalty', basePlans.loyalty) };
   const consumers = Object.fromEntries(
     SUBSCRIBERS.map((subscriber) => [
       subscriber,
@@ -210,8 +227,8 @@ export function world(options: WorldOptions = {}) {
   });
   const routing = {
     publisher,
-    queueFor: (_topic: string, subscriber?: string) =>
-      subscriber === undefined ? undefined : queueOf(subscriber),
+    queueFor: (topic: string, subscriber?: string) =>
+      subscriber === undefined ? undefined : subscriberQueueOf(SUBSCRIPTIONS, topic, subscriber),
     retryPolicyFor: () => policy,
     clock: clock.now,
     random: () => 0.5,
@@ -254,6 +271,8 @@ export function world(options: WorldOptions = {}) {
     sends,
     consumed,
     received,
+    /** Every message each subscriber's plan was handed (a control message never is). */
+    planned,
     deliver,
     /** Receives (and deletes) every message `subscriber`'s queue holds visible now: their bodies, in queue order. */
     take(subscriber: Subscriber): string[] {
@@ -278,6 +297,8 @@ export function world(options: WorldOptions = {}) {
           topicQueues: {},
           deadLetterQueues: {},
           deliveryInboxes: {},
+          subscriptions: SUBSCRIPTIONS,
+          ...(ordering === undefined ? {} : { orderedTopics: ordering }),
           dueShards: 8,
           retentionDays: 30,
           clock: clock.now,

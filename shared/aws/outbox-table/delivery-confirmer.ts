@@ -1,3 +1,4 @@
+import { CONTROL_TOPICS } from '../../message/control-topics.ts';
 import { deliveryIdOf } from '../../message/delivery-id.ts';
 import type { ConfirmOutcome } from '../../outbox/outbox-store.ts';
 import type { DeliveryConfirmer } from '../../receipts/apply-receipts.ts';
@@ -19,7 +20,8 @@ export interface DynamoDeliveryConfirmerOptions extends Omit<DynamoOutboxConfirm
 /**
  * {@link DeliveryConfirmer} on the outbox table: a receipt confirms the delivery row of the subscriber that signed
  * it (`<messageId>#<subscriber>`) — never another subscriber's delivery, whose key it does not name — and only
- * when that subscriber is declared for the message's topic (the condition is part of the update). The history
+ * when that subscriber is declared for the message's topic, or the message is one of the outbox's own (a control
+ * topic), which every declared subscriber is sent (the condition is part of the update). The history
  * names who confirmed: `receipt:<subscriber>`. Who may send to the receipt queue at all is its resource policy's
  * business.
  */
@@ -39,8 +41,17 @@ export class DynamoDeliveryConfirmer implements DeliveryConfirmer {
         messageId: deliveryIdOf(receipt.messageId, receipt.subscriber),
         now: clock?.() ?? new Date(),
         outcome: receipt.outcome,
-        topics: Object.hasOwn(subscribers, receipt.subscriber) ? (subscribers[receipt.subscriber] ?? []) : [],
+        topics: topicsOf(subscribers, receipt.subscriber),
       },
     );
   }
+}
+
+/**
+ * The topics a receipt of `subscriber` may confirm a delivery of: its declared topics and the control topics; none
+ * for a subscriber the producer does not declare.
+ */
+function topicsOf(subscribers: Readonly<Record<string, readonly string[]>>, subscriber: string): string[] {
+  const declared = Object.hasOwn(subscribers, subscriber) ? subscribers[subscriber] : undefined;
+  return declared === undefined ? [] : [...declared, ...CONTROL_TOPICS];
 }

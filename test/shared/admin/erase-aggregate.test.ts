@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AggregateInFlightError, ReasonRequiredError } from '../../../shared/admin/admin-errors.ts';
 import { eraseAggregate } from '../../../shared/admin/erase-aggregate.ts';
@@ -6,8 +6,10 @@ import { replayMessage } from '../../../shared/admin/message-actions.ts';
 import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { CLAIM_CHECK_HEADER } from '../../../shared/claim-check/claim-check-reference.ts';
 import { MemoryObjectStore } from '../../../shared/memory/memory-object-store.ts';
+import { MAX_ERASE_ENTRIES } from '../../../shared/message/control-message.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
+import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import { testMessageId } from '../../support/factories.ts';
 import {
   type AdminFixture,
@@ -80,6 +82,8 @@ describe('eraseAggregate', () => {
       claimCheckObjectsDeleted: 0,
       claimCheckObjectsNotDeleted: [],
       skippedInFlight: [],
+      // No subscriber had a delivery of them: none is sent an erase.
+      erasesSent: [],
       actionId: expect.any(String),
     });
     for (const n of [1, 2, 3]) expect(await storedMessage(fixture, id(n))).toBeUndefined();
@@ -208,7 +212,7 @@ describe('eraseAggregate', () => {
     expect((await storedMessage(fixture, id(1)))?.status).toBe(PENDING);
   });
 
-  it('reads each message by key for its status and headers only, and passes over one deleted since the index named it', async () => {
+  it('reads each message by key for its status, headers, topic, place and subscriber only, and passes over one deleted since the index named it', async () => {
     await storeMessage(fixture, { messageId: id(1), aggregateId: 'order-7', status: CONFIRMED });
     await storeMessage(fixture, { messageId: id(2), aggregateId: 'order-7', status: FAILED });
     let deletedFirst = false;
@@ -230,10 +234,15 @@ describe('eraseAggregate', () => {
     // Read concurrently: in any order.
     expect(reads.map((read) => read.input.Key?.messageId).sort()).toEqual([id(1), id(2)]);
     for (const read of reads) {
+      // Its place and subscriber say what a subscriber's erase lists; never its payload.
       expect(Object.values(read.input.ExpressionAttributeNames ?? {}).sort()).toEqual([
         'headers',
         'messageId',
+        'orderKey',
+        'seq',
         'status',
+        'subscriber',
+        'topic',
       ]);
     }
   });
@@ -323,5 +332,167 @@ describe('eraseAggregate', () => {
       expect(await storedMessage(fixture, id(1))).toBeDefined();
       expect(fixture.db.itemCount('audit')).toBe(0);
     });
+  });
+});
+
+describe('eraseAggregate of messages delivered to subscribers', () => {
+  const orderKey = 'order#order-7';
+  const BUCKET = 'claims';
+  const reference = (n: number) => ({
+    bucket: BUCKET,
+    key: `claim-check/${id(n)}/abc.json`,
+    size: 3,
+    sha256: 'ab'.repeat(32),
+  });
+
+  /** Message `n` of order-7 as the writer stores it for two subscribers: a delivery row each. */
+  async function storeDeliveries(
+    n: number,
+    statuses: Readonly<Record<string, MessageStatus>>,
+    extra: Partial<OutboxItem> = {},
+  ): Promise<void> {
+    for (const [subscriber, status] of Object.entries(statuses)) {
+      await storeMessage(fixture, {
+        messageId: `${id(n)}#${subscriber}`,
+        subscriber,
+        aggregateId: 'order-7',
+        status,
+        ...(extra.seq === undefined ? {} : { orderKey: `${orderKey}#${subscriber}`, seq: extra.seq }),
+        ...(extra.headers === undefined ? {} : { headers: extra.headers, payload: extra.payload }),
+      });
+    }
+  }
+
+  async function outboxRows(): Promise<Record<string, unknown>[]> {
+    const { Items = [] } = await fixture.db.asDocumentClient().send(new ScanCommand({ TableName: 'outbox' }));
+    return Items;
+  }
+
+  const isControl = (row: Record<string, unknown>) => String(row.topic).startsWith('outbox.');
+
+  it('deletes every delivery, sends each subscriber one outbox.erase listing its messages by id and place, and reads no subscriber inbox', async () => {
+    await storeDeliveries(1, { inventory: CONFIRMED, loyalty: CONFIRMED }, { seq: 1 });
+    await storeDeliveries(2, { inventory: FAILED, loyalty: CONFIRMED }, { seq: 2 });
+    await storeDeliveries(3, { loyalty: CANCELLED });
+
+    const result = await eraseAggregate(fixture.deps, input);
+
+    expect(result).toMatchObject({ messagesDeleted: 3, parkedRowsDeleted: 0, skippedInFlight: [] });
+    expect(result.erasesSent.map((sent) => [sent.subscriber, sent.topic]).sort()).toEqual([
+      ['inventory', 'outbox.erase'],
+      ['loyalty', 'outbox.erase'],
+    ]);
+    const rows = await outboxRows();
+    expect(rows.filter((row) => !isControl(row))).toEqual([]);
+    const bySubscriber = Object.fromEntries(rows.map((row) => [row.subscriber, row]));
+    const listed = (subscriber: string) => {
+      const payload = bySubscriber[subscriber]?.payload as { messages?: { messageId: string }[] } | undefined;
+      return [...(payload?.messages ?? [])].sort((a, b) => a.messageId.localeCompare(b.messageId));
+    };
+    // The order key as the messages carried it on the wire; never a payload.
+    expect(listed('inventory')).toEqual([
+      { messageId: id(1), orderKey, seq: 1 },
+      { messageId: id(2), orderKey, seq: 2 },
+    ]);
+    expect(listed('loyalty')).toEqual([
+      { messageId: id(1), orderKey, seq: 1 },
+      { messageId: id(2), orderKey, seq: 2 },
+      { messageId: id(3) },
+    ]);
+    for (const sent of result.erasesSent) {
+      expect(bySubscriber[sent.subscriber]).toMatchObject({
+        messageId: `${sent.messageId}#${sent.subscriber}`,
+        topic: 'outbox.erase',
+        aggregateId: 'order-7',
+        status: PENDING,
+      });
+    }
+    expect(JSON.stringify(rows)).not.toContain('customer-1');
+    expect(
+      fixture.commands.filter(
+        (command) =>
+          (command instanceof GetCommand || command instanceof DeleteCommand) &&
+          command.input.TableName !== 'outbox',
+      ),
+    ).toEqual([]);
+    expect((await auditRows(fixture, 'aggregate:order-7'))[0]?.details).toMatchObject({
+      messagesDeleted: 3,
+      erasesSent: result.erasesSent.map((sent) => `${sent.subscriber} ${sent.messageId}`),
+    });
+  });
+
+  it('refuses while one subscriber’s delivery is in flight, and sends no erase', async () => {
+    await storeDeliveries(1, { inventory: CONFIRMED, loyalty: SENT });
+
+    await expect(eraseAggregate(fixture.deps, input)).rejects.toMatchObject({
+      httpStatus: 409,
+      inFlight: [{ messageId: `${id(1)}#loyalty`, status: SENT }],
+    });
+    expect(await outboxRows()).toHaveLength(2);
+  });
+
+  it('is not held by, and does not erase, the outbox’s own messages about the aggregate', async () => {
+    await storeMessage(fixture, {
+      messageId: `${id(8)}#inventory`,
+      subscriber: 'inventory',
+      topic: 'outbox.erase',
+      aggregateId: 'order-7',
+      status: PENDING,
+      payload: { messages: [{ messageId: id(1) }] },
+    });
+    await storeDeliveries(2, { inventory: CONFIRMED });
+
+    const result = await eraseAggregate(fixture.deps, input);
+
+    expect(result).toMatchObject({ messagesDeleted: 1 });
+    expect(await storedMessage(fixture, `${id(8)}#inventory`)).toMatchObject({ status: PENDING });
+  });
+
+  it('sends an aggregate of more messages than one erase lists as several erases to the subscriber', async () => {
+    const count = MAX_ERASE_ENTRIES + 1;
+    for (let n = 1; n <= count; n += 1) await storeDeliveries(n, { inventory: CONFIRMED });
+
+    const result = await eraseAggregate(fixture.deps, input);
+
+    expect(result.messagesDeleted).toBe(count);
+    const sizes = (await outboxRows())
+      .map((row) => (row.payload as { messages: unknown[] }).messages.length)
+      .sort((a, b) => a - b);
+    expect(sizes).toEqual([1, MAX_ERASE_ENTRIES]);
+  });
+
+  it('deletes a message’s claim-checked object once, and keeps it while one of its deliveries was replayed meanwhile', async () => {
+    const store = new MemoryObjectStore();
+    store.createBucket(BUCKET);
+    for (const n of [1, 2]) {
+      await store.put({ ...reference(n), body: new TextEncoder().encode('{}') });
+      await storeDeliveries(
+        n,
+        { inventory: CONFIRMED, loyalty: FAILED },
+        { headers: { [CLAIM_CHECK_HEADER]: '1' }, payload: { claimCheck: reference(n) } },
+      );
+    }
+    let replayed = false;
+    const racing = interceptedClient(fixture, async (command) => {
+      // An operator replays loyalty's delivery of message 2 just after the erase checked the aggregate.
+      if (!replayed && command instanceof DeleteCommand && command.input.TableName === 'outbox') {
+        replayed = true;
+        const stored = await storedMessage(fixture, `${id(2)}#loyalty`);
+        await fixture.db.send(new PutCommand({ TableName: 'outbox', Item: { ...stored, status: PENDING } }));
+      }
+    });
+    const deps = {
+      ...dynamoAdminDeps({ ...fixture.options, client: racing }),
+      claimCheck: { store, bucket: BUCKET },
+    };
+
+    const result = await eraseAggregate(deps, input);
+
+    expect(result).toMatchObject({
+      messagesDeleted: 2,
+      skippedInFlight: [`${id(2)}#loyalty`],
+      claimCheckObjectsDeleted: 1,
+    });
+    expect(store.keys(BUCKET)).toEqual([reference(2).key]);
   });
 });

@@ -2,6 +2,7 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -18,6 +19,7 @@ import { replayMessage } from '../../../shared/admin/message-actions.ts';
 import { GONE_SKIP_MIN_AGE_MS, skipOrderGap } from '../../../shared/admin/skip-order-gap.ts';
 import { dynamoAdminDeps } from '../../../shared/aws/dynamo-admin-deps.ts';
 import { claimUpdate } from '../../../shared/aws/outbox-table/claim-updates.ts';
+import { TransactionConditionError } from '../../../shared/errors.ts';
 import type { Envelope } from '../../../shared/message/envelope.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { dueShardOf, type OutboxItem } from '../../../shared/outbox/outbox-item.ts';
@@ -27,6 +29,7 @@ import {
   adminFixture,
   auditRows,
   interceptedClient,
+  ORDER_QUEUE,
   pipeline,
   SHARDS,
   storedMessage,
@@ -587,4 +590,179 @@ describe('skipOrderGap with the sweeper and the consumer', () => {
       expect((Item as { available?: number } | undefined)?.available).toBe(6);
     },
   );
+});
+
+describe("skipOrderGap of a subscriber's sequence", () => {
+  const SUBSCRIPTIONS = {
+    'order.created': { inventory: `${ORDER_QUEUE}/inventory`, loyalty: `${ORDER_QUEUE}/loyalty` },
+  };
+  const inventoryKey = `${orderKey}#inventory`;
+
+  /** Message `seq` of order-1 as the writer stores it for a topic with subscribers: a delivery per subscriber. */
+  async function storeDelivery(
+    { seq, subscriber }: { readonly seq: number; readonly subscriber: string },
+    status: MessageStatus,
+    extra: Partial<OutboxItem> = {},
+  ): Promise<string> {
+    const messageId = `${testMessageId(seq)}#${subscriber}`;
+    await storeMessage(fixture, {
+      messageId,
+      subscriber,
+      status,
+      aggregateId: 'order-1',
+      orderKey: `${orderKey}#${subscriber}`,
+      seq,
+      ...extra,
+    });
+    return messageId;
+  }
+
+  /** The control rows the skip wrote (the outbox's own messages, `outbox.*`). */
+  async function controlRows(): Promise<Record<string, unknown>[]> {
+    const { Items = [] } = await fixture.db.asDocumentClient().send(new ScanCommand({ TableName: 'outbox' }));
+    return Items.filter((item) => String(item.topic).startsWith('outbox.'));
+  }
+
+  beforeEach(() => {
+    fixture = adminFixture({ orderedTopics: ORDERED, subscriptions: SUBSCRIPTIONS, deliveryInboxes: {} });
+  });
+
+  it("cancels that subscriber's delivery, hurries its held-back successor and sends it an outbox.skip, in ONE audited transaction; the other subscriber is untouched", async () => {
+    const skipped = await storeDelivery({ seq: 1, subscriber: 'inventory' }, FAILED);
+    const later = new Date(fixture.clock.now().getTime() + 300_000).toISOString();
+    const next = await storeDelivery({ seq: 2, subscriber: 'inventory' }, PENDING, { nextAttemptAt: later });
+    const loyalty = await storeDelivery({ seq: 1, subscriber: 'loyalty' }, CONFIRMED);
+    const before = await storedMessage(fixture, loyalty);
+
+    const result = await skipOrderGap(fixture.deps, {
+      orderKey,
+      seq: 1,
+      subscriber: 'inventory',
+      reason,
+      actor,
+    });
+
+    expect(result).toMatchObject({
+      orderKey: inventoryKey,
+      seq: 1,
+      messageId: skipped,
+      subscriber: 'inventory',
+      from: FAILED,
+      to: CANCELLED,
+      cancelled: true,
+      cursors: [],
+      skipSent: { subscriber: 'inventory', topic: 'outbox.skip' },
+      successor: { messageId: next, seq: 2, status: PENDING, action: 'DUE_NOW' },
+      changed: true,
+    });
+    expect(await storedMessage(fixture, skipped)).toMatchObject({
+      status: CANCELLED,
+      skippedAt: expect.any(String),
+    });
+    expect(await storedMessage(fixture, next)).toMatchObject({
+      status: PENDING,
+      nextAttemptAt: fixture.clock.now().toISOString(),
+    });
+    const [control, ...more] = await controlRows();
+    expect(more).toEqual([]);
+    expect(control).toMatchObject({
+      messageId: `${result.skipSent?.messageId}#inventory`,
+      topic: 'outbox.skip',
+      subscriber: 'inventory',
+      aggregateId: 'order-1',
+      status: PENDING,
+      // The order key as the subscriber's messages carry it: its consumer files it under its own name.
+      payload: { orderKey, seq: 1 },
+      dueShard: expect.any(String),
+    });
+    expect(control).not.toHaveProperty('orderKey');
+    expect(control).not.toHaveProperty('seq');
+    expect(await storedMessage(fixture, loyalty)).toEqual(before);
+    // The producer reads no subscriber's inbox, and writes it all at once.
+    expect(fixture.commands.filter((c) => c instanceof GetCommand && c.input.TableName !== 'outbox')).toEqual(
+      [],
+    );
+    expect(transactions()).toHaveLength(1);
+    expect(await auditRows(fixture, `message:${skipped}`)).toMatchObject([
+      {
+        action: 'SKIP',
+        actor,
+        reason,
+        details: {
+          orderKey: inventoryKey,
+          seq: 1,
+          subscriber: 'inventory',
+          skipSent: result.skipSent?.messageId,
+        },
+      },
+    ]);
+  });
+
+  it('takes the sequence as stored, <orderKey>#<subscriber>, without --subscriber; run again, it sends another skip', async () => {
+    await storeDelivery({ seq: 1, subscriber: 'inventory' }, FAILED);
+
+    const first = await skipOrderGap(fixture.deps, { orderKey: inventoryKey, seq: 1, reason, actor });
+    const again = await skipOrderGap(fixture.deps, { orderKey: inventoryKey, seq: 1, reason, actor });
+
+    expect(first).toMatchObject({ subscriber: 'inventory', from: FAILED, cancelled: true });
+    expect(again).toMatchObject({
+      subscriber: 'inventory',
+      from: CANCELLED,
+      cancelled: false,
+      changed: true,
+    });
+    expect((await controlRows()).map((row) => row.payload)).toEqual([
+      { orderKey, seq: 1 },
+      { orderKey, seq: 1 },
+    ]);
+  });
+
+  it('closes a gap whose delivery is gone from the outbox, by the subscriber’s own sequence', async () => {
+    await storeDelivery({ seq: 2, subscriber: 'inventory' }, SENT);
+    fixture.clock.advance(GONE_SKIP_MIN_AGE_MS);
+
+    const result = await skipOrderGap(fixture.deps, {
+      orderKey,
+      seq: 1,
+      subscriber: 'inventory',
+      reason,
+      actor,
+    });
+
+    expect(result).toMatchObject({
+      gone: true,
+      from: 'GONE',
+      subscriber: 'inventory',
+      successor: { action: 'LEFT' },
+    });
+    expect(await controlRows()).toMatchObject([{ payload: { orderKey, seq: 1 }, subscriber: 'inventory' }]);
+  });
+
+  it('refuses a subscriber name the producer could never have declared, before reading anything', async () => {
+    await expect(
+      skipOrderGap(fixture.deps, { orderKey, seq: 1, subscriber: 'Inventory!', reason, actor }),
+    ).rejects.toMatchObject({ httpStatus: 400, field: 'subscriber' });
+    expect(fixture.commands).toEqual([]);
+  });
+
+  it('never writes over a row: a control message whose key is taken fails the whole skip', async () => {
+    const skipped = await storeDelivery({ seq: 1, subscriber: 'inventory' }, FAILED);
+    const taken = testMessageId(77);
+    await fixture.db.send(
+      new PutCommand({
+        TableName: 'outbox',
+        Item: { messageId: `${taken}#inventory`, topic: 'order.created' },
+      }),
+    );
+    const deps = dynamoAdminDeps({ ...fixture.options, newId: () => taken });
+
+    await expect(
+      skipOrderGap(deps, { orderKey, seq: 1, subscriber: 'inventory', reason, actor }),
+    ).rejects.toThrow(TransactionConditionError);
+    expect(await storedMessage(fixture, `${taken}#inventory`)).toEqual({
+      messageId: `${taken}#inventory`,
+      topic: 'order.created',
+    });
+    expect(await storedMessage(fixture, skipped)).toMatchObject({ status: FAILED });
+  });
 });

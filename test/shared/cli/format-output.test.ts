@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RedriveReport } from '../../../shared/admin/redrive-dead-letters.ts';
 import {
   formatAge,
+  formatErase,
   formatRecover,
   formatRedrive,
   formatStats,
@@ -172,5 +173,28 @@ describe('formatRecover', () => {
     expect(text).toContain('1. downstream  UNHEALTHY: inventory table is DELETING');
     expect(text).toContain('nothing was replayed or moved');
     expect(text).not.toContain('2. replay');
+  });
+});
+
+describe('formatErase', () => {
+  it('names each subscriber sent an erase, and where its outcome will show', () => {
+    const text = formatErase({
+      aggregateId: 'order-7',
+      messagesDeleted: 2,
+      parkedRowsDeleted: 0,
+      claimCheckObjectsDeleted: 0,
+      claimCheckObjectsNotDeleted: [],
+      skippedInFlight: [],
+      erasesSent: [
+        { subscriber: 'inventory', messageId: 'c-1', topic: 'outbox.erase' },
+        { subscriber: 'loyalty', messageId: 'c-2', topic: 'outbox.erase' },
+      ],
+      actionId: 'a-1',
+    });
+
+    expect(text.split('\n').slice(1)).toEqual([
+      '  subscriber inventory: sent outbox.erase c-1; its consumer deletes its parked copies, and its receipt confirms it ERASED (show c-1#inventory)',
+      '  subscriber loyalty: sent outbox.erase c-2; its consumer deletes its parked copies, and its receipt confirms it ERASED (show c-2#loyalty)',
+    ]);
   });
 });

@@ -174,6 +174,35 @@ describe('outbox skip', () => {
   });
 });
 
+describe('formatSkipOrderGap of a subscriber’s sequence', () => {
+  it('names the skip sent to the subscriber and where its outcome will show', () => {
+    const text = formatSkipOrderGap({
+      action: 'SKIP',
+      orderKey: `${orderKey}#inventory`,
+      seq: 1,
+      messageId: 'm-1#inventory',
+      topic: 'order.created',
+      aggregateId: 'order-1',
+      from: MessageStatus.FAILED,
+      to: MessageStatus.CANCELLED,
+      cancelled: true,
+      gone: false,
+      cursors: [],
+      subscriber: 'inventory',
+      skipSent: { subscriber: 'inventory', messageId: 'c-1', topic: 'outbox.skip' },
+      changed: true,
+      at: '2026-01-01T00:00:00.000Z',
+      actionId: 'a-1',
+    });
+
+    expect(text.split('\n').slice(0, 3)).toEqual([
+      `skipped ${orderKey}#inventory seq 1 (message m-1#inventory, order.created); audit a-1`,
+      '  message   FAILED → CANCELLED',
+      '  consumer  subscriber inventory: sent outbox.skip c-1; its receipt confirms it SKIPPED, ALREADY_PAST or EARLIER_GAP (show c-1#inventory)',
+    ]);
+  });
+});
+
 describe('stack discovery of ordering', () => {
   it('takes ORDERED_TOPICS from the relay’s environment in the template, and none where it is absent', () => {
     const summaries = summariesOf(TEMPLATE.Resources);

@@ -111,6 +111,34 @@ describe('admin API: POST /admin/ordering/skip', () => {
     ]);
   });
 
+  it("skips a subscriber's delivery named by `subscriber`: answers with the outbox.skip it sent, never touching an inbox", async () => {
+    const delivery = `${testMessageId(1)}#inventory`;
+    await storeMessage(fixture, {
+      messageId: delivery,
+      subscriber: 'inventory',
+      status: MessageStatus.FAILED,
+      aggregateId: 'order-1',
+      orderKey: `${orderKey}#inventory`,
+      seq: 1,
+    });
+
+    const answer = await skip({ orderKey, seq: 1, subscriber: 'inventory', reason: 'order withdrawn' });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      orderKey: `${orderKey}#inventory`,
+      messageId: delivery,
+      subscriber: 'inventory',
+      cursors: [],
+      skipSent: { subscriber: 'inventory', topic: 'outbox.skip', messageId: expect.any(String) },
+    });
+    expect(fixture.db.itemCount('inbox')).toBe(0);
+    expect(await storedMessage(fixture, `${answer.body.skipSent.messageId}#inventory`)).toMatchObject({
+      topic: 'outbox.skip',
+      payload: { orderKey, seq: 1 },
+    });
+  });
+
   it('answers 409 naming the earlier gap, 409 for a SENT message and 404 for a seq that does not exist', async () => {
     await storeSeq(3, MessageStatus.FAILED);
     await storeSeq(4, MessageStatus.SENT);

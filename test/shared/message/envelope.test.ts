@@ -99,6 +99,12 @@ describe('createMessage', () => {
       ['a topic with a leading dot', { topic: '.order.created' }, 'topic', /dotted lowercase/],
       ['a topic with a trailing dot', { topic: 'order.created.' }, 'topic', /dotted lowercase/],
       ['a topic with a space', { topic: 'order. created' }, 'topic', /dotted lowercase/],
+      [
+        'a topic of the outbox’s own namespace',
+        { topic: 'outbox.erase' },
+        'topic',
+        /must not start with outbox\.: that namespace is reserved for the outbox's own messages/,
+      ],
       ['an empty aggregate id', { aggregateId: '' }, 'aggregateId', /.+/],
       ['an aggregate id over 128 characters', { aggregateId: 'a'.repeat(129) }, 'aggregateId', /.+/],
       ['a message id that is not a ULID', { messageId: 'not-a-ulid' }, 'messageId', /ULID/],

@@ -167,6 +167,19 @@ describe('writeWithOutbox', () => {
       expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
     });
 
+    it.each(['outbox.erase', 'outbox.skip', 'outbox.anything'])(
+      'a message of %s, a topic of the outbox’s own namespace: InvalidMessageError naming the topic',
+      async (topic) => {
+        // Built by hand, as a producer bypassing createMessage would: the writer checks each envelope itself.
+        const write = writeWithOutbox(options, { actions: [orderPut], messages: [envelope({ topic })] });
+
+        await expect(write).rejects.toBeInstanceOf(InvalidMessageError);
+        await expect(write).rejects.toMatchObject({ path: 'topic' });
+        await expect(write).rejects.toThrow(/namespace is reserved/);
+        expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+      },
+    );
+
     it('a message larger on the wire than SQS accepts: MessageTooLargeError with both sizes', async () => {
       const message = envelope({ payload: { note: 'x'.repeat(300 * 1024) } });
 

@@ -2,6 +2,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoDeliveryConfirmer } from '../../../shared/aws/outbox-table/delivery-confirmer.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
+import { CONTROL_TOPICS, ControlTopic } from '../../../shared/message/control-topics.ts';
 import { deliveryIdOf } from '../../../shared/message/delivery-id.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { historyOf } from '../../../shared/outbox/history.ts';
@@ -135,6 +136,40 @@ describe('DynamoDeliveryConfirmer', () => {
 
     expect(await stored(message.messageId, 'inventory')).toMatchObject({ status: 'CONFIRMED' });
     expect(await stored(message.messageId, 'loyalty')).toMatchObject({ status: 'SENT' });
+  });
+
+  it.each(CONTROL_TOPICS)(
+    'confirms a declared subscriber’s delivery of the outbox’s own %s, which no subscription names',
+    async (topic) => {
+      const control = await put(
+        { messageId: testMessageId(7), topic, status: MessageStatus.SENT },
+        'loyalty',
+      );
+
+      await expect(confirmer.confirmDelivery(receipt(control.messageId, 'loyalty', 'ERASED'))).resolves.toBe(
+        'CONFIRMED',
+      );
+      expect(await stored(control.messageId, 'loyalty')).toMatchObject({
+        status: 'CONFIRMED',
+        outcome: 'ERASED',
+      });
+    },
+  );
+
+  it('refuses a control receipt of a subscriber the producer does not declare, and of a topic outside both lists', async () => {
+    const control = await put(
+      { messageId: testMessageId(8), topic: ControlTopic.ERASE, status: MessageStatus.SENT },
+      'billing',
+    );
+    const other = await put(
+      { messageId: testMessageId(9), topic: 'order.shipped', status: MessageStatus.SENT },
+      'loyalty',
+    );
+
+    await expect(confirmer.confirmDelivery(receipt(control.messageId, 'billing'))).resolves.toBe('NOT_FOUND');
+    await expect(confirmer.confirmDelivery(receipt(other.messageId, 'loyalty'))).resolves.toBe('NOT_FOUND');
+    expect(await stored(control.messageId, 'billing')).toMatchObject({ status: 'SENT' });
+    expect(await stored(other.messageId, 'loyalty')).toMatchObject({ status: 'SENT' });
   });
 
   it('says NOT_FOUND for a receipt of a message the outbox no longer holds', async () => {

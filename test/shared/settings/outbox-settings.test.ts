@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../shared/errors.ts';
 import { OUTBOX_WRITER_DEFAULTS, OUTBOX_WRITER_RANGES } from '../../../shared/outbox/outbox-defaults.ts';
-import type { RetryPolicy } from '../../../shared/retry/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../shared/retry/retry-policy.ts';
 import {
   ADMIN_SETTINGS,
   CONSUMER_SETTINGS,
@@ -103,10 +103,11 @@ const CASES: Record<SettingKey, { valid: [string, unknown]; malformed: readonly 
           ]),
         ),
       }),
-      // A receipt's condition lists the subscriber's topics; DynamoDB's IN takes at most 100 values.
+      // A receipt's condition lists the subscriber's topics with the two control topics; DynamoDB's IN takes at
+      // most 100 values.
       JSON.stringify(
         Object.fromEntries(
-          Array.from({ length: 101 }, (_, n) => [
+          Array.from({ length: 99 }, (_, n) => [
             `order.t${n}`,
             { inventory: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders' },
           ]),
@@ -273,6 +274,8 @@ describe('TOPIC_QUEUES', () => {
     ['is a list', `["${QUEUE}"]`, /TOPIC_QUEUES .*expected record/],
     ['names a topic that is not dotted lowercase', `{"OrderCreated":"${QUEUE}"}`, /TOPIC_QUEUES is invalid/],
     ['names a topic `constructor`', `{"constructor":"${QUEUE}"}`, /TOPIC_QUEUES is invalid/],
+    // Each topic's own problem, not zod's "Invalid key in record".
+    ['names a topic that is not dotted lowercase', `{"OrderCreated":"${QUEUE}"}`, /must be dotted lowercase/],
   ])('fails loudly with a ConfigError naming TOPIC_QUEUES when it %s', (_case, raw, message) => {
     expect(() => read(raw)).toThrow(ConfigError);
     expect(() => read(raw)).toThrow(message);
@@ -288,6 +291,44 @@ describe('TOPIC_QUEUES', () => {
     if (setting === undefined) throw new Error(`no setting ${name}`);
     expect(() => readSetting({ [name]: '{"__proto__":{"x":1}}' }, setting as Setting<unknown>)).toThrow(
       new RegExp(`${name} has a "__proto__" key`),
+    );
+  });
+});
+
+describe('SUBSCRIPTIONS', () => {
+  it('takes 98 topics for one subscriber: its receipts’ condition lists them with the 2 control topics, 100 in all', () => {
+    const topics = (count: number) =>
+      JSON.stringify(
+        Object.fromEntries(
+          Array.from({ length: count }, (_, n) => [
+            `order.t${n}`,
+            { inventory: 'https://sqs.eu-west-1.amazonaws.com/111111111111/inventory-orders' },
+          ]),
+        ),
+      );
+    const read = (raw: string) => readSetting({ SUBSCRIPTIONS: raw }, OutboxSettings.subscriptions);
+
+    expect(Object.keys(read(topics(98)))).toHaveLength(98);
+    expect(() => read(topics(99))).toThrow(/gives a subscriber more than 98 topics/);
+  });
+});
+
+describe('the outbox. namespace, reserved for the outbox’s own messages', () => {
+  const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/111111111111/orders';
+  it.each([
+    ['TOPIC_QUEUES', OutboxSettings.topicQueues, { 'outbox.erase': QUEUE_URL }],
+    ['SUBSCRIPTIONS', OutboxSettings.subscriptions, { 'outbox.audit': { inventory: QUEUE_URL } }],
+    [
+      'ORDERED_TOPICS',
+      OutboxSettings.orderedTopics,
+      { 'outbox.skip': { scope: 'order', gapTimeoutMs: 60_000 } },
+    ],
+    ['RETRY_POLICIES', OutboxSettings.retryPolicies, { 'outbox.erase': DEFAULT_RETRY_POLICY }],
+  ] as const)('%s refuses a topic in it, saying the namespace is reserved', (name, setting, value) => {
+    const read = () => readSetting({ [name]: JSON.stringify(value) }, setting as Setting<unknown>);
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow(
+      new RegExp(`${name} is invalid: .*must not start with outbox\\.: that namespace is reserved`),
     );
   });
 });
