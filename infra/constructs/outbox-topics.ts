@@ -55,9 +55,8 @@ export function newTopicQueues(
     );
     queues[name] = queue;
     for (const topic of topics) {
-      if (!topicSchema.safeParse(topic).success) {
-        outbox.report(`queue '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
-      }
+      const problem = topicProblem(topic);
+      if (problem !== undefined) outbox.report(`queue '${name}': topic '${topic}' ${problem}`);
       if (routes.has(topic)) outbox.report(`topic '${topic}' is routed to more than one queue`);
       routes.set(topic, queue.queue);
     }
@@ -114,9 +113,8 @@ export function subscriberQueues(
     });
     queues[name] = queue;
     for (const topic of subscriber.topics) {
-      if (!topicSchema.safeParse(topic).success) {
-        outbox.report(`subscriber '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
-      }
+      const problem = topicProblem(topic);
+      if (problem !== undefined) outbox.report(`subscriber '${name}': topic '${topic}' ${problem}`);
       if (queued.has(topic)) {
         outbox.report(
           `topic '${topic}' is routed to a queue and has subscribers; a topic goes to one queue or to its subscribers`,
@@ -161,6 +159,15 @@ function markedQueue(
   markOutboxRole(queue.queue, roles.queue, { topics: roles.topics });
   markOutboxRole(queue.deadLetterQueue, roles.deadLetterQueue, { source: queue.queue });
   return queue;
+}
+
+/**
+ * What is wrong with `topic`, as the topic's schema says it (not dotted lowercase, or in the namespace reserved for the
+ * outbox's own messages); `undefined` for a good topic.
+ */
+function topicProblem(topic: string): string | undefined {
+  const parsed = topicSchema.safeParse(topic);
+  return parsed.success ? undefined : (parsed.error.issues[0]?.message ?? 'is not a topic');
 }
 
 /** `inventory-v2` → `InventoryV2`: a subscriber name as a construct id. */

@@ -11,6 +11,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
+import { CONTROL_TOPICS } from '../../shared/message/control-topics.ts';
 import { type OrderedTopic, SequenceSource, sequenceSourceOf } from '../../shared/ordering/ordering.ts';
 import type { RetryPolicy } from '../../shared/retry/retry-policy.ts';
 import { retryPolicyLookup } from '../../shared/retry/topic-policies.ts';
@@ -218,8 +219,13 @@ export class TransactionalOutbox extends Construct {
       failureQueue: this.failureQueue,
       relay: this.relay,
       sweeper: this.sweeper,
-      // A topic both on a queue and with subscribers is refused, and watched once until then.
-      topics: new Set([...routes.keys(), ...subscribed.routes.keys()]),
+      // A topic both on a (draining) queue and with subscribers is watched once; the outbox's own messages to
+      // subscribers (erase, skip) can fail like any delivery, so they are watched too.
+      topics: new Set([
+        ...routes.keys(),
+        ...subscribed.routes.keys(),
+        ...(hasSubscribers ? CONTROL_TOPICS : []),
+      ]),
       orderedTopics: this.orderedTopics,
     });
     if (hasSubscribers) {
@@ -617,6 +623,10 @@ export class TransactionalOutbox extends Construct {
         )
         .map((consumer) => consumer.inboxTable),
       claimCheck: this.claimCheck,
+      subscribers: this.subscriberRoutes.size > 0,
+      orderedSubscribers: [...this.subscriberRoutes.keys()].some(
+        (topic) => this.orderedTopics[topic] !== undefined,
+      ),
     });
   }
 }

@@ -125,9 +125,7 @@ function tablesOf(runtime: LocalRuntime): { orders: string; outbox: string } {
   const orders = runtime.outputs[OUTPUTS.orders];
   const outbox = runtime.outputs[OUTPUTS.outbox];
   if (orders === undefined || outbox === undefined) {
-    throw new Error(
-      `the app has no ${OUTPUTS.orders} or ${OUTPUTS.outbox} output; is this the example app?`,
-    );
+    throw new Error(`the app has no ${OUTPUTS.orders} or ${OUTPUTS.outbox} output; is this the example app?`);
   }
   return { orders, outbox };
 }

@@ -126,7 +126,10 @@ export function esbuildOptions(bundling: nodejs.BundlingOptions, target: BundleT
  * The functions of the example's stacks (their handler module from each template's entry metadata) and the library
  * entries no stack deploys, in template order.
  */
-export function functionEntries(templates: readonly Record<string, unknown>[], projectDir: string): FunctionEntry[] {
+export function functionEntries(
+  templates: readonly Record<string, unknown>[],
+  projectDir: string,
+): FunctionEntry[] {
   const fromStack = templates
     .flatMap((template) => readFunctions(asTemplate(template)).functions)
     .map((fn) => ({ name: fn.name, entry: fn.entry }));
@@ -292,10 +295,13 @@ function largestInputsCell(inputs: readonly BundleInput[]): string {
  */
 export async function measureBundles(options: BenchOptions): Promise<BenchSection> {
   const workingDir = process.cwd();
-  const entries = sizedEntries(functionEntries(
-    synthExampleTemplates().map(({ template }) => template),
-    workingDir,
-  ), options.size);
+  const entries = sizedEntries(
+    functionEntries(
+      synthExampleTemplates().map(({ template }) => template),
+      workingDir,
+    ),
+    options.size,
+  );
   const outdir = await mkdtemp(join(tmpdir(), 'bench-bundles-'));
   try {
     // esbuild builds side by side; the imports are timed one at a time, so they do not compete for the CPU.

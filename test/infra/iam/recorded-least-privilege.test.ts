@@ -10,7 +10,6 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandlerOverride } from '../../../infra/dev/local/host/local-function.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
-import { buildSingleQueueExample } from '../../support/single-queue-example.ts';
 import {
   CONFIRMATION_ATTRIBUTES,
   CONFIRMATION_RETURN_VALUES,
@@ -46,6 +45,7 @@ import {
   permissionsForEventSource,
   XRAY_PERMISSIONS,
 } from '../../support/sdk-calls-iam.ts';
+import { buildSingleQueueExample } from '../../support/single-queue-example.ts';
 import { EXAMPLE_FUNCTIONS } from '../example-functions.ts';
 import {
   type CfnTemplate,

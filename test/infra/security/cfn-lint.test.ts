@@ -87,7 +87,10 @@ describe.skipIf(!CFN_LINT_INSTALLED)(
         writeFileSync(
           target,
           JSON.stringify(
-            templateForEmulator(JSON.parse(readFileSync(path, 'utf8')), `${basename(path, '.template.json')}-local`),
+            templateForEmulator(
+              JSON.parse(readFileSync(path, 'utf8')),
+              `${basename(path, '.template.json')}-local`,
+            ),
           ),
         );
         return target;
@@ -102,7 +105,9 @@ describe.skipIf(!CFN_LINT_INSTALLED)(
     it('lints the example, its emulator variants, the minimal and full construct stacks and a subscriber', () => {
       expect(templates.map((path) => path.slice(workDir.length + 1))).toEqual([
         ...['example', 'emulator', 'deployed'].flatMap((variant) =>
-          ['OutboxOrders', 'OutboxInventory', 'OutboxLoyalty'].map((stack) => `${variant}/${stack}.template.json`),
+          ['OutboxOrders', 'OutboxInventory', 'OutboxLoyalty'].map(
+            (stack) => `${variant}/${stack}.template.json`,
+          ),
         ),
         'constructs/MinimalOutbox.template.json',
         'constructs/FullOutbox.template.json',

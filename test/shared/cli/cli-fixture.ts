@@ -7,9 +7,9 @@ import {
   type StackResourceSummary,
 } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
-import { synthSingleQueueTemplate } from '../../support/single-queue-example.ts';
 import type { CliClients } from '../../../shared/cli/run-cli.ts';
 import { runCli } from '../../../shared/cli/run-cli.ts';
+import { synthSingleQueueTemplate } from '../../support/single-queue-example.ts';
 
 /** The example stack's synthesized template, once per test file. */
 let template: Record<string, unknown> | undefined;
