@@ -111,3 +111,40 @@ describe('startHttpApi', () => {
     );
   });
 });
+
+describe('startHttpApi with the routes of several stacks', () => {
+  it('names in each event the account of the stack its route belongs to', async () => {
+    const accounts: Record<string, string | undefined> = {};
+    api = await startHttpApi({
+      routes: [
+        {
+          method: 'GET',
+          path: '/orders/{orderId}',
+          functionName: 'Orders/GetOrder',
+          accountId: '111111111111',
+        },
+        {
+          method: 'GET',
+          path: '/inventory/{sku}',
+          functionName: 'Inventory/GetStock',
+          accountId: '222222222222',
+        },
+        { method: 'GET', path: '/health', functionName: 'Health' },
+      ],
+      port: 0,
+      accountId: '333333333333',
+      invoke: async (key, event) => {
+        accounts[key] = (event as APIGatewayProxyEvent).requestContext.accountId;
+        return ok({ statusCode: 204, body: '' });
+      },
+    });
+    for (const path of ['/orders/o-1', '/inventory/SKU-1', '/health']) {
+      expect((await fetch(`${api.url}${path}`)).status).toBe(204);
+    }
+    expect(accounts).toEqual({
+      'Orders/GetOrder': '111111111111',
+      'Inventory/GetStock': '222222222222',
+      Health: '333333333333',
+    });
+  });
+});

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseStartOptions } from '../../infra/dev/local/host/start.ts';
+import { describeAppChanges, parseStartOptions } from '../../infra/dev/local/host/start.ts';
 import { LocalRuntimeError } from '../../infra/dev/local/local-runtime-error.ts';
 
 /** Runs `parse` with commander's own error output silenced. */
@@ -86,5 +86,52 @@ describe('parseStartOptions', () => {
     const error = parseQuietly(() => parseStartOptions(['--backend', 'localstack'], {}));
     expect(error).toBeInstanceOf(CommanderError);
     expect(error).toMatchObject({ code: 'commander.invalidArgument' });
+  });
+});
+
+describe('describeAppChanges', () => {
+  const stack = (stackName: string, resources: Record<string, unknown> = {}) => ({
+    stackName,
+    displayName: stackName,
+    dependencies: [],
+    template: {
+      Resources: Object.fromEntries(
+        Object.entries(resources).map(([id, type]) => [
+          id,
+          { Type: String(type), Metadata: { 'aws:cdk:path': `${stackName}/${id}/Resource` } },
+        ]),
+      ),
+    },
+  });
+
+  it('says what changed in an app of one stack, as it always did', () => {
+    expect(
+      describeAppChanges(
+        { stacks: [stack('Notes', { Table: 'AWS::DynamoDB::Table' })], stackCount: 1 },
+        {
+          stacks: [stack('Notes', { Table: 'AWS::DynamoDB::Table', Queue: 'AWS::SQS::Queue' })],
+          stackCount: 1,
+        },
+      ),
+    ).toBe('added Queue');
+  });
+
+  it('names the stack of each change in an app of several, and the stacks added or removed', () => {
+    const before = {
+      stacks: [stack('Shop', { Table: 'AWS::DynamoDB::Table' }), stack('Mailroom'), stack('Gone')],
+      stackCount: 3,
+    };
+    const after = {
+      stacks: [
+        stack('Shop', { Table: 'AWS::DynamoDB::Table' }),
+        stack('Mailroom', { Queue: 'AWS::SQS::Queue' }),
+        stack('Loyalty'),
+      ],
+      stackCount: 3,
+    };
+    expect(describeAppChanges(before, after)).toBe(
+      'Mailroom: added Queue; stack Loyalty added; stack Gone removed',
+    );
+    expect(describeAppChanges(before, before)).toBe('');
   });
 });

@@ -63,7 +63,9 @@ interface MeasuredRun {
 /** Measures POST → CONFIRMED on the local runtime and models it on AWS. */
 export async function measureLatency(options: BenchOptions): Promise<BenchSection> {
   const plan = PLAN[options.size];
-  const { template, stackName } = await synthesizeApp({ projectDir: PROJECT_DIR });
+  const [stack] = (await synthesizeApp({ projectDir: PROJECT_DIR })).stacks;
+  if (stack === undefined) throw new Error(`the app of ${PROJECT_DIR} has no stack`);
+  const { template, stackName } = stack;
   const synthesized = batchingWindowsOf(template);
   const variants = distinctWindows([
     synthesized,

@@ -24,6 +24,10 @@ export const LocalRuntimeErrorCode = {
   ENVIRONMENT_CONFLICT: 'ENVIRONMENT_CONFLICT',
   /** A function name given to the runtime (an override, an invocation) is not a function it runs. */
   UNKNOWN_FUNCTION: 'UNKNOWN_FUNCTION',
+  /** A function name without its stack matches functions of several stacks: qualify it (`<stack>/<path>`). */
+  AMBIGUOUS_FUNCTION: 'AMBIGUOUS_FUNCTION',
+  /** Two stacks of the app claim the same thing the runtime serves once: a route, an output name. */
+  STACK_CONFLICT: 'STACK_CONFLICT',
   /** An event source cannot be polled (a table without a stream, a destination that is not a queue). */
   EVENT_SOURCE_FAILED: 'EVENT_SOURCE_FAILED',
   /** The local REST API could not listen (typically: the port is taken). */

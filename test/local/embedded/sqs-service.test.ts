@@ -92,6 +92,19 @@ describe('SQS on the embedded backend', () => {
     expect(unknown.Code).toBe('AWS.SimpleQueueService.NonExistentQueue');
   });
 
+  it('finds a queue by the name at the end of any URL of its account, such as the one AWS would give it', async () => {
+    const url = await createQueue(name);
+    // What a stack that does not create the queue builds from pseudo parameters and the queue's explicit name.
+    const awsStyle = `https://sqs.us-east-1.amazonaws.com/123456789012/${name}`;
+
+    await send(awsStyle, 'by its AWS URL');
+    const [message] = await receive(url);
+    const otherAccount = `https://sqs.us-east-1.amazonaws.com/000000000000/${name}`;
+
+    expect(message?.Body).toBe('by its AWS URL');
+    expect(await rejectionOf(send(otherAccount, 'nowhere'))).toBeInstanceOf(QueueDoesNotExist);
+  });
+
   it('sends and receives a message with its attributes and the MD5 digests SQS computes', async () => {
     const url = await createQueue(name);
     const attributes = {

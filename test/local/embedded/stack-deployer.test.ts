@@ -1,3 +1,8 @@
+import {
+  CloudFormationClient,
+  DescribeStacksCommand,
+  ListExportsCommand,
+} from '@aws-sdk/client-cloudformation';
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import {
   GetQueueAttributesCommand,
@@ -17,6 +22,7 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeployedStack } from '../../../infra/dev/local/backends/backend.ts';
+import { emulatorClientConfig } from '../../../infra/dev/local/backends/emulator-config.ts';
 import { isLocalRuntimeError } from '../../../infra/dev/local/local-runtime-error.ts';
 import type { CloudFormationTemplate } from '../../../infra/dev/local/template/cloudformation-template.ts';
 import { type EmbeddedClients, embeddedClients, rejectionOf } from './embedded-clients.ts';
@@ -293,5 +299,119 @@ describe('deploying a synthesized template on the embedded backend', () => {
     expect(
       await rejectionOf(aws.sqs.send(new GetQueueUrlCommand({ QueueName: 'broken-stack-good' }))),
     ).toBeInstanceOf(QueueDoesNotExist);
+  });
+});
+
+/** A stack that exports its dead-letter queue's ARN and its table's name, as CDK's cross-stack references do. */
+const EXPORTING: CloudFormationTemplate = {
+  Resources: {
+    Dlq: { Type: 'AWS::SQS::Queue', Properties: {} },
+    Ledger: {
+      Type: 'AWS::DynamoDB::Table',
+      Properties: {
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      },
+    },
+  },
+  Outputs: {
+    ExportsOutputFnGetAttDlqArn: {
+      Value: { 'Fn::GetAtt': ['Dlq', 'Arn'] },
+      Export: { Name: 'Ledger:ExportsOutputFnGetAttDlqArn' },
+    },
+    ExportsOutputRefLedger: {
+      Value: { Ref: 'Ledger' },
+      Export: { Name: { 'Fn::Join': [':', [{ Ref: 'AWS::StackName' }, 'LedgerTable']] } },
+    },
+  },
+};
+
+/** A stack whose queue dead-letters to the exporting stack's queue, and that passes on its table's name. */
+function importing(exportName: string): CloudFormationTemplate {
+  return {
+    Resources: {
+      Work: {
+        Type: 'AWS::SQS::Queue',
+        Properties: {
+          RedrivePolicy: { deadLetterTargetArn: { 'Fn::ImportValue': exportName }, maxReceiveCount: 2 },
+        },
+      },
+    },
+    Outputs: { ledgerTable: { Value: { 'Fn::ImportValue': 'Ledger-local:LedgerTable' } } },
+  };
+}
+
+describe('stacks of one app on the embedded backend, sharing values through exports', () => {
+  it('imports what a stack deployed before exports, with Fn::ImportValue in resources and outputs', async () => {
+    const ledger = await aws.backend.deploy(EXPORTING, 'Ledger-local');
+    const worker = await aws.backend.deploy(importing('Ledger:ExportsOutputFnGetAttDlqArn'), 'Worker-local');
+    const { Attributes } = await aws.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: physicalId(worker, 'Work'),
+        AttributeNames: ['RedrivePolicy'],
+      }),
+    );
+
+    expect(JSON.parse(Attributes?.RedrivePolicy ?? '{}')).toEqual({
+      deadLetterTargetArn: ledger.outputs.ExportsOutputFnGetAttDlqArn,
+      maxReceiveCount: 2,
+    });
+    expect(worker.outputs).toEqual({ ledgerTable: physicalId(ledger, 'Ledger') });
+  });
+
+  it('lists the exports and names each exported output, as CloudFormation’s API does', async () => {
+    const cloudFormation = new CloudFormationClient(emulatorClientConfig(aws.backend.endpoint));
+    const { Exports } = await cloudFormation.send(new ListExportsCommand({}));
+    const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: 'Ledger-local' }));
+    cloudFormation.destroy();
+
+    expect(Exports?.map(({ Name, ExportingStackId }) => [Name, ExportingStackId])).toEqual([
+      ['Ledger:ExportsOutputFnGetAttDlqArn', Stacks?.[0]?.StackId],
+      ['Ledger-local:LedgerTable', Stacks?.[0]?.StackId],
+    ]);
+    expect(Stacks?.[0]?.Outputs?.map(({ OutputKey, ExportName }) => [OutputKey, ExportName])).toEqual([
+      ['ExportsOutputFnGetAttDlqArn', 'Ledger:ExportsOutputFnGetAttDlqArn'],
+      ['ExportsOutputRefLedger', 'Ledger-local:LedgerTable'],
+    ]);
+  });
+
+  it('refuses to import an export no stack deployed before has, and creates nothing', async () => {
+    const error = await rejectionOf(aws.backend.deploy(importing('Ledger:Missing'), 'Orphan-local'));
+
+    expect(isLocalRuntimeError(error, 'DEPLOY_FAILED')).toBe(true);
+    expect(error.message).toMatch(/Fn::ImportValue Ledger:Missing: no export named Ledger:Missing found/);
+    const cloudFormation = new CloudFormationClient(emulatorClientConfig(aws.backend.endpoint));
+    expect(
+      await rejectionOf(cloudFormation.send(new DescribeStacksCommand({ StackName: 'Orphan-local' }))),
+    ).toMatchObject({ message: /does not exist/ });
+    cloudFormation.destroy();
+  });
+
+  it('refuses a second stack exporting a name another stack exports, and rolls back what it created', async () => {
+    const copy: CloudFormationTemplate = {
+      Resources: { Copy: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'ledger-copy' } } },
+      Outputs: {
+        dlq: {
+          Value: { 'Fn::GetAtt': ['Copy', 'Arn'] },
+          Export: { Name: 'Ledger:ExportsOutputFnGetAttDlqArn' },
+        },
+      },
+    };
+
+    const error = await rejectionOf(aws.backend.deploy(copy, 'Copy-local'));
+
+    expect(isLocalRuntimeError(error, 'DEPLOY_FAILED')).toBe(true);
+    expect(error.message).toBe(
+      'stack Copy-local: export Ledger:ExportsOutputFnGetAttDlqArn is already exported by stack Ledger-local ' +
+        '(export names are unique across the stacks of a region)',
+    );
+    expect(
+      await rejectionOf(aws.sqs.send(new GetQueueUrlCommand({ QueueName: 'ledger-copy' }))),
+    ).toBeInstanceOf(QueueDoesNotExist);
+    // The exporting stack may deploy itself again: its own exports are not a clash.
+    expect((await aws.backend.deploy({ ...EXPORTING, Description: 'again' }, 'Ledger-local')).change).toBe(
+      'updated',
+    );
   });
 });

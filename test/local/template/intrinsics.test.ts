@@ -94,6 +94,65 @@ describe('resolveValue', () => {
     ).toBe('notes-Notes-local-Notes-X1');
   });
 
+  it('builds the URL and ARN of a queue another stack names explicitly from the pseudo parameters alone', () => {
+    expect(
+      resolve({
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub syntax, not a JavaScript template
+        'Fn::Sub': 'https://sqs.${AWS::Region}.${AWS::URLSuffix}/${AWS::AccountId}/shop-receipts',
+      }),
+    ).toBe('https://sqs.eu-west-1.amazonaws.com/000000000000/shop-receipts');
+    expect(
+      resolve({
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':sqs:',
+            { Ref: 'AWS::Region' },
+            ':',
+            { Ref: 'AWS::AccountId' },
+            ':shop-receipts',
+          ],
+        ],
+      }),
+    ).toBe('arn:aws:sqs:eu-west-1:000000000000:shop-receipts');
+    const china = { ...context, partition: 'aws-cn', urlSuffix: 'amazonaws.com.cn' };
+    expect(
+      resolveValue(
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub syntax, not a JavaScript template
+        { 'Fn::Sub': '${AWS::Partition}|${AWS::URLSuffix}' },
+        china,
+        'test value',
+      ),
+    ).toBe('aws-cn|amazonaws.com.cn');
+  });
+
+  it('imports the value another stack deployed before exports, by its export name', () => {
+    const importing: ResolutionContext = {
+      ...context,
+      exports: new Map([['Shop:ExportsOutputRefReceipts', 'Shop-local-Receipts-R1']]),
+    };
+    expect(
+      resolveValue({ 'Fn::ImportValue': 'Shop:ExportsOutputRefReceipts' }, importing, 'test value'),
+    ).toBe('Shop-local-Receipts-R1');
+    expect(
+      resolveValue(
+        { 'Fn::ImportValue': { 'Fn::Join': [':', ['Shop', 'ExportsOutputRefReceipts']] } },
+        importing,
+        'test value',
+      ),
+    ).toBe('Shop-local-Receipts-R1');
+    expect(() =>
+      resolveValue({ 'Fn::ImportValue': 'Shop:Missing' }, importing, 'function Courier, variable TABLE'),
+    ).toThrow(
+      'function Courier, variable TABLE: Fn::ImportValue Shop:Missing: no export named Shop:Missing found (no stack deployed before this one exports it)',
+    );
+    expect(() => resolve({ 'Fn::ImportValue': 'Shop:ExportsOutputRefReceipts' })).toThrow(
+      /no export named Shop:ExportsOutputRefReceipts found/,
+    );
+  });
+
   it('resolves intrinsics nested in objects and arrays, and drops AWS::NoValue', () => {
     expect(
       resolve({

@@ -2,10 +2,10 @@
 import type { RouteDefinition } from '../template/read-routes.ts';
 
 /** The result of matching a request against the routes. */
-export type RouteMatch =
+export type RouteMatch<R extends RouteDefinition = RouteDefinition> =
   | {
       readonly kind: 'matched';
-      readonly route: RouteDefinition;
+      readonly route: R;
       readonly pathParameters: Readonly<Record<string, string>>;
     }
   /** A route has this path but not this method. */
@@ -20,14 +20,18 @@ export type RouteMatch =
  * matchRoute(app.routes, 'GET', '/orders/01J')
  * // → { kind: 'matched', route: { path: '/orders/{orderId}', ... }, pathParameters: { orderId: '01J' } }
  */
-export function matchRoute(routes: readonly RouteDefinition[], method: string, path: string): RouteMatch {
+export function matchRoute<R extends RouteDefinition>(
+  routes: readonly R[],
+  method: string,
+  path: string,
+): RouteMatch<R> {
   const segments = splitPath(path);
   if (segments === undefined) return { kind: 'not-found' };
   const wanted = method.toUpperCase();
   const candidates = routes
     .map((route) => ({ route, pathParameters: matchTemplate(splitPath(route.path) ?? [], segments) }))
     .filter(
-      (candidate): candidate is { route: RouteDefinition; pathParameters: Record<string, string> } =>
+      (candidate): candidate is { route: R; pathParameters: Record<string, string> } =>
         candidate.pathParameters !== undefined,
     )
     .sort((a, b) => specificity(b.route) - specificity(a.route));

@@ -22,16 +22,23 @@ import { matchRoute } from './api-routes.ts';
 /** API Gateway's payload limit: 10 MB. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/** A route as the API serves it: the template's route, and what differs per stack. */
+export interface ServedRoute extends RouteDefinition {
+  /** The account in this route's events' request context. @default {@link HttpApiOptions.accountId} */
+  readonly accountId?: string;
+}
+
 /** Options of {@link startHttpApi}. */
 export interface HttpApiOptions {
-  readonly routes: readonly RouteDefinition[];
+  /** Every route, of every stack: one port serves them all. */
+  readonly routes: readonly ServedRoute[];
   /** Invokes a route's function (by local name) with a proxy event. */
   readonly invoke: (functionName: string, event: unknown) => Promise<Invocation>;
   /** Port on 127.0.0.1; 0 picks a free one. @default 3000 */
   readonly port?: number;
   /** @default 'local' */
   readonly stage?: string;
-  /** The account in the events' request context. @default '123456789012' */
+  /** The account in the events' request context, for a route that names none. @default '123456789012' */
   readonly accountId?: string;
   /**
    * Who calls a route that requires authorisation (AWS_IAM and the like), which the local API does not enforce:
@@ -122,7 +129,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
         pathParameters: match.pathParameters,
         requestId,
         stage,
-        accountId: options.accountId ?? '123456789012',
+        accountId: match.route.accountId ?? options.accountId ?? '123456789012',
         apiId: 'local',
         domainName: `localhost:${listeningOn}`,
         now: new Date(),

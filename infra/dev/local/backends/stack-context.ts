@@ -1,13 +1,16 @@
 /**
- * What template values resolve against once the stack is deployed: each resource's physical id, and the one
+ * What template values resolve against once the stack is deployed: each resource's physical id, the one
  * attribute a physical id does not tell — a table's `StreamArn`, which holds the stream's creation time —
- * asked of the backend's own DynamoDB API, so that every backend is treated alike.
+ * asked of the backend's own DynamoDB API, so that every backend is treated alike, and the exports of the
+ * stacks deployed before (for `Fn::ImportValue`).
  */
+import { CloudFormationClient, paginateListExports } from '@aws-sdk/client-cloudformation';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
 import { type CloudFormationTemplate, isRecord, ResourceType } from '../template/cloudformation-template.ts';
 import { type ResolutionContext, type ResolvableResource, resolveString } from '../template/intrinsics.ts';
 import type { DeployedResource, DeployedStack } from './backend.ts';
+import { emulatorClientConfig } from './emulator-config.ts';
 
 /** Clients on the backend. */
 export interface BackendClients {
@@ -22,7 +25,12 @@ export interface BackendClients {
  */
 export async function stackContext(
   stack: DeployedStack,
-  sources: { readonly template: CloudFormationTemplate; readonly clients: BackendClients },
+  sources: {
+    readonly template: CloudFormationTemplate;
+    readonly clients: BackendClients;
+    /** Export name → value, of the stacks deployed before. @default none */
+    readonly exports?: ReadonlyMap<string, string>;
+  },
 ): Promise<ResolutionContext> {
   const resources = new Map<string, ResolvableResource>();
   await Promise.all(
@@ -48,7 +56,52 @@ export async function stackContext(
     resources,
     parameters: parameterDefaults(sources.template),
     ...(isRecord(sources.template.Mappings) ? { mappings: sources.template.Mappings } : {}),
+    ...(sources.exports === undefined ? {} : { exports: sources.exports }),
   };
+}
+
+/**
+ * What the stack exports (`Outputs.*.Export.Name` → the output's value), resolved from the template against
+ * `context` as {@link stackOutputs} resolves outputs; an export the runtime cannot resolve is left out.
+ */
+export function stackExports(
+  template: CloudFormationTemplate,
+  context: ResolutionContext,
+): ReadonlyMap<string, string> {
+  const exports = new Map<string, string>();
+  for (const [name, output] of Object.entries(template.Outputs ?? {})) {
+    if (!isRecord(output) || output.Value === undefined || !isRecord(output.Export)) continue;
+    try {
+      exports.set(
+        resolveString(output.Export.Name, context, `output ${name}, export name`),
+        resolveString(output.Value, context, `output ${name}`),
+      );
+    } catch {
+      // Left out: a stack that imports it then names the export it cannot find.
+    }
+  }
+  return exports;
+}
+
+/**
+ * Every export the backend's CloudFormation lists (stacks a run before this one deployed: `--stack` deploys
+ * one stack, whose imports another run's stacks may export). A backend that cannot list them has none.
+ */
+export async function backendExports(endpoint: string): Promise<ReadonlyMap<string, string>> {
+  const client = new CloudFormationClient({ ...emulatorClientConfig(endpoint), maxAttempts: 1 });
+  const exports = new Map<string, string>();
+  try {
+    for await (const page of paginateListExports({ client }, {})) {
+      for (const { Name, Value } of page.Exports ?? []) {
+        if (Name !== undefined && Value !== undefined) exports.set(Name, Value);
+      }
+    }
+  } catch {
+    // An emulator without ListExports: the imports then fail, naming the export.
+  } finally {
+    client.destroy();
+  }
+  return exports;
 }
 
 /**

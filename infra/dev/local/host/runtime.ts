@@ -1,19 +1,26 @@
 /**
- * The local runtime: any CDK app run on this machine from its synthesized template alone. The template is
- * deployed to a backend (a fresh moto, an emulator named by AWS_ENDPOINT_URL, or the embedded in-memory
- * one); its functions run in this process, behind a local REST API for its routes, driven by pollers that
- * stand in for its event source mappings and by timers for its schedules. `npm start` and the integration
- * tests both run on it.
+ * The local runtime: any CDK app run on this machine from its synthesized templates alone. Every stack of the
+ * app (or the one asked for) is deployed to one backend (a fresh moto, an emulator named by AWS_ENDPOINT_URL,
+ * or the embedded in-memory one), in dependency order; the functions of every stack run in this process or in
+ * host processes, behind one local REST API serving every stack's routes, driven by pollers that stand in for
+ * the event source mappings and by timers for the schedules. `npm start` and the integration tests both run
+ * on it.
  */
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { startHttpApi } from '../api/http-api.ts';
-import type { BackendKind, DeployedResource, DeployedStack } from '../backends/backend.ts';
+import type { Backend, BackendKind, DeployedResource, DeployedStack } from '../backends/backend.ts';
 import { type BackendChoice, chooseBackend } from '../backends/choose-backend.ts';
 import { type EmulatorClientConfig, emulatorClientConfig } from '../backends/emulator-config.ts';
-import { stackContext, stackOutputs } from '../backends/stack-context.ts';
+import {
+  type BackendClients,
+  backendExports,
+  stackContext,
+  stackExports,
+  stackOutputs,
+} from '../backends/stack-context.ts';
 import { startBackend } from '../backends/start-backend.ts';
 import { startTransactionSerializer } from '../backends/transaction-serializer.ts';
 import { createEventSourcePollers } from '../events/event-source-pollers.ts';
@@ -21,13 +28,16 @@ import type { CycleResult, Poller } from '../events/poll-loop.ts';
 import { filePollerState, memoryPollerState, type PollerStateStore } from '../events/poller-state.ts';
 import { createScheduleRunner } from '../events/schedule-runner.ts';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
+import { mergeApps, qualifiedName, qualifyApp } from '../template/app-of-stacks.ts';
 import { asTemplate, type CloudFormationTemplate } from '../template/cloudformation-template.ts';
 import type { ResolutionContext } from '../template/intrinsics.ts';
 import { type AppDefinition, readApp } from '../template/read-app.ts';
 import type { FunctionDefinition } from '../template/read-functions.ts';
-import { type SynthesizedStack, synthesizeApp } from '../template/synthesize-app.ts';
+import { deploymentOrder, importDependencies, importedNames } from '../template/stack-order.ts';
+import { type SynthesizedApp, type SynthesizedStack, synthesizeApp } from '../template/synthesize-app.ts';
 import { type FunctionEnvironment, functionEnvironment } from './function-environment.ts';
 import { type FunctionHost, startFunctionHost } from './function-host.ts';
+import { type FunctionNames, functionNames } from './function-names.ts';
 import type { HostedFunction } from './host-protocol.ts';
 import {
   type HandlerOverride,
@@ -49,17 +59,28 @@ export interface LocalRuntimeOptions {
   readonly backend?: BackendKind;
   /** An emulator to deploy to instead of a fresh moto. @default env.AWS_ENDPOINT_URL */
   readonly endpoint?: string;
-  /** The template to run. @default the stack synthesized from `projectDir`'s cdk.json */
+  /**
+   * One template to run, as an app of one stack (see `templates` for several).
+   * @default every stack synthesized from `projectDir`'s cdk.json
+   */
   readonly template?: CloudFormationTemplate | Readonly<Record<string, unknown>>;
   /**
-   * A synthesis already under way, to run instead of synthesizing here: `npm start` starts it before it loads
-   * the runtime, so the app's synthesis overlaps the runtime's own loading.
+   * Several templates to run as the stacks of one app (e.g. synthesized in-process by a test), instead of
+   * `template`. They deploy in the order given, except that a stack importing another's export
+   * (`Fn::ImportValue`) deploys after it. @default every stack synthesized from `projectDir`'s cdk.json
    */
-  readonly synthesis?: Promise<SynthesizedStack>;
+  readonly templates?: readonly StackTemplate[];
   /**
-   * The stack to run (of an app with several) and the base of the deployed name, `<stackName>-local`, which
-   * is never the name `cdk deploy` uses, so a local run cannot replace a deployed stack.
-   * @default the app's only stack (with `template`: the stack named in its construct paths)
+   * A synthesis already under way, to run instead of synthesizing here: `npm start` starts it before it loads
+   * the runtime, so the app's synthesis overlaps the runtime's own loading. Every stack it holds runs.
+   */
+  readonly synthesis?: Promise<SynthesizedApp>;
+  /**
+   * The one stack to run, of an app with several (its name, display name or artifact id); every other stack is
+   * left out, and its functions keep the names they have when every stack runs (`<stack>/<path>`). The base of
+   * the deployed name is the stack's name, `<stackName>-local`, which is never the name `cdk deploy` uses, so a
+   * local run cannot replace a deployed stack. With `template`, the stack's name.
+   * @default every stack of the app (with `template`: the stack named in its construct paths)
    */
   readonly stackName?: string;
   /** Where cdk.json is; handler entries and `.local/` are relative to it. @default process.cwd() */
@@ -68,7 +89,11 @@ export interface LocalRuntimeOptions {
   readonly log?: (line: string) => void;
   /** Receives moto's request log and warnings. @default dropped */
   readonly emulatorLog?: (line: string) => void;
-  /** Wraps or replaces handlers, by function name (`Outbox/Relay`), e.g. to inject a fault in a test. */
+  /**
+   * Wraps or replaces handlers, by function name (`Outbox/Relay`; in an app of several stacks
+   * `OutboxOrders/Outbox/Relay`, or the construct path alone when only one stack has it), e.g. to inject a
+   * fault in a test.
+   */
   readonly handlers?: Readonly<Record<string, HandlerOverride>>;
   /** Create the pollers paused; start them with {@link LocalRuntime.resumePollers}. @default false */
   readonly pollersPaused?: boolean;
@@ -113,6 +138,37 @@ export interface LocalRuntimeOptions {
 /** Where a runtime's functions run: see {@link LocalRuntimeOptions.functionHost}. */
 export type FunctionHostKind = 'process' | 'in-process';
 
+/** A template given to {@link LocalRuntimeOptions.templates}: one stack of the app. */
+export interface StackTemplate {
+  /** The stack's name; it is deployed as `<stackName>-local`. */
+  readonly stackName: string;
+  readonly template: CloudFormationTemplate | Readonly<Record<string, unknown>>;
+  /** What its function names are qualified with, in an app of several stacks. @default stackName */
+  readonly displayName?: string;
+}
+
+/** What a deploy did to a stack: created it, updated it in place, or kept it unchanged. */
+export type DeploymentChange = 'created' | 'updated' | 'unchanged';
+
+/** One stack of a running app. */
+export interface RunningStack {
+  /** The stack's name in the app (its CloudFormation name, as `cdk deploy` would use it). */
+  readonly name: string;
+  /** Its construct path (`OutboxOrders`): the prefix of its function names when the app has several stacks. */
+  readonly displayName: string;
+  /** The name it is deployed under on the backend, `<name>-local`. */
+  readonly deployedName: string;
+  readonly deployment: DeploymentChange;
+  /** Its outputs. */
+  readonly outputs: Readonly<Record<string, string>>;
+  /** What it exports to the stacks deployed after it: export name → value. */
+  readonly exports: ReadonlyMap<string, string>;
+  /** Its resources, by logical id. */
+  readonly resources: ReadonlyMap<string, DeployedResource>;
+  /** Its part of the app, with the function names the runtime uses (qualified when the app has several stacks). */
+  readonly app: AppDefinition;
+}
+
 /** How long each start-up step took, in milliseconds. */
 export interface StartupTimings {
   /** From the start until the backend answered; it boots while the app is synthesized. */
@@ -122,7 +178,10 @@ export interface StartupTimings {
   readonly totalMs: number;
 }
 
-/** A running local runtime. */
+/**
+ * A running local runtime. In an app of several stacks, `app`, `outputs`, `resources`, `env`, `functions`,
+ * `pollers` and `schedules` hold every stack's, and each stack's own are in `stacks`.
+ */
 export interface LocalRuntime {
   readonly backend: BackendKind;
   /**
@@ -130,27 +189,48 @@ export interface LocalRuntime {
    * that sends it DynamoDB transactions one at a time; on the embedded backend, the backend itself.
    */
   readonly endpoint: string;
-  /** The backend's own endpoint, where the stack was deployed. */
+  /** The backend's own endpoint, where the stacks were deployed. */
   readonly emulatorEndpoint: string;
   /** Process id of the moto server started for this run; `undefined` for the other backends. */
   readonly emulatorPid: number | undefined;
-  /** Base URL of the REST API, e.g. `http://127.0.0.1:3000`. */
+  /** Base URL of the REST API that serves every stack's routes, e.g. `http://127.0.0.1:3000`. */
   readonly apiUrl: string;
-  /** The deployed stack's name, `<stack>-local`. */
+  /**
+   * The deployed name (`<stack>-local`) of the app's only stack, or of the first of several (the first
+   * deployed, which no other stack precedes); every stack's is in `stacks`.
+   */
   readonly stackName: string;
-  /** What the deploy did: created the stack, updated it in place, or kept it unchanged. */
-  readonly deployment: 'created' | 'updated' | 'unchanged';
-  /** The app as read from the template: functions, mappings, routes, schedules, what is not run. */
+  /**
+   * What the deploy did: created the stack, updated it in place, or kept it unchanged. Of several stacks:
+   * `created` when it created one, else `updated` when it updated one, else `unchanged`.
+   */
+  readonly deployment: DeploymentChange;
+  /** Every stack of the run, in deployment order (one, for an app of one stack or a run of `stackName`). */
+  readonly stacks: readonly RunningStack[];
+  /**
+   * The app as read from the templates: functions, mappings, routes, schedules, what is not run; every stack's
+   * together (its `stackName` is then undefined).
+   */
   readonly app: AppDefinition;
-  /** The stack's outputs. */
+  /** Every stack's outputs, by name (two stacks never share an output name: that fails the start). */
   readonly outputs: Readonly<Record<string, string>>;
-  /** The stack's resources, by logical id. */
+  /**
+   * The resources, by logical id; in an app of several stacks by `<stack display name>/<logical id>` (logical
+   * ids repeat across stacks; each stack's own map, by logical id, is in `stacks`).
+   */
   readonly resources: ReadonlyMap<string, DeployedResource>;
-  /** Each function's resolved environment, by function name. */
+  /**
+   * Each function's resolved environment, by function name. In an app of several stacks the construct path
+   * alone also answers, when only one stack has a function there (not enumerated).
+   */
   readonly env: Readonly<Record<string, FunctionEnvironment>>;
-  /** The functions, by name (`Outbox/Relay`). */
+  /**
+   * The functions, by name: `Outbox/Relay`, its construct path; in an app of several stacks
+   * `OutboxOrders/Outbox/Relay`, `<stack display name>/<construct path>` (the construct path alone also
+   * answers when only one stack has it; not enumerated).
+   */
   readonly functions: Readonly<Record<string, LocalFunction>>;
-  /** The stream and queue pollers, in template order. */
+  /** The stream and queue pollers, in deployment and template order. */
   readonly pollers: readonly Poller[];
   /** Timers of the scheduled functions (paused, resumed and stopped with the pollers; not drained). */
   readonly schedules: readonly Poller[];
@@ -165,7 +245,10 @@ export interface LocalRuntime {
   readonly functionNodes: Readonly<
     Record<string, { readonly version: string; readonly host: FunctionHostKind }>
   >;
-  /** Invokes a function by name directly (as `aws lambda invoke` would). */
+  /**
+   * Invokes a function by name directly (as `aws lambda invoke` would): its name, or in an app of several
+   * stacks its construct path when only one stack has it (`AMBIGUOUS_FUNCTION` when several do).
+   */
   invoke(functionName: string, event: unknown): Promise<Invocation>;
   /**
    * Loads the functions' current code: the next invocations run it, in-flight ones finish on the old code; when
@@ -175,7 +258,7 @@ export interface LocalRuntime {
   /** Stops every poller and schedule after its current cycle (in-flight invocations finish first). */
   pausePollers(): Promise<void>;
   resumePollers(): void;
-  /** Runs one poll cycle of every poller, in template order, ignoring batching windows. */
+  /** Runs one poll cycle of every poller, in deployment and template order, ignoring batching windows. */
   pollOnce(): Promise<number>;
   /**
    * Polls until a full round of every poller finds nothing waiting (failing batches are retried, as far as
@@ -246,12 +329,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       ),
     );
     const synthStarted = Date.now();
-    const source = await templateSource(options, projectDir);
+    const sources = await stackSources(options, projectDir);
     const synthMs = Date.now() - synthStarted;
-    const app = readApp(source.template);
-    const overrides = checkedOverrides(options.handlers, app);
+    // Names are qualified in any app of several stacks, even when one runs alone: they, and the checkpoints
+    // saved under them, stay the same whichever stacks run.
+    const several = sources.stackCount > 1;
+    const plans = planStacks(sources.stacks, several);
+    const [firstPlan] = plans;
+    if (firstPlan === undefined) throw new LocalRuntimeError('SYNTH_FAILED', 'the app has no stack to run');
+    const app = several ? mergeApps(plans) : firstPlan.app;
+    const names = functionNames(
+      app.functions.map((fn) => fn.name),
+      several ? plans.map((plan) => plan.displayName) : [],
+    );
+    const overrides = checkedOverrides(options.handlers, names);
     const hostKind = options.functionHost ?? DEFAULTS.functionHost;
-    // Function hosts boot (Node, tsx) while the backend comes up and the stack deploys.
+    // Function hosts boot (Node, tsx) while the backend comes up and the stacks deploy.
     let provideLoadOptions: (value: LoadOptions) => void = () => {};
     let failLoadOptions: (error: unknown) => void = () => {};
     const loading = new Promise<LoadOptions>((resolveLoad, rejectLoad) => {
@@ -264,7 +357,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     hostsStarting?.catch(() => {});
     cleanups.push(async () => {
       failLoadOptions(
-        new LocalRuntimeError('DEPLOY_FAILED', 'the runtime stopped before the stack was deployed'),
+        new LocalRuntimeError('DEPLOY_FAILED', 'the runtime stopped before the stacks were deployed'),
       );
       const started = await hostsStarting?.catch(() => undefined);
       await Promise.all((started?.hosts ?? []).map((host) => host.stop(DEFAULTS.idleTimeoutMs)));
@@ -272,8 +365,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     const backend = await backendStarting;
 
     const deployStarted = Date.now();
-    const deployed = await backend.deploy(source.template, `${source.stackName}-local`);
+    // One after another, in dependency order: a stack's imports must be exported before it deploys.
+    const deployments: DeployedStack[] = [];
+    for (const plan of plans) {
+      deployments.push(await deployStack(backend, plan, plans));
+    }
     const deployMs = Date.now() - deployStarted;
+    const [first] = deployments;
+    if (first === undefined) throw new LocalRuntimeError('SYNTH_FAILED', 'the app has no stack to run');
 
     // An emulator gets transactions one at a time (moto loses writes to concurrent ones); the embedded
     // backend's transactions are atomic already.
@@ -283,7 +382,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
         : await startTransactionSerializer({ upstream: backend.endpoint });
     if (serializer !== undefined) cleanups.push(() => serializer.stop());
     const endpoint = serializer?.endpoint ?? backend.endpoint;
-    const clientConfig = { ...emulatorClientConfig(endpoint), region: deployed.region };
+    const clientConfig = { ...emulatorClientConfig(endpoint), region: first.region };
     const clients = {
       dynamodb: new DynamoDBClient(clientConfig),
       streams: new DynamoDBStreamsClient(clientConfig),
@@ -292,14 +391,25 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
     cleanups.push(async () => {
       for (const client of Object.values(clients)) client.destroy();
     });
-    const context = await stackContext(deployed, { template: source.template, clients });
-    const outputs = stackOutputs(deployed, source.template, context);
+    const stacks = await resolveStacks(plans, deployments, { clients, emulatorEndpoint: backend.endpoint });
+    const outputs = Object.assign({}, ...stacks.map((stack) => stack.outputs)) as Record<string, string>;
 
     const shared = processEnvironment();
     cleanups.push(async () => shared.restore());
+    const placements = new Map(
+      stacks.flatMap((stack) =>
+        stack.app.functions.map((definition) => [
+          definition.name,
+          { deployed: stack.deployed, context: stack.context, path: stack.pathOf(definition.name) },
+        ]),
+      ),
+    );
     const loadOptions: LoadOptions = {
-      deployed,
-      context,
+      placementOf: (name) => {
+        const placement = placements.get(name);
+        if (placement === undefined) throw new Error(`no stack holds function ${name}`);
+        return placement;
+      },
       endpoint,
       logLevel: options.logLevel ?? nonEmpty(env.LOG_LEVEL) ?? DEFAULTS.logLevel,
       projectDir,
@@ -323,16 +433,24 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       ]);
     });
     const invoke = (functionName: string, event: unknown): Promise<Invocation> => {
-      const fn = functions.get(functionName);
-      if (fn === undefined) return Promise.reject(unknownFunction(functionName, app));
+      let fn: LocalFunction | undefined;
+      try {
+        fn = functions.get(names.resolve(functionName));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (fn === undefined) return Promise.reject(unknownFunction(functionName, names));
       return fn.invoke(event);
     };
 
     const api = await startHttpApi({
-      routes: app.routes,
+      // Each route's events name its own stack's account.
+      routes: stacks.flatMap((stack) =>
+        stack.app.routes.map((route) => ({ ...route, accountId: stack.deployed.accountId })),
+      ),
       port: options.port ?? DEFAULTS.port,
       invoke,
-      accountId: deployed.accountId,
+      accountId: first.accountId,
       log,
     });
     cleanups.push(() => api.close());
@@ -341,18 +459,24 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       backend.dataLocation === undefined
         ? pollerState(choice, options.stateFile ?? join(projectDir, DEFAULTS.stateFile))
         : filePollerState(join(backend.dataLocation, 'poller-state.json'));
-    const pollers = await createEventSourcePollers({
-      mappings: app.mappings,
-      functions,
-      context,
-      clients,
-      // The emulator's own endpoint keys the saved checkpoints: the forwarder's port changes every run.
-      endpoint: backend.stateKey ?? backend.endpoint,
-      state,
-      retryVisibilitySeconds: options.retryVisibilitySeconds,
-      intervalMs: options.pollIntervalMs,
-      log,
-    });
+    const pollers: Poller[] = [];
+    for (const stack of stacks) {
+      pollers.push(
+        ...(await createEventSourcePollers({
+          mappings: stack.app.mappings,
+          functions,
+          context: stack.context,
+          clients,
+          // The emulator's own endpoint keys the saved checkpoints: the forwarder's port changes every run. The
+          // function's name in the key tells two stacks' mappings of one source apart.
+          endpoint: backend.stateKey ?? backend.endpoint,
+          state,
+          retryVisibilitySeconds: options.retryVisibilitySeconds,
+          intervalMs: options.pollIntervalMs,
+          log,
+        })),
+      );
+    }
     if (options.hotReload === true) {
       if (hosted === undefined) {
         throw new LocalRuntimeError('INVALID_OPTION', 'hot reload needs functionHost process');
@@ -364,7 +488,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       });
       cleanups.push(async () => watcher.close());
     }
-    const schedules = createSchedules(app, { functions, context, log });
+    const schedules = stacks.flatMap((stack) =>
+      createSchedules(stack.app, { functions, context: stack.context, log }),
+    );
     const everything = [...pollers, ...schedules];
     cleanups.push(async () => {
       // Tell running handlers time is up first, so a sweeper run ends now rather than at its deadline.
@@ -384,20 +510,30 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
       emulatorEndpoint: backend.endpoint,
       emulatorPid: backend.pid,
       apiUrl: api.url,
-      stackName: deployed.stackName,
-      deployment: deployed.change ?? 'created',
+      stackName: first.stackName,
+      deployment: overallChange(stacks.map((stack) => stack.running.deployment)),
+      stacks: stacks.map((stack) => stack.running),
       app,
       outputs,
-      resources: deployed.resources,
-      env: Object.fromEntries([...functions].map(([name, fn]) => [name, fn.env])),
-      functions: Object.fromEntries(functions),
+      resources: several
+        ? new Map(
+            stacks.flatMap((stack) =>
+              [...stack.running.resources].map(
+                ([logicalId, resource]) =>
+                  [qualifiedName(stack.running.displayName, logicalId), resource] as const,
+              ),
+            ),
+          )
+        : first.resources,
+      env: names.withPaths(Object.fromEntries([...functions].map(([name, fn]) => [name, fn.env]))),
+      functions: names.withPaths(Object.fromEntries(functions)),
       pollers,
       schedules,
       stateLocation: state.location,
       dataLocation: backend.dataLocation,
       clientConfig,
       timings: { backendMs, synthMs, deployMs, totalMs: Date.now() - started },
-      functionNodes,
+      functionNodes: names.withPaths(functionNodes),
       invoke,
       async reloadFunctions() {
         if (hosted === undefined) {
@@ -450,16 +586,25 @@ export async function startLocalRuntime(options: LocalRuntimeOptions = {}): Prom
   }
 }
 
-/** The template and the stack name it is deployed under (before `-local`). */
-async function templateSource(
-  options: LocalRuntimeOptions,
-  projectDir: string,
-): Promise<{ readonly template: CloudFormationTemplate; readonly stackName: string }> {
+/** The stacks to run, in deployment order: synthesized, given as templates, or the one template given. */
+async function stackSources(options: LocalRuntimeOptions, projectDir: string): Promise<SynthesizedApp> {
   if (options.synthesis !== undefined) return options.synthesis;
+  if (options.template !== undefined && options.templates !== undefined) {
+    throw new LocalRuntimeError(
+      'INVALID_OPTION',
+      'give template (one stack) or templates (several), not both',
+    );
+  }
+  if (options.templates !== undefined) {
+    return {
+      stacks: givenTemplates(options.templates, options.stackName),
+      stackCount: options.templates.length,
+    };
+  }
   if (options.template !== undefined) {
     const template = asTemplate(options.template);
     const stackName = options.stackName ?? readApp(template).stackName ?? DEFAULTS.stackName;
-    return { template, stackName };
+    return { stacks: [{ stackName, displayName: stackName, template, dependencies: [] }], stackCount: 1 };
   }
   return synthesizeApp({
     projectDir,
@@ -467,26 +612,203 @@ async function templateSource(
   });
 }
 
-/** The overrides, after checking that each names a function the runtime runs (a typo must not pass silently). */
+/** The `templates` option as stacks in deployment order, or the one `stackName` names. */
+function givenTemplates(templates: readonly StackTemplate[], wanted: string | undefined): SynthesizedStack[] {
+  const given = templates.map((entry) => ({
+    stackName: entry.stackName,
+    displayName: entry.displayName ?? entry.stackName,
+    template: asTemplate(entry.template),
+  }));
+  const names = given.map((stack) => stack.stackName);
+  const repeated = names.find((name, index) => names.indexOf(name) !== index);
+  if (repeated !== undefined) {
+    throw new LocalRuntimeError('INVALID_OPTION', `templates names the stack ${repeated} twice`);
+  }
+  const dependencies = importDependencies(given);
+  const ordered = deploymentOrder(
+    given.map((stack) => ({ ...stack, dependencies: dependencies.get(stack.stackName) ?? [] })),
+  );
+  if (wanted === undefined) {
+    if (ordered.length === 0) throw new LocalRuntimeError('INVALID_OPTION', 'templates holds no template');
+    return ordered;
+  }
+  const picked = ordered.find((stack) => stack.stackName === wanted || stack.displayName === wanted);
+  if (picked === undefined) {
+    throw new LocalRuntimeError(
+      'INVALID_OPTION',
+      `templates has no stack ${wanted} (stacks: ${names.join(', ') || 'none'})`,
+    );
+  }
+  return [picked];
+}
+
+/** A stack about to run: its template, and its part of the app, named as the runtime names it. */
+interface StackPlan {
+  readonly stackName: string;
+  readonly displayName: string;
+  readonly template: CloudFormationTemplate;
+  /** Names of the app's stacks it depends on. */
+  readonly dependencies: readonly string[];
+  readonly app: AppDefinition;
+  /** A function's construct path in the stack, from its name in the runtime. */
+  readonly pathOf: (functionName: string) => string;
+}
+
+/** Each stack read; in an app of several stacks, its names qualified by its display name. */
+function planStacks(sources: readonly SynthesizedStack[], several: boolean): StackPlan[] {
+  return sources.map((source) => {
+    const own = readApp(source.template);
+    const prefix = several ? qualifiedName(source.displayName, '') : '';
+    return {
+      stackName: source.stackName,
+      displayName: source.displayName,
+      template: source.template,
+      dependencies: source.dependencies,
+      app: several ? qualifyApp(own, source.displayName) : own,
+      pathOf: (functionName) => functionName.slice(prefix.length),
+    };
+  });
+}
+
+/** A deployed stack with what the runtime resolves its values against. */
+interface ResolvedStack extends StackPlan {
+  readonly deployed: DeployedStack;
+  readonly context: ResolutionContext;
+  readonly outputs: Readonly<Record<string, string>>;
+  readonly running: RunningStack;
+}
+
+/**
+ * Each deployed stack's resolution context, outputs and exports, in deployment order: a stack's imports
+ * resolve against the exports of the stacks before it, and of stacks the backend holds from an earlier run.
+ */
+async function resolveStacks(
+  plans: readonly StackPlan[],
+  deployments: readonly DeployedStack[],
+  sources: { readonly clients: BackendClients; readonly emulatorEndpoint: string },
+): Promise<ResolvedStack[]> {
+  const exported = new Map<string, string>();
+  let earlier: ReadonlyMap<string, string> | undefined;
+  const resolved: ResolvedStack[] = [];
+  for (const [index, plan] of plans.entries()) {
+    const deployed = deployments[index];
+    if (deployed === undefined) continue;
+    if (earlier === undefined && importedNames(plan.template).some((name) => !exported.has(name))) {
+      earlier = await backendExports(sources.emulatorEndpoint);
+    }
+    const available = new Map([...(earlier ?? []), ...exported]);
+    // As CloudFormation refuses it: an import no stack exports fails the start, even where only the backend
+    // would read it (the embedded backend does not resolve an IAM policy's document).
+    const unknown = importedNames(plan.template).filter((name) => !available.has(name));
+    if (unknown.length > 0) {
+      const missing = leftOut(plan, plans);
+      throw new LocalRuntimeError(
+        'DEPLOY_FAILED',
+        `${missing === '' ? '' : `${missing}: `}stack ${plan.stackName} imports ${unknown.join(', ')}, ` +
+          'which no stack deployed before it exports',
+      );
+    }
+    const context = await stackContext(deployed, {
+      template: plan.template,
+      clients: sources.clients,
+      exports: available,
+    });
+    const outputs = stackOutputs(deployed, plan.template, context);
+    const exports = stackExports(plan.template, context);
+    for (const [name, value] of exports) exported.set(name, value);
+    resolved.push({
+      ...plan,
+      deployed,
+      context,
+      outputs,
+      running: {
+        name: plan.stackName,
+        displayName: plan.displayName,
+        deployedName: deployed.stackName,
+        deployment: deployed.change ?? 'created',
+        outputs,
+        exports,
+        resources: deployed.resources,
+        app: plan.app,
+      },
+    });
+  }
+  return resolved;
+}
+
+/**
+ * Deploys one stack as `<stackName>-local`. When it fails and the stack depends on stacks this run leaves out
+ * (`stackName` picked it alone), the error says so: their exports may be what is missing.
+ */
+async function deployStack(
+  backend: Backend,
+  plan: StackPlan,
+  plans: readonly StackPlan[],
+): Promise<DeployedStack> {
+  try {
+    return await backend.deploy(plan.template, `${plan.stackName}-local`);
+  } catch (error) {
+    const missing = leftOut(plan, plans);
+    if (missing === '') throw error;
+    throw new LocalRuntimeError(
+      'DEPLOY_FAILED',
+      `${missing}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** What a stack depends on that the run leaves out, as the start of an error; empty when nothing is. */
+function leftOut(plan: StackPlan, plans: readonly StackPlan[]): string {
+  const missing = plan.dependencies.filter((name) => !plans.some((other) => other.stackName === name));
+  if (missing.length === 0) return '';
+  return (
+    `${plan.stackName} depends on ${missing.join(', ')}, which this run does not deploy (it runs ` +
+    `${plan.stackName} alone); run every stack, or deploy ${missing.join(', ')} to this backend first`
+  );
+}
+
+/** What the deploy of several stacks did, as one word: see {@link LocalRuntime.deployment}. */
+function overallChange(changes: readonly DeploymentChange[]): DeploymentChange {
+  if (changes.includes('created')) return 'created';
+  return changes.includes('updated') ? 'updated' : 'unchanged';
+}
+
+/**
+ * The overrides by the runtime's function names, after checking that each names a function the runtime runs (a
+ * typo must not pass silently) and names one only.
+ */
 function checkedOverrides(
   handlers: Readonly<Record<string, HandlerOverride>> | undefined,
-  app: AppDefinition,
+  names: FunctionNames,
 ): ReadonlyMap<string, HandlerOverride> {
-  const overrides = new Map(Object.entries(handlers ?? {}));
-  for (const name of overrides.keys()) {
-    if (!app.functions.some((fn) => fn.name === name)) throw unknownFunction(name, app);
+  const overrides = new Map<string, HandlerOverride>();
+  for (const [given, override] of Object.entries(handlers ?? {})) {
+    const name = names.resolve(given);
+    if (overrides.has(name)) {
+      throw new LocalRuntimeError('INVALID_OPTION', `two handler overrides name the function ${name}`);
+    }
+    overrides.set(name, override);
   }
   return overrides;
 }
 
-function unknownFunction(name: string, app: AppDefinition): LocalRuntimeError {
-  const known = app.functions.map((fn) => fn.name).join(', ') || 'none';
-  return new LocalRuntimeError('UNKNOWN_FUNCTION', `no function ${name} runs locally (functions: ${known})`);
+function unknownFunction(name: string, names: FunctionNames): LocalRuntimeError {
+  return new LocalRuntimeError(
+    'UNKNOWN_FUNCTION',
+    `no function ${name} runs locally (functions: ${names.names.join(', ') || 'none'})`,
+  );
+}
+
+/** Where a function runs: its stack as deployed, what its values resolve against, its construct path. */
+interface FunctionPlacement {
+  readonly deployed: DeployedStack;
+  readonly context: ResolutionContext;
+  readonly path: string;
 }
 
 interface LoadOptions {
-  readonly deployed: DeployedStack;
-  readonly context: ResolutionContext;
+  readonly placementOf: (functionName: string) => FunctionPlacement;
   readonly endpoint: string;
   readonly logLevel: string;
   readonly projectDir: string;
@@ -495,25 +817,35 @@ interface LoadOptions {
   readonly log: (line: string) => void;
 }
 
+/** A function's name and ARN on the backend, and its resolved environment. */
+function functionTarget(
+  definition: FunctionDefinition,
+  options: LoadOptions,
+): { readonly env: FunctionEnvironment; readonly physicalName: string; readonly arn: string } {
+  const { deployed, context, path } = options.placementOf(definition.name);
+  const { region, accountId, stackName } = context;
+  // A backend that does not model functions (the embedded one) has no name for them: name them as
+  // CloudFormation would, after the stack and the construct.
+  const physicalName =
+    deployed.resources.get(definition.logicalId)?.physicalId || `${stackName}-${path.replaceAll('/', '-')}`;
+  return {
+    env: functionEnvironment(definition, {
+      endpoint: options.endpoint,
+      context,
+      physicalName,
+      logLevel: options.logLevel,
+    }),
+    physicalName,
+    arn: `arn:${context.partition ?? 'aws'}:lambda:${region}:${accountId}:function:${physicalName}`,
+  };
+}
+
 /** Loads the functions one after another: a plain handler's variables are in process.env while it is imported. */
 async function loadFunctions(app: AppDefinition, options: LoadOptions): Promise<Map<string, LocalFunction>> {
   const functions = new Map<string, LocalFunction>();
-  const { region, accountId, stackName } = options.context;
   for (const definition of app.functions) {
-    // A backend that does not model functions (the embedded one) has no name for them: name them as
-    // CloudFormation would, after the stack and the construct.
-    const physicalName =
-      options.deployed.resources.get(definition.logicalId)?.physicalId ||
-      `${stackName}-${definition.name.replaceAll('/', '-')}`;
     const fn = await loadLocalFunction(definition, {
-      env: functionEnvironment(definition, {
-        endpoint: options.endpoint,
-        context: options.context,
-        physicalName,
-        logLevel: options.logLevel,
-      }),
-      physicalName,
-      arn: `arn:${options.context.partition ?? 'aws'}:lambda:${region}:${accountId}:function:${physicalName}`,
+      ...functionTarget(definition, options),
       rootDir: options.projectDir,
       override: options.overrides.get(definition.name),
       processEnv: options.processEnv,
@@ -534,7 +866,7 @@ async function hostFunctions(
     readonly projectDir: string;
     readonly overrides: ReadonlyMap<string, HandlerOverride>;
     readonly log: (line: string) => void;
-    /** The load options, known once the stack is deployed; the hosts boot meanwhile. */
+    /** The load options, known once the stacks are deployed; the hosts boot meanwhile. */
     readonly loading: Promise<LoadOptions>;
   },
 ): Promise<{
@@ -554,23 +886,7 @@ async function hostFunctions(
   );
   const targetsOf = async (definitions: readonly FunctionDefinition[]): Promise<HostedFunction[]> => {
     const loadOptions = await options.loading;
-    const { region, accountId, stackName } = loadOptions.context;
-    return definitions.map((definition) => {
-      const physicalName =
-        loadOptions.deployed.resources.get(definition.logicalId)?.physicalId ||
-        `${stackName}-${definition.name.replaceAll('/', '-')}`;
-      return {
-        definition,
-        env: functionEnvironment(definition, {
-          endpoint: loadOptions.endpoint,
-          context: loadOptions.context,
-          physicalName,
-          logLevel: loadOptions.logLevel,
-        }),
-        physicalName,
-        arn: `arn:${loadOptions.context.partition ?? 'aws'}:lambda:${region}:${accountId}:function:${physicalName}`,
-      };
-    });
+    return definitions.map((definition) => ({ definition, ...functionTarget(definition, loadOptions) }));
   };
   const started = await Promise.allSettled(
     [...byMajor].map(async ([major, definitions]) => {

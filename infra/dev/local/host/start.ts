@@ -1,8 +1,9 @@
 /**
  * `npm start`: the project's CDK app on this machine without AWS. Says first which backend runs it, starts the
- * local runtime from the synthesized template, prints what runs where, keeps a live status line, and shuts
- * everything down (moto included) on Ctrl-C. What only one app needs (starting data, its own status line)
- * comes from a plug-in module (`--plugin`).
+ * local runtime from the synthesized templates (every stack of the app, or the one `--stack` names), prints what
+ * runs where, keeps a live status line, and shuts everything down (moto included) on Ctrl-C. What only one app
+ * needs (starting data, its own status line) comes from a plug-in module (`--plugin`), called once with the
+ * runtime of every stack.
  */
 
 import { resolve } from 'node:path';
@@ -12,7 +13,7 @@ import type { BackendKind } from '../backends/backend.ts';
 import { chooseBackend, describeBackendChoice } from '../backends/choose-backend.ts';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
 import type { RouteDefinition } from '../template/read-routes.ts';
-import { type SynthesizedStack, synthesizeApp } from '../template/synthesize-app.ts';
+import { type SynthesizedApp, synthesizeApp } from '../template/synthesize-app.ts';
 import { describeTemplateChanges, templateChanges } from '../template/template-changes.ts';
 import type { LocalRuntime } from './runtime.ts';
 import { type LocalPlugin, loadPlugin } from './start-plugin.ts';
@@ -72,7 +73,7 @@ export function parseStartOptions(
         'force a backend (default: endpoint, else moto if installed, else embedded)',
       ).choices(['moto', 'embedded', 'external']),
     )
-    .option('--stack <name>', 'the stack to run when the app has several')
+    .option('--stack <name>', 'run only this stack of the app (default: every stack)')
     .option('--project <dir>', 'the directory holding cdk.json', '.')
     .option('--plugin <module>', "the app's npm start plug-in (starting data, status line)")
     .option(
@@ -116,7 +117,7 @@ export function parseStartOptions(
   };
 }
 
-/** The banner: what runs where, which routes, pollers and schedules, what is not run. */
+/** The banner: what runs where, each stack deployed, which routes, pollers and schedules, what is not run. */
 export function describeRuntime(runtime: LocalRuntime, readyMs: number): string[] {
   const { backendMs, deployMs } = runtime.timings;
   const backend =
@@ -127,7 +128,7 @@ export function describeRuntime(runtime: LocalRuntime, readyMs: number): string[
     created: 'created',
     updated: 'updated in place, data kept',
     unchanged: 'unchanged, kept with its data',
-  }[runtime.deployment];
+  } as const;
   const section = (title: string, lines: readonly string[]): string[] =>
     lines.length === 0 ? [] : [`  ${title}`, ...lines.map((line) => `    ${line}`)];
   const nodes = [...new Set(Object.values(runtime.functionNodes).map((node) => node.version))];
@@ -138,7 +139,7 @@ export function describeRuntime(runtime: LocalRuntime, readyMs: number): string[
       `answering ${seconds(backendMs)} into the runtime's start; deploy ${seconds(deployMs)})`,
     `  backend    ${backend}`,
     ...(runtime.dataLocation === undefined ? [] : [`  data       ${runtime.dataLocation}`]),
-    `  stack      ${runtime.stackName} (${deployment})`,
+    ...runtime.stacks.map((stack) => `  stack      ${stack.deployedName} (${deployment[stack.deployment]})`),
     `  REST API   ${runtime.apiUrl}`,
     ...(nodes.length === 0 ? [] : [`  functions  Node ${nodes.join(', ')}${host}`]),
     ...section('routes', describeRoutes(runtime.app.routes)),
@@ -319,7 +320,11 @@ function stopOnSignals(options: {
 /** What a restart keeps, for the stop line. */
 function describeKept(runtime: LocalRuntime): string {
   if (runtime.dataLocation !== undefined) return `; a start with the same --data-dir finds the data again`;
-  if (runtime.backend === 'external') return '; the emulator keeps the stack and its data';
+  if (runtime.backend === 'external') {
+    return runtime.stacks.length > 1
+      ? '; the emulator keeps the stacks and their data'
+      : '; the emulator keeps the stack and its data';
+  }
   if (runtime.backend === 'moto') {
     return '; the data goes with this moto (to keep it, run moto yourself and set AWS_ENDPOINT_URL)';
   }
@@ -327,12 +332,12 @@ function describeKept(runtime: LocalRuntime): string {
 }
 
 /**
- * After a hot reload, re-synthesizes the app (one synthesis at a time) and says when the template changed: a new
- * function, table or route needs a restart to be deployed and run.
+ * After a hot reload, re-synthesizes the app (one synthesis at a time) and says when a template changed: a new
+ * function, table, route or stack needs a restart to be deployed and run.
  */
 function appChangeCheck(
   options: StartOptions,
-  deployed: SynthesizedStack,
+  deployed: SynthesizedApp,
   log: (line: string) => void,
 ): { check(): void } {
   let running = false;
@@ -347,8 +352,7 @@ function appChangeCheck(
           projectDir: options.projectDir,
           ...(options.stackName === undefined ? {} : { stackName: options.stackName }),
         });
-        const changes = templateChanges(deployed.template, next.template);
-        const text = changes === undefined ? '' : describeTemplateChanges(changes);
+        const text = describeAppChanges(deployed, next);
         if (text !== reported && text !== '') {
           log(
             `[local] the CDK app changed (${text}): restart npm start to deploy it; the functions already run the new code`,
@@ -372,6 +376,29 @@ function appChangeCheck(
       void run();
     },
   };
+}
+
+/** What changed from one synthesis of the app to the next, per stack (named when the app has several). */
+export function describeAppChanges(before: SynthesizedApp, after: SynthesizedApp): string {
+  const several = before.stackCount > 1 || after.stackCount > 1;
+  const parts: string[] = [];
+  for (const stack of after.stacks) {
+    const previous = before.stacks.find((candidate) => candidate.stackName === stack.stackName);
+    if (previous === undefined) {
+      parts.push(`stack ${stack.displayName} added`);
+      continue;
+    }
+    const changes = templateChanges(previous.template, stack.template);
+    if (changes === undefined) continue;
+    const text = describeTemplateChanges(changes);
+    parts.push(several ? `${stack.displayName}: ${text}` : text);
+  }
+  for (const stack of before.stacks) {
+    if (!after.stacks.some((candidate) => candidate.stackName === stack.stackName)) {
+      parts.push(`stack ${stack.displayName} removed`);
+    }
+  }
+  return parts.join('; ');
 }
 
 function seconds(ms: number): string {

@@ -1,8 +1,8 @@
 /**
  * Resolves template values — `Ref`, `Fn::GetAtt`, `Fn::Join`, `Fn::Sub`, `Fn::Select`, `Fn::Split`,
- * `Fn::FindInMap` and the pseudo parameters — against the resources of the deployed stack, as CloudFormation
- * does when it creates a function's environment. Pure: what the stack holds is given in a
- * {@link ResolutionContext}.
+ * `Fn::FindInMap`, `Fn::ImportValue` and the pseudo parameters — against the resources of the deployed stack
+ * (and the exports of the stacks deployed before it), as CloudFormation does when it creates a function's
+ * environment. Pure: what the stack holds is given in a {@link ResolutionContext}.
  */
 import { LocalRuntimeError } from '../local-runtime-error.ts';
 import { isRecord, ResourceType } from './cloudformation-template.ts';
@@ -32,6 +32,11 @@ export interface ResolutionContext {
   readonly parameters?: Readonly<Record<string, string>>;
   /** The template's `Mappings`, for `Fn::FindInMap`. */
   readonly mappings?: Readonly<Record<string, unknown>>;
+  /**
+   * Export name → value: what the stacks deployed before export (`Outputs.*.Export.Name`), for
+   * `Fn::ImportValue`. @default none
+   */
+  readonly exports?: ReadonlyMap<string, string>;
 }
 
 /** `Ref: AWS::NoValue` — the property is left out. */
@@ -112,6 +117,8 @@ function resolveIntrinsic(name: string, argument: unknown, scope: Scope): Resolv
     }
     case 'Fn::FindInMap':
       return findInMap(argument, scope);
+    case 'Fn::ImportValue':
+      return importValue(argument, scope);
     default:
       throw unresolvable(where, `${name} is not supported by the local runtime`);
   }
@@ -220,6 +227,20 @@ function findInMap(argument: unknown, scope: Scope): Resolved {
   return path.length === 3 && node !== undefined
     ? (node as Resolved)
     : malformed(scope, 'Fn::FindInMap', argument);
+}
+
+function importValue(argument: unknown, scope: Scope): Resolved {
+  const name = resolve(argument, scope.context, scope.where);
+  if (typeof name !== 'string') return malformed(scope, 'Fn::ImportValue', argument);
+  const value = scope.context.exports?.get(name);
+  if (value === undefined) {
+    // CloudFormation's own words for it, and what to look at: the exporting stack must be deployed first.
+    throw unresolvable(
+      scope.where,
+      `Fn::ImportValue ${name}: no export named ${name} found (no stack deployed before this one exports it)`,
+    );
+  }
+  return value;
 }
 
 function text(value: Resolved, scope: Scope): string {

@@ -1,7 +1,8 @@
 /**
  * Synthesizes the project's CDK app the way `cdk synth` does — cdk.json's `app` command run with `CDK_OUTDIR`
- * and `CDK_CONTEXT_JSON` — and reads one stack's template from the cloud assembly it writes. Bundling is
- * skipped: the local runtime imports the handler modules, it never runs the bundles.
+ * and `CDK_CONTEXT_JSON` — and reads every stack's template (or the one asked for) from the cloud assembly it
+ * writes, with the dependencies between the stacks, in deployment order. Bundling is skipped: the local runtime
+ * imports the handler modules, it never runs the bundles.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,12 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
 import { asTemplate, type CloudFormationTemplate, isRecord } from './cloudformation-template.ts';
+import { deploymentOrder } from './stack-order.ts';
 
 /** Options of {@link synthesizeApp}. */
 export interface SynthesizeOptions {
   /** The directory holding cdk.json; the app command runs there, as `cdk synth` would. */
   readonly projectDir: string;
-  /** The stack to read (its name or artifact id). @default the app's only stack */
+  /** The one stack to read (its name, display name or artifact id). @default every stack of the app */
   readonly stackName?: string;
   /** Environment of the app command. @default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -26,7 +28,25 @@ export interface SynthesizeOptions {
 export interface SynthesizedStack {
   /** The stack's CloudFormation name. */
   readonly stackName: string;
+  /**
+   * The stack's construct path (`OutboxOrders`, `Prod/Orders` in a stage), as `cdk` lists it: in an app of
+   * several stacks, the local runtime names each function `<displayName>/<construct path in the stack>`.
+   */
+  readonly displayName: string;
   readonly template: CloudFormationTemplate;
+  /** CloudFormation names of the app's stacks this one depends on (the cloud assembly's dependencies). */
+  readonly dependencies: readonly string[];
+}
+
+/** A synthesized app: its stacks in deployment order, each after the stacks it depends on. */
+export interface SynthesizedApp {
+  readonly stacks: readonly SynthesizedStack[];
+  /**
+   * How many stacks the app has: more than `stacks` holds when `stackName` picked one. The local runtime names
+   * functions `<stack>/<path>` whenever it is more than one, so a stack run alone keeps its functions' names
+   * (and the checkpoints saved under them).
+   */
+  readonly stackCount: number;
 }
 
 /** Context the CDK CLI adds to every synth that the local runtime relies on or overrides. */
@@ -42,11 +62,13 @@ const STACK_ARTIFACT = 'aws:cloudformation:stack';
 const NESTED_ASSEMBLY = 'cdk:cloud-assembly';
 
 /**
- * Runs the app of `projectDir/cdk.json` into a temporary cloud assembly and returns the stack's template.
+ * Runs the app of `projectDir/cdk.json` into a temporary cloud assembly and returns its stacks' templates, in
+ * deployment order (or only the stack `stackName` names).
  * @example
- * const { stackName, template } = await synthesizeApp({ projectDir: process.cwd() });
+ * const { stacks } = await synthesizeApp({ projectDir: process.cwd() });
+ * stacks.map((stack) => stack.stackName); // ['OutboxOrders', 'OutboxInventory', 'OutboxLoyalty']
  */
-export async function synthesizeApp(options: SynthesizeOptions): Promise<SynthesizedStack> {
+export async function synthesizeApp(options: SynthesizeOptions): Promise<SynthesizedApp> {
   const { app, context } = await readCdkJson(options.projectDir);
   const outdir = await mkdtemp(join(tmpdir(), 'local-synth-'));
   try {
@@ -62,12 +84,23 @@ export async function synthesizeApp(options: SynthesizeOptions): Promise<Synthes
         CDK_CONTEXT_JSON: JSON.stringify({ ...context, ...LOCAL_SYNTH_CONTEXT }),
       },
     });
-    const stacks = await readStacks(outdir);
-    const stack = pickStack(stacks, options.stackName);
-    return {
-      stackName: stack.stackName,
-      template: asTemplate(JSON.parse(await readFile(stack.templatePath, 'utf8'))),
-    };
+    const artifacts = await readStacks(outdir);
+    const picked =
+      options.stackName === undefined
+        ? deploymentOrder(artifacts)
+        : [pickStack(artifacts, options.stackName)];
+    if (picked.length === 0) {
+      throw new LocalRuntimeError('SYNTH_FAILED', `the app of ${options.projectDir} has no stack to run`);
+    }
+    const stacks = await Promise.all(
+      picked.map(async (artifact) => ({
+        stackName: artifact.stackName,
+        displayName: artifact.displayName,
+        template: asTemplate(JSON.parse(await readFile(artifact.templatePath, 'utf8'))),
+        dependencies: artifact.dependencies,
+      })),
+    );
+    return { stacks, stackCount: artifacts.length };
   } finally {
     await rm(outdir, { recursive: true, force: true });
   }
@@ -148,23 +181,35 @@ interface StackArtifact {
   readonly stackName: string;
   readonly displayName: string;
   readonly templatePath: string;
+  /** CloudFormation names of the stacks it depends on. */
+  readonly dependencies: readonly string[];
 }
 
-/** The stacks of a cloud assembly, nested assemblies (stages) included. */
+/** The stacks of a cloud assembly, nested assemblies (stages) included, in manifest order. */
 async function readStacks(directory: string): Promise<StackArtifact[]> {
   const manifest: unknown = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8'));
   const artifacts = isRecord(manifest) && isRecord(manifest.artifacts) ? manifest.artifacts : {};
+  // A manifest's dependencies are artifact ids (asset manifests among them): only those of stacks count.
+  const nameOf = new Map<string, string>();
+  for (const [artifactId, artifact] of Object.entries(artifacts)) {
+    if (isRecord(artifact) && artifact.type === STACK_ARTIFACT && isRecord(artifact.properties)) {
+      const { stackName } = artifact.properties;
+      nameOf.set(artifactId, typeof stackName === 'string' ? stackName : artifactId);
+    }
+  }
   const stacks: StackArtifact[] = [];
   for (const [artifactId, artifact] of Object.entries(artifacts)) {
     if (!isRecord(artifact) || !isRecord(artifact.properties)) continue;
     const { properties } = artifact;
     if (artifact.type === STACK_ARTIFACT && typeof properties.templateFile === 'string') {
-      const stackName = typeof properties.stackName === 'string' ? properties.stackName : artifactId;
+      const stackName = nameOf.get(artifactId) ?? artifactId;
+      const dependsOn = Array.isArray(artifact.dependencies) ? artifact.dependencies : [];
       stacks.push({
         artifactId,
         stackName,
         displayName: typeof artifact.displayName === 'string' ? artifact.displayName : stackName,
         templatePath: join(directory, properties.templateFile),
+        dependencies: dependsOn.flatMap((id) => (typeof id === 'string' ? (nameOf.get(id) ?? []) : [])),
       });
     } else if (artifact.type === NESTED_ASSEMBLY && typeof properties.directoryName === 'string') {
       stacks.push(...(await readStacks(join(directory, properties.directoryName))));
@@ -173,16 +218,8 @@ async function readStacks(directory: string): Promise<StackArtifact[]> {
   return stacks;
 }
 
-function pickStack(stacks: readonly StackArtifact[], wanted: string | undefined): StackArtifact {
+function pickStack(stacks: readonly StackArtifact[], wanted: string): StackArtifact {
   const names = stacks.map((stack) => stack.displayName).join(', ') || 'none';
-  if (wanted === undefined) {
-    const [only] = stacks;
-    if (only !== undefined && stacks.length === 1) return only;
-    throw new LocalRuntimeError(
-      'SYNTH_FAILED',
-      `the app has ${stacks.length} stacks (${names}); say which one to run (the stackName option, --stack)`,
-    );
-  }
   const found = stacks.find((stack) =>
     [stack.stackName, stack.artifactId, stack.displayName].includes(wanted),
   );

@@ -1,7 +1,7 @@
 /**
  * The part of CloudFormation's API (query protocol, `Version=2010-05-15`) that reading a deployed stack
- * needs: ListStacks, DescribeStacks, GetTemplate, ListStackResources and DescribeStackResources, answered
- * from the stacks the embedded backend deployed. It is what `outbox` (the operator's CLI) and any other tool
+ * needs: ListStacks, DescribeStacks, GetTemplate, ListStackResources, DescribeStackResources and ListExports,
+ * answered from the stacks the embedded backend deployed. It is what `outbox` (the operator's CLI) and any other tool
  * that discovers a stack through CloudFormation call, so they work on the embedded backend as on moto or AWS.
  * Creating, updating and deleting stacks stays with `npm start`, which deploys through the backend itself.
  */
@@ -65,14 +65,32 @@ export function cloudFormationService(deployer: StackDeployer): QueryService {
                 field('StackStatus', STATUS) +
                 element(
                   'Outputs',
-                  Object.entries(stack.outputs).map(([key, value]) =>
-                    member(field('OutputKey', key) + field('OutputValue', value)),
-                  ),
+                  Object.entries(stack.outputs).map(([key, value]) => {
+                    const exported = stack.exports[key];
+                    return member(
+                      field('OutputKey', key) +
+                        field('OutputValue', value) +
+                        (exported === undefined ? '' : field('ExportName', exported)),
+                    );
+                  }),
                 ),
             ),
           ),
         );
       },
+      ListExports: () =>
+        element(
+          'Exports',
+          deployer
+            .exportList()
+            .map((exported) =>
+              member(
+                field('ExportingStackId', exported.stackId) +
+                  field('Name', exported.name) +
+                  field('Value', exported.value),
+              ),
+            ),
+        ),
       GetTemplate: (params) =>
         field('TemplateBody', JSON.stringify(stackOf(params).template)) +
         element('StagesAvailable', [member('Original'), member('Processed')]),

@@ -4,6 +4,8 @@
  * names; records every other resource with the `Ref` and attributes CloudFormation would give it; evaluates
  * the outputs. A second deploy of a stack updates it in place: tables and queues keep their data, indexes,
  * streams and queue attributes follow the template, and resources that left it go by their DeletionPolicy.
+ * Stacks of one app share values as CloudFormation's exports: an output's `Export.Name` is exported (unique
+ * across the backend's stacks), and `Fn::ImportValue` in a stack deployed later reads it.
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -87,6 +89,11 @@ export interface StackRecord {
   readonly template: CloudFormationTemplate;
   readonly resources: ReadonlyMap<string, StackResource>;
   readonly outputs: Readonly<Record<string, string>>;
+  /**
+   * Output name → the name it is exported under (its `Export.Name`). Absent from a stack kept on disk before
+   * the deployer kept exports: it exports nothing until its next deploy.
+   */
+  readonly exports?: Readonly<Record<string, string>>;
 }
 
 /** A deployed stack as the embedded CloudFormation API reports it. */
@@ -97,6 +104,8 @@ export interface DeployedStackSummary {
   readonly updatedAt: Date;
   readonly template: CloudFormationTemplate;
   readonly outputs: Readonly<Record<string, string>>;
+  /** Output name → its export name, for the outputs the stack exports. */
+  readonly exports: Readonly<Record<string, string>>;
   readonly resources: readonly {
     readonly logicalId: string;
     readonly type: string;
@@ -134,8 +143,15 @@ export class StackDeployer {
       resources,
       parameters: parameterValues(template),
       ...(isRecord(template.Mappings) ? { mappings: template.Mappings } : {}),
+      exports: new Map([...this.#exported(stackName)].map(([name, { value }]) => [name, value])),
     };
     const conditions = conditionEvaluator(template, context);
+    // Roll back as CloudFormation does: what this deploy created goes; the stack stays as it was.
+    const rollBack = (): void => {
+      for (const [id, created] of resources) {
+        if (created.physicalId !== previous?.resources.get(id)?.physicalId) this.#remove(created, 'Delete');
+      }
+    };
     const included = Object.entries(template.Resources).filter(
       ([, resource]) => typeof resource.Condition !== 'string' || conditions(resource.Condition),
     );
@@ -152,10 +168,7 @@ export class StackDeployer {
         });
         resources.set(logicalId, deployed);
       } catch (cause) {
-        // Roll back as CloudFormation does: what this deploy created goes; the stack stays as it was.
-        for (const [id, created] of resources) {
-          if (created.physicalId !== previous?.resources.get(id)?.physicalId) this.#remove(created, 'Delete');
-        }
+        rollBack();
         throw new LocalRuntimeError(
           'DEPLOY_FAILED',
           `stack ${stackName}: ${logicalId} (${resource.Type}) could not be created on the embedded backend: ${describe(cause)}`,
@@ -163,18 +176,33 @@ export class StackDeployer {
         );
       }
     }
-    for (const [logicalId, old] of previous?.resources ?? []) {
-      if (!resources.has(logicalId)) this.#remove(old, old.deletionPolicy);
-    }
     const outputs: Record<string, string> = {};
+    const exports: Record<string, string> = {};
     for (const [name, output] of Object.entries(template.Outputs ?? {})) {
       if (!isRecord(output) || output.Value === undefined) continue;
       if (typeof output.Condition === 'string' && !conditions(output.Condition)) continue;
       try {
         outputs[name] = resolveString(applyConditions(output.Value, conditions), context, `output ${name}`);
+        if (isRecord(output.Export) && output.Export.Name !== undefined) {
+          exports[name] = resolveString(output.Export.Name, context, `output ${name}, export name`);
+        }
       } catch (error) {
         this.#options.log(`[embedded] output ${name} of ${stackName} is left out: ${describe(error)}`);
+        delete outputs[name];
       }
+    }
+    const taken = this.#exported(stackName);
+    const clash = Object.values(exports).find((name) => taken.has(name));
+    if (clash !== undefined) {
+      rollBack();
+      throw new LocalRuntimeError(
+        'DEPLOY_FAILED',
+        `stack ${stackName}: export ${clash} is already exported by stack ${taken.get(clash)?.stackName} ` +
+          '(export names are unique across the stacks of a region)',
+      );
+    }
+    for (const [logicalId, old] of previous?.resources ?? []) {
+      if (!resources.has(logicalId)) this.#remove(old, old.deletionPolicy);
     }
     const now = new Date();
     const record: StackRecord = {
@@ -184,6 +212,7 @@ export class StackDeployer {
       template: structuredClone(template),
       resources,
       outputs,
+      exports,
     };
     this.#stacks.set(stackName, record);
     return this.#deployed(stackName, record, previous === undefined ? 'created' : 'updated');
@@ -232,12 +261,41 @@ export class StackDeployer {
       updatedAt: record.updatedAt,
       template: record.template,
       outputs: { ...record.outputs },
+      exports: { ...record.exports },
       resources: [...record.resources.values()].map(({ logicalId, type, physicalId }) => ({
         logicalId,
         type,
         physicalId,
       })),
     };
+  }
+
+  /** Every export of the deployed stacks, in stack order: name, value and the stack that exports it. */
+  exportList(): {
+    readonly name: string;
+    readonly value: string;
+    readonly stackName: string;
+    readonly stackId: string;
+  }[] {
+    return [...this.#exported()].map(([name, { value, stackName }]) => ({
+      name,
+      value,
+      stackName,
+      stackId: this.#stacks.get(stackName)?.stackId ?? '',
+    }));
+  }
+
+  /** Export name → its value and the stack exporting it, over every stack but `except` (the one being deployed). */
+  #exported(except?: string): Map<string, { readonly value: string; readonly stackName: string }> {
+    const exported = new Map<string, { readonly value: string; readonly stackName: string }>();
+    for (const [stackName, record] of this.#stacks) {
+      if (stackName === except) continue;
+      for (const [output, name] of Object.entries(record.exports ?? {})) {
+        const value = record.outputs[output];
+        if (value !== undefined) exported.set(name, { value, stackName });
+      }
+    }
+    return exported;
   }
 
   /** Whether a stack of this name (or id) is deployed. */
