@@ -32,7 +32,8 @@ export interface AdminDeps {
    */
   readonly orderedTopics?: OrderingByTopic;
   /**
-   * Who receives which topic (`SUBSCRIPTIONS`): `show` gathers a message's delivery to each subscriber.
+   * Who receives which topic (`SUBSCRIPTIONS`): `show`, `replay` and `cancel` find a message's delivery to each
+   * subscriber (no index does), and `stats` lists each subscriber of a topic.
    * @default - none: every message is one row
    */
   readonly subscriptions?: Subscriptions;

@@ -87,28 +87,84 @@ export class MessageNotFoundError extends AdminError {
   }
 }
 
-/** The message is not in a status the action starts from. */
+/**
+ * No delivery of the message to this subscriber: the message is not delivered to subscribers, or not to this one
+ * (or it expired, or was erased). Answered as a message not found.
+ */
+export class DeliveryNotFoundError extends AdminError {
+  readonly messageId: string;
+  readonly subscriber: string;
+  /** The subscribers the message is delivered to; empty when the outbox holds no delivery of it. */
+  readonly subscribers: readonly string[];
+
+  constructor(missing: {
+    readonly messageId: string;
+    readonly subscriber: string;
+    readonly subscribers: readonly string[];
+    /** The outbox holds the message as one row, delivered to one queue. */
+    readonly single?: boolean;
+  }) {
+    const has =
+      missing.single === true
+        ? 'it is delivered to one queue, not to subscribers: omit the subscriber'
+        : missing.subscribers.length === 0
+          ? 'the outbox holds no delivery of it'
+          : `it is delivered to ${missing.subscribers.join(', ')}`;
+    super({
+      code: AdminErrorCode.MESSAGE_NOT_FOUND,
+      httpStatus: 404,
+      message: `no delivery of message ${missing.messageId} to subscriber ${missing.subscriber}: ${has}`,
+    });
+    this.messageId = missing.messageId;
+    this.subscriber = missing.subscriber;
+    this.subscribers = missing.subscribers;
+  }
+}
+
+/** A delivery of a message to one subscriber, and its status: what a refusal names. */
+export interface DeliveryStatus {
+  readonly subscriber: string;
+  readonly status: string;
+}
+
+/** The message (or the delivery named) is not in a status the action starts from. */
 export class WrongStatusError extends AdminError {
   readonly messageId: string;
-  /** The status the message is in. */
+  /** The status the message is in (for a message delivered to subscribers: the status derived from its deliveries). */
   readonly status: string;
   /** The statuses the action starts from. */
   readonly allowed: readonly MessageStatus[];
+  /** The subscriber whose delivery was refused, when the action named one. */
+  readonly subscriber?: string;
+  /** For a message delivered to subscribers, acted on as a whole: each delivery's status (none of them allowed). */
+  readonly deliveries?: readonly DeliveryStatus[];
 
   constructor(refusal: {
     readonly action: string;
     readonly messageId: string;
     readonly status: string;
     readonly allowed: readonly MessageStatus[];
+    readonly subscriber?: string;
+    readonly deliveries?: readonly DeliveryStatus[];
   }) {
+    const what =
+      refusal.subscriber === undefined
+        ? `message ${refusal.messageId}`
+        : `the delivery of message ${refusal.messageId} to ${refusal.subscriber}`;
+    const each =
+      refusal.deliveries === undefined
+        ? ''
+        : ` (${refusal.deliveries.map((d) => `${d.subscriber} ${d.status}`).join(', ')})`;
     super({
       code: AdminErrorCode.WRONG_STATUS,
       httpStatus: 409,
-      message: `message ${refusal.messageId} is ${refusal.status}; ${refusal.action} needs ${refusal.allowed.join(' or ')}`,
+      message: `${what} is ${refusal.status}${each}; ${refusal.action} needs ${refusal.allowed.join(' or ')}`,
     });
     this.messageId = refusal.messageId;
     this.status = refusal.status;
     this.allowed = refusal.allowed;
+    if (refusal.subscriber !== undefined) this.subscriber = refusal.subscriber;
+    if (refusal.deliveries !== undefined) this.deliveries = refusal.deliveries;
   }
 }
 

@@ -10,7 +10,11 @@ import type { AuditRow } from './audit-trail.ts';
  * indexes and calls; the core decides what to read, what to change and in which transaction.
  */
 
-/** A stored outbox message as read: its attributes by name (the whole item, or the attributes asked for). */
+/**
+ * A stored outbox row as read: its attributes by name (the whole item, or the attributes asked for). A row of a
+ * message delivered to subscribers is one subscriber's delivery: its key `<messageId>#<subscriber>`, its
+ * `subscriber` attribute — which every read of the store returns when asked for it, whatever an index holds.
+ */
 export type StoredMessage = Readonly<Record<string, unknown>>;
 
 /** Where a page of an index stopped: handed back as it came to read the next page. */
@@ -34,6 +38,8 @@ export type ListSource =
 /** What a listing filters a partition by, besides its source. */
 export interface ListFilters {
   readonly topic?: string;
+  /** Only the deliveries to this subscriber. */
+  readonly subscriber?: string;
   /** Created at or after this instant (ISO-8601). */
   readonly since?: string;
 }
@@ -52,6 +58,8 @@ export interface ListPageQuery {
 export interface AttentionRange {
   readonly partition: string;
   readonly topic: string;
+  /** Only the deliveries to this subscriber. */
+  readonly subscriber?: string;
   readonly from?: string;
   readonly to?: string;
 }
@@ -73,7 +81,7 @@ export interface OutboxAdminStore {
       | { readonly index: 'attention'; readonly partition: string },
     attributes: readonly string[],
   ): Promise<StoredMessage[]>;
-  /** Every message of an attention range (every page): its id, status and createdAt. */
+  /** Every message of an attention range (every page): its id, status, createdAt and subscriber. */
   readAttentionRange(range: AttentionRange): Promise<StoredMessage[]>;
   /** The whole stored message, read strongly consistently; `undefined` when there is none. */
   read(messageId: string): Promise<StoredMessage | undefined>;

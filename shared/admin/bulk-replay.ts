@@ -6,11 +6,14 @@ import { AdminError, InvalidAdminRequestError } from './admin-errors.ts';
 import { instantOf, rateOf, requireActor, requireReason, requireText } from './admin-input.ts';
 import { AuditAction } from './audit-trail.ts';
 import { replayMessage } from './message-actions.ts';
+import { messageIdOfRow } from './message-summary.ts';
 import { pacer } from './pacer.ts';
 
 /** Which messages to replay, how fast, and whether for real. */
 export interface BulkReplayInput {
   readonly topic: string;
+  /** Only the deliveries to this subscriber. @default every FAILED row of the topic, each subscriber's delivery */
+  readonly subscriber?: string;
   /** Only messages created at or after this instant (ISO-8601). */
   readonly from?: string;
   /** Only messages created at or before this instant (ISO-8601). */
@@ -36,9 +39,12 @@ export interface BulkReplayProgress {
   readonly failed: number;
 }
 
-/** A message a bulk replay selected. */
+/** A message, or one subscriber's delivery of it, a bulk replay selected. */
 export interface BulkReplayCandidate {
+  /** The message's own id. */
   readonly messageId: string;
+  /** The subscriber of the delivery selected; absent for a message delivered to one queue. */
+  readonly subscriber?: string;
   readonly status: MessageStatus;
   readonly createdAt: string;
 }
@@ -51,7 +57,11 @@ export interface BulkReplayReport extends BulkReplayProgress {
   /** Dry run: every message that would be replayed, oldest first. */
   readonly wouldReplay?: readonly BulkReplayCandidate[];
   /** Messages not replayed, and why: moved on since they were read (skipped) or an error (failed). */
-  readonly problems: readonly { readonly messageId: string; readonly error: string }[];
+  readonly problems: readonly {
+    readonly messageId: string;
+    readonly subscriber?: string;
+    readonly error: string;
+  }[];
 }
 
 type Deps = Pick<
@@ -61,8 +71,9 @@ type Deps = Pick<
 
 /**
  * Replays the FAILED (and optionally CANCELLED) messages of a topic created in a time range, found through the
- * attention index (never a scan), oldest first, at most `ratePerSecond` a second. Each replay is the audited
- * single-message replay, filed as BULK_REPLAY with the run's id. A message that moved on since it was read
+ * attention index (never a scan), oldest first, at most `ratePerSecond` a second. A message delivered to
+ * subscribers is replayed delivery by delivery: each FAILED one (only `subscriber`'s with a subscriber), never
+ * a CONFIRMED one. Each replay is the audited single-message replay, filed as BULK_REPLAY with the run's id. A message that moved on since it was read
  * (confirmed late, replayed by someone else) is skipped; an error on one message never stops the others.
  * A dry run reads the same messages and changes nothing.
  * @example
@@ -70,6 +81,7 @@ type Deps = Pick<
  */
 export async function bulkReplay(deps: Deps, input: BulkReplayInput): Promise<BulkReplayReport> {
   const topic = requireText('topic', input.topic);
+  const subscriber = input.subscriber?.trim() || undefined;
   const reason = requireReason('replay', input.reason);
   const actor = requireActor(input.actor);
   const ratePerSecond = rateOf(input.ratePerSecond);
@@ -82,13 +94,13 @@ export async function bulkReplay(deps: Deps, input: BulkReplayInput): Promise<Bu
     input.includeCancelled === true
       ? [MessageStatus.FAILED, MessageStatus.CANCELLED]
       : [MessageStatus.FAILED];
-  const candidates = await findCandidates(deps, { topic, statuses, from, to });
+  const candidates = await findCandidates(deps, { topic, subscriber, statuses, from, to });
 
   const progress = { total: candidates.length, done: 0, replayed: 0, skipped: 0, failed: 0 };
   if (input.dryRun) return { dryRun: true, ...progress, wouldReplay: candidates, problems: [] };
 
   const bulkId = deps.newId();
-  const problems: { messageId: string; error: string }[] = [];
+  const problems: { messageId: string; subscriber?: string; error: string }[] = [];
   const nextSlot = pacer(ratePerSecond, deps);
   input.onProgress?.({ ...progress });
   for (const candidate of candidates) {
@@ -96,7 +108,12 @@ export async function bulkReplay(deps: Deps, input: BulkReplayInput): Promise<Bu
     try {
       await replayMessage(
         deps,
-        { messageId: candidate.messageId, reason, actor },
+        {
+          messageId: candidate.messageId,
+          ...(candidate.subscriber === undefined ? {} : { subscriber: candidate.subscriber }),
+          reason,
+          actor,
+        },
         { auditAction: AuditAction.BULK_REPLAY, details: { bulkId } },
       );
       progress.replayed += 1;
@@ -104,7 +121,11 @@ export async function bulkReplay(deps: Deps, input: BulkReplayInput): Promise<Bu
       // Refusals (confirmed late, already replayed, gone) mean there is nothing left to do for that message.
       if (error instanceof AdminError) progress.skipped += 1;
       else progress.failed += 1;
-      problems.push({ messageId: candidate.messageId, error: describeError(error) });
+      problems.push({
+        messageId: candidate.messageId,
+        ...(candidate.subscriber === undefined ? {} : { subscriber: candidate.subscriber }),
+        error: describeError(error),
+      });
     }
     progress.done += 1;
     input.onProgress?.({ ...progress });
@@ -116,6 +137,7 @@ async function findCandidates(
   deps: Pick<AdminDeps, 'outbox' | 'dueShards'>,
   range: {
     readonly topic: string;
+    readonly subscriber: string | undefined;
     readonly statuses: readonly AttentionStatus[];
     readonly from: string | undefined;
     readonly to: string | undefined;
@@ -127,25 +149,30 @@ async function findCandidates(
       const found = await deps.outbox.readAttentionRange({
         partition,
         topic: range.topic,
+        ...(range.subscriber === undefined ? {} : { subscriber: range.subscriber }),
         ...(range.from === undefined ? {} : { from: range.from }),
         ...(range.to === undefined ? {} : { to: range.to }),
       });
-      return found.map(
-        (item): BulkReplayCandidate => ({
-          messageId: String(item.messageId),
+      return found.map((item): BulkReplayCandidate => {
+        const subscriber = typeof item.subscriber === 'string' ? item.subscriber : undefined;
+        return {
+          messageId: messageIdOfRow(String(item.messageId), subscriber),
+          ...(subscriber === undefined ? {} : { subscriber }),
           status: item.status as MessageStatus,
           createdAt: String(item.createdAt),
-        }),
-      );
+        };
+      });
     }),
   );
   return pages
     .flat()
     .sort((a, b) =>
-      a.createdAt === b.createdAt
-        ? a.messageId.localeCompare(b.messageId)
-        : a.createdAt < b.createdAt
+      a.createdAt !== b.createdAt
+        ? a.createdAt < b.createdAt
           ? -1
-          : 1,
+          : 1
+        : a.messageId !== b.messageId
+          ? a.messageId.localeCompare(b.messageId)
+          : (a.subscriber ?? '').localeCompare(b.subscriber ?? ''),
     );
 }

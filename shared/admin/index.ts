@@ -1,7 +1,8 @@
 /**
  * `serverless-outbox/admin` (to be published): operating the outbox — list, show, replay, cancel, redrive,
- * skip a gap, count and erase (`OutboxAdmin` and its actions), every action audited. The root entry exports
- * the same names today; the development tooling takes them from here.
+ * skip a gap, count and erase (`OutboxAdmin` and its actions), each per subscriber for a topic delivered to
+ * subscribers, every action audited — and a subscriber's own stack (`SubscriberAdmin`: its dead letters and queue
+ * depths). The root entry exports the same names today; the development tooling takes them from here.
  */
 
 export { readAuditTrail } from '../aws/audit-table.ts';
@@ -14,6 +15,8 @@ export {
   AdminErrorCode,
   type AdminHttpStatus,
   AggregateInFlightError,
+  DeliveryNotFoundError,
+  type DeliveryStatus,
   EarlierGapError,
   InvalidAdminRequestError,
   ListFilterRequiredError,
@@ -53,6 +56,7 @@ export {
 } from './list-messages.ts';
 export {
   cancelMessage,
+  type DeliveryActionResult,
   type MessageActionInput,
   type MessageActionResult,
   replayMessage,
@@ -66,7 +70,9 @@ export {
   type DeadLetterDepth,
   type OutboxCounts,
   type OutboxStats,
+  type OutboxStatsInput,
   outboxStats,
+  type SubscriberCounts,
   type TopicCounts,
 } from './outbox-stats.ts';
 export {
@@ -80,7 +86,7 @@ export {
   RedriveState,
   redriveDeadLetters,
 } from './redrive-dead-letters.ts';
-export { type MessageDetails, showMessage } from './show-message.ts';
+export { type DeliveryDetails, type MessageDetails, showMessage } from './show-message.ts';
 export {
   type CursorSkip,
   type SkipOrderGapInput,
@@ -88,3 +94,10 @@ export {
   type SuccessorResend,
   skipOrderGap,
 } from './skip-order-gap.ts';
+export { SubscriberAdmin, type SubscriberAdminDeps } from './subscriber-admin.ts';
+export {
+  type SubscriberInbox,
+  type SubscriberQueueDepth,
+  type SubscriberStats,
+  subscriberStats,
+} from './subscriber-stats.ts';

@@ -11,6 +11,8 @@ export interface ListMessagesInput {
   /** Any status; CONFIRMED only with an `aggregateId` (CONFIRMED messages are in no index but byAggregate). */
   readonly status?: string;
   readonly topic?: string;
+  /** Only the deliveries to this subscriber (a topic with subscribers is stored as one delivery per subscriber). */
+  readonly subscriber?: string;
   readonly aggregateId?: string;
   /** Only messages created at or after this instant (ISO-8601). */
   readonly since?: string;
@@ -45,6 +47,7 @@ const MAX_READS_PER_PAGE = 1_000;
 interface Filters {
   readonly status?: MessageStatus;
   readonly topic?: string;
+  readonly subscriber?: string;
   readonly aggregateId?: string;
   readonly since?: string;
 }
@@ -52,8 +55,9 @@ interface Filters {
 /**
  * A page of message summaries, read through the indexes only — never a Scan: an aggregate's messages through
  * `byAggregate` (which holds their keys only: each message is then read by key and filtered as read); PENDING
- * and SENT through the due index, FAILED and CANCELLED through the attention index, shard after shard; a topic
- * or `since` without a status through both. The payload is never read.
+ * and SENT through the due index, FAILED and CANCELLED through the attention index, shard after shard; a topic,
+ * a subscriber or `since` without a status through both. A message delivered to subscribers is listed as one
+ * summary per delivery, each naming its subscriber. The payload is never read.
  * Throws {@link ListFilterRequiredError} without a filter, or for CONFIRMED without an aggregate, and
  * {@link InvalidAdminRequestError} for a bad status, instant, limit or cursor.
  * @example
@@ -109,6 +113,7 @@ export async function listMessages(
         source: from,
         filters: {
           ...(filters.topic === undefined ? {} : { topic: filters.topic }),
+          ...(filters.subscriber === undefined ? {} : { subscriber: filters.subscriber }),
           ...(filters.since === undefined ? {} : { since: filters.since }),
         },
         attributes: SUMMARY_ATTRIBUTES,
@@ -141,10 +146,12 @@ function filtersOf(input: ListMessagesInput): Filters {
   }
   const since = present(input.since);
   const topic = present(input.topic);
+  const subscriber = present(input.subscriber?.trim());
   const aggregateId = present(input.aggregateId);
   return {
     ...(status === undefined ? {} : { status: status as MessageStatus }),
     ...(topic === undefined ? {} : { topic }),
+    ...(subscriber === undefined ? {} : { subscriber }),
     ...(aggregateId === undefined ? {} : { aggregateId }),
     ...(since === undefined ? {} : { since: instantOf('since', since) }),
   };
@@ -182,9 +189,9 @@ function sourcesFor(filters: Filters, shards: number): ListSource[] {
         'CONFIRMED messages are listed only for an aggregateId: no other index holds them, and finding them otherwise would read every message',
       );
     case undefined:
-      if (filters.topic === undefined && filters.since === undefined) {
+      if (filters.topic === undefined && filters.subscriber === undefined && filters.since === undefined) {
         throw new ListFilterRequiredError(
-          'give a status (PENDING, SENT, FAILED or CANCELLED), a topic, a since instant or an aggregateId: listing every message would read the whole table',
+          'give a status (PENDING, SENT, FAILED or CANCELLED), a topic, a subscriber, a since instant or an aggregateId: listing every message would read the whole table',
         );
       }
       // Everything the due and attention indexes hold: every status but CONFIRMED.
@@ -200,6 +207,7 @@ function matches(
 ): boolean {
   if (status !== undefined && item.status !== status) return false;
   if (filters.topic !== undefined && item.topic !== filters.topic) return false;
+  if (filters.subscriber !== undefined && item.subscriber !== filters.subscriber) return false;
   // ISO-8601 instants in UTC compare as text, as the FilterExpression compares them.
   return (
     filters.since === undefined || (typeof item.createdAt === 'string' && item.createdAt >= filters.since)

@@ -1,8 +1,14 @@
 import type { MessageStatus } from '../message/message-status.ts';
+import { messageIdOf } from '../outbox/outbox-item.ts';
 
-/** What a listing shows of a message: its bookkeeping, never its payload. */
+/**
+ * What a listing shows of a message, or of one subscriber's delivery of it: its bookkeeping, never its payload.
+ */
 export interface MessageSummary {
+  /** The message's own id (for a delivery too: the id replay, cancel and show take, with `subscriber`). */
   readonly messageId: string;
+  /** The subscriber whose delivery this is; absent for a message delivered to one queue. */
+  readonly subscriber?: string;
   readonly topic: string;
   readonly aggregateId: string;
   readonly status: MessageStatus;
@@ -17,6 +23,7 @@ export interface MessageSummary {
 /** The attributes a summary is read from: a listing projects only these, so the payload never leaves DynamoDB. */
 export const SUMMARY_ATTRIBUTES = [
   'messageId',
+  'subscriber',
   'topic',
   'aggregateId',
   'status',
@@ -44,8 +51,10 @@ export function projectionOf(attributes: readonly string[]): {
 export function summarizeMessage(item: Readonly<Record<string, unknown>>): MessageSummary {
   const text = (name: string) => (typeof item[name] === 'string' ? (item[name] as string) : '');
   const count = (name: string) => (typeof item[name] === 'number' ? (item[name] as number) : 0);
+  const subscriber = typeof item.subscriber === 'string' ? item.subscriber : undefined;
   return {
-    messageId: text('messageId'),
+    messageId: messageIdOfRow(text('messageId'), subscriber),
+    ...(subscriber === undefined ? {} : { subscriber }),
     topic: text('topic'),
     aggregateId: text('aggregateId'),
     status: text('status') as MessageStatus,
@@ -56,4 +65,16 @@ export function summarizeMessage(item: Readonly<Record<string, unknown>>): Messa
     updatedAt: text('updatedAt'),
     ...(typeof item.outcome === 'string' ? { outcome: item.outcome } : {}),
   };
+}
+
+/**
+ * The message's own id of a row keyed `key` (a delivery's key without its subscriber); the key itself when it does
+ * not fit its subscriber (a damaged row), so that one odd row still lists.
+ */
+export function messageIdOfRow(key: string, subscriber: string | undefined): string {
+  try {
+    return messageIdOf({ messageId: key, ...(subscriber === undefined ? {} : { subscriber }) });
+  } catch {
+    return key;
+  }
 }

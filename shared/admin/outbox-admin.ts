@@ -9,7 +9,7 @@ import {
   replayMessage,
 } from './message-actions.ts';
 import { type MoveTaskInput, type StartedMoveTask, startDeadLetterMoveTasks } from './move-task.ts';
-import { type OutboxStats, outboxStats } from './outbox-stats.ts';
+import { type OutboxStats, type OutboxStatsInput, outboxStats } from './outbox-stats.ts';
 import {
   canUseMoveTask,
   type RedriveInput,
@@ -25,8 +25,8 @@ import { type SkipOrderGapInput, type SkipOrderGapResult, skipOrderGap } from '.
  * `AdminError`s that carry the HTTP status to answer with.
  * @example
  * const admin = new OutboxAdmin(adminDeps(process.env));
- * const failed = await admin.listMessages({ status: 'FAILED', topic: 'order.created' });
- * await admin.replay({ messageId: failed.items[0].messageId, reason: 'inventory fixed', actor });
+ * const failed = await admin.listMessages({ status: 'FAILED', topic: 'order.created', subscriber: 'loyalty' });
+ * await admin.replay({ messageId: failed.items[0].messageId, subscriber: 'loyalty', reason: 'loyalty fixed', actor });
  */
 export class OutboxAdmin {
   readonly #deps: AdminDeps;
@@ -40,17 +40,17 @@ export class OutboxAdmin {
     return listMessages(this.#deps, input);
   }
 
-  /** The full record of a message, its history and its audit rows (see `showMessage`). */
+  /** The full record of a message, each subscriber's delivery of it, their history and its audit rows (see `showMessage`). */
   showMessage(messageId: string): Promise<MessageDetails> {
     return showMessage(this.#deps, messageId);
   }
 
-  /** FAILED or CANCELLED → PENDING, audited (see `replayMessage`). */
+  /** FAILED or CANCELLED → PENDING, one subscriber's delivery or every one that failed, audited (see `replayMessage`). */
   replay(input: MessageActionInput): Promise<MessageActionResult> {
     return replayMessage(this.#deps, input);
   }
 
-  /** PENDING or FAILED → CANCELLED, audited (see `cancelMessage`). */
+  /** PENDING or FAILED → CANCELLED, one subscriber's delivery or every one, audited (see `cancelMessage`). */
   cancel(input: MessageActionInput): Promise<MessageActionResult> {
     return cancelMessage(this.#deps, input);
   }
@@ -75,9 +75,9 @@ export class OutboxAdmin {
     return startDeadLetterMoveTasks(this.#deps, input);
   }
 
-  /** Counts per status and topic, oldest ages and DLQ depths (see `outboxStats`). */
-  stats(): Promise<OutboxStats> {
-    return outboxStats(this.#deps);
+  /** Counts per status, topic and subscriber, oldest ages and DLQ depths (see `outboxStats`). */
+  stats(input: OutboxStatsInput = {}): Promise<OutboxStats> {
+    return outboxStats(this.#deps, input);
   }
 
   /**

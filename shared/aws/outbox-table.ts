@@ -14,6 +14,7 @@ import type {
   PageKey,
   StoredMessage,
 } from '../admin/admin-ports.ts';
+import { deliveryIdOf } from '../message/delivery-id.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { HistoryEvent } from '../outbox/history.ts';
 import type { CancelMove, OperatorMove } from '../outbox/outbox-changes.ts';
@@ -225,7 +226,16 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
       values[':topic'] = filters.topic;
       conditions.push('#topic = :topic');
     }
-    const projection = projectionOf(query.attributes);
+    // The due index does not hold `subscriber`: there a delivery's subscriber is read from its key, after the query.
+    const byKey = source.index === 'due';
+    if (filters.subscriber !== undefined && !byKey) {
+      names['#subscriber'] = SUBSCRIBER_ATTRIBUTE;
+      values[':subscriber'] = filters.subscriber;
+      conditions.push('#subscriber = :subscriber');
+    }
+    const projection = projectionOf(
+      byKey ? dueIndexAttributes(query.attributes, filters.subscriber !== undefined) : query.attributes,
+    );
     const page = await this.#client.send(
       new QueryCommand({
         TableName: this.#table,
@@ -239,7 +249,16 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
         ...(query.startKey === undefined ? {} : { ExclusiveStartKey: { ...query.startKey } }),
       }),
     );
-    return pageOf(page.Items ?? [], page.LastEvaluatedKey);
+    let items = page.Items ?? [];
+    if (byKey) {
+      items = withSubscriberOfKey(items, query.attributes);
+      if (filters.subscriber !== undefined) {
+        items = items.filter(
+          (item) => subscriberOfKey(item[OUTBOX_KEYS.partitionKey]) === filters.subscriber,
+        );
+      }
+    }
+    return pageOf(items, page.LastEvaluatedKey);
   }
 
   /** @inheritdoc */
@@ -287,22 +306,24 @@ export class DynamoOutboxAdminStore implements OutboxAdminStore {
           : range.to !== undefined
             ? ' AND #createdAt <= :to'
             : '';
-    const projection = projectionOf(['messageId', 'status', 'createdAt']);
+    const projection = projectionOf(['messageId', 'status', 'createdAt', SUBSCRIBER_ATTRIBUTE]);
     return queryAll(this.#client, {
       TableName: this.#table,
       IndexName: attentionIndex.name,
       KeyConditionExpression: `#attentionKey = :partition${bounds}`,
-      FilterExpression: '#topic = :topic',
+      FilterExpression: `#topic = :topic${range.subscriber === undefined ? '' : ' AND #subscriber = :subscriber'}`,
       ProjectionExpression: projection.ProjectionExpression,
       ExpressionAttributeNames: {
         '#attentionKey': attentionIndex.partitionKey,
         '#topic': 'topic',
+        ...(range.subscriber === undefined ? {} : { '#subscriber': SUBSCRIBER_ATTRIBUTE }),
         ...(bounds === '' ? {} : { '#createdAt': attentionIndex.sortKey }),
         ...projection.ExpressionAttributeNames,
       },
       ExpressionAttributeValues: {
         ':partition': range.partition,
         ':topic': range.topic,
+        ...(range.subscriber === undefined ? {} : { ':subscriber': range.subscriber }),
         ...(range.from === undefined ? {} : { ':from': range.from }),
         ...(range.to === undefined ? {} : { ':to': range.to }),
       },
@@ -519,6 +540,7 @@ function pageOf<T>(items: readonly T[], lastKey: Record<string, unknown> | undef
 /**
  * Every item of one due-index shard or attention partition, with only `attributes`: what the backlog count reads.
  * A function of its own (not only a method of the admin store), so the sweeper's bundle carries just this query.
+ * A delivery's `subscriber`, when asked for, comes from its key on the due index, which does not hold the attribute.
  */
 export async function readOutboxPartition(
   { client, outboxTable }: OutboxReader,
@@ -531,8 +553,9 @@ export async function readOutboxPartition(
     partition.index === 'due'
       ? [OUTBOX_KEYS.dueIndex, partition.shard]
       : [OUTBOX_KEYS.attentionIndex, partition.partition];
-  const projection = projectionOf(attributes);
-  return queryAll(client, {
+  const byKey = partition.index === 'due';
+  const projection = projectionOf(byKey ? dueIndexAttributes(attributes) : attributes);
+  const items = await queryAll(client, {
     TableName: outboxTable,
     IndexName: index.name,
     KeyConditionExpression: '#pk = :pk',
@@ -540,4 +563,42 @@ export async function readOutboxPartition(
     ExpressionAttributeNames: { '#pk': index.partitionKey, ...projection.ExpressionAttributeNames },
     ExpressionAttributeValues: { ':pk': value },
   });
+  return byKey ? withSubscriberOfKey(items, attributes) : items;
+}
+
+/** The attribute of a delivery row naming its subscriber. */
+const SUBSCRIBER_ATTRIBUTE = 'subscriber';
+
+/**
+ * The attributes to read of the due index for `attributes`: it does not hold `subscriber` (an index's projection is
+ * fixed when the table is created), so the key, which names a delivery's subscriber, is read in its place.
+ */
+function dueIndexAttributes(attributes: readonly string[], keyNeeded = false): string[] {
+  return keyNeeded || attributes.includes(SUBSCRIBER_ATTRIBUTE)
+    ? [...attributes.filter((name) => name !== SUBSCRIBER_ATTRIBUTE), OUTBOX_KEYS.partitionKey]
+    : [...attributes];
+}
+
+/** Items of the due index with `subscriber` set from each delivery's key, when `attributes` asks for it. */
+function withSubscriberOfKey(
+  items: readonly Record<string, unknown>[],
+  attributes: readonly string[],
+): Record<string, unknown>[] {
+  if (!attributes.includes(SUBSCRIBER_ATTRIBUTE)) return [...items];
+  return items.map((item) => {
+    const subscriber = subscriberOfKey(item[OUTBOX_KEYS.partitionKey]);
+    return subscriber === undefined ? item : { ...item, [SUBSCRIBER_ATTRIBUTE]: subscriber };
+  });
+}
+
+/**
+ * The subscriber a delivery's key names (`<messageId>#<subscriber>`, made by `deliveryIdOf`); `undefined` for a
+ * message's own id. A message id is a ULID, which holds no `#`.
+ */
+function subscriberOfKey(key: unknown): string | undefined {
+  if (typeof key !== 'string') return undefined;
+  const at = key.indexOf('#');
+  if (at < 1) return undefined;
+  const subscriber = key.slice(at + 1);
+  return deliveryIdOf(key.slice(0, at), subscriber) === key ? subscriber : undefined;
 }

@@ -2,15 +2,18 @@
  * What the `outbox` CLI prints for people (its `--json` output is the admin core's own results). Pure
  * functions from results to text, so that each can be tested on its own.
  */
+
+import type { AuditRow } from '../admin/audit-trail.ts';
 import type { BulkReplayReport } from '../admin/bulk-replay.ts';
 import type { EraseResult } from '../admin/erase-aggregate.ts';
 import type { MessagePage } from '../admin/list-messages.ts';
 import type { MessageActionResult } from '../admin/message-actions.ts';
 import type { StartedMoveTask } from '../admin/move-task.ts';
-import type { OutboxStats } from '../admin/outbox-stats.ts';
+import type { OutboxStats, TopicCounts } from '../admin/outbox-stats.ts';
 import type { RedriveReport } from '../admin/redrive-dead-letters.ts';
-import type { MessageDetails } from '../admin/show-message.ts';
+import type { DeliveryDetails, MessageDetails } from '../admin/show-message.ts';
 import type { SkipOrderGapResult } from '../admin/skip-order-gap.ts';
+import type { SubscriberStats } from '../admin/subscriber-stats.ts';
 import { DeadLetterCause } from '../consumer/dead-letter-cause.ts';
 import type { RecoverReport } from './recover.ts';
 
@@ -37,29 +40,44 @@ export function formatAge(seconds: number): string {
   return `${Math.floor(hours / 24)}d ${hours % 24}h`;
 }
 
-/** Counts per topic and status, the oldest ages, and each dead-letter queue's depth. */
+/** What a row without a subscriber (a message delivered to one queue) shows in the subscriber column. */
+const NO_SUBSCRIBER = '(none)';
+
+/**
+ * Counts per topic and status, the oldest ages, the same per subscriber of each topic that has subscribers, and
+ * each dead-letter queue's depth.
+ */
 export function formatStats(stats: OutboxStats): string {
-  const topics = Object.entries(stats.topics).map(([topic, counts]) => [
-    topic,
-    String(counts.PENDING),
-    String(counts.SENT),
-    String(counts.FAILED),
-    String(counts.CANCELLED),
-    formatAge(counts.oldestPendingAgeSeconds),
-    formatAge(counts.oldestSentUnconfirmedAgeSeconds),
-  ]);
+  const counts = (row: TopicCounts) => [
+    String(row.PENDING),
+    String(row.SENT),
+    String(row.FAILED),
+    String(row.CANCELLED),
+    formatAge(row.oldestPendingAgeSeconds),
+    formatAge(row.oldestSentUnconfirmedAgeSeconds),
+  ];
+  const topics = Object.entries(stats.topics).map(([topic, row]) => [topic, ...counts(row)]);
   const { totals } = stats;
+  const subscribed = new Set(
+    stats.bySubscriber.filter((row) => row.subscriber !== undefined).map((row) => row.topic),
+  );
+  // A topic without subscribers is its row above; the rows of a topic with subscribers include its messages
+  // delivered to one queue (written before it had subscribers), shown as such.
+  const deliveries = stats.bySubscriber
+    .filter((row) => subscribed.has(row.topic))
+    .map((row) => [row.topic, row.subscriber ?? NO_SUBSCRIBER, ...counts(row)]);
   const queues = stats.deadLetterQueues.map((queue) => [
     queue.queueName,
     queue.topics.join(', '),
     String(queue.messages),
     String(queue.inFlight),
   ]);
+  const columns = ['PENDING', 'SENT', 'FAILED', 'CANCELLED', 'OLDEST PENDING', 'OLDEST UNCONFIRMED'];
   return [
-    `outbox at ${stats.at}`,
+    `outbox at ${stats.at}${stats.subscriber === undefined ? '' : ` (the deliveries to ${stats.subscriber} only)`}`,
     '',
     formatTable(
-      ['TOPIC', 'PENDING', 'SENT', 'FAILED', 'CANCELLED', 'OLDEST PENDING', 'OLDEST UNCONFIRMED'],
+      ['TOPIC', ...columns],
       [
         ...topics,
         [
@@ -73,19 +91,60 @@ export function formatStats(stats: OutboxStats): string {
         ],
       ],
     ),
+    ...(deliveries.length === 0 ? [] : ['', formatTable(['TOPIC', 'SUBSCRIBER', ...columns], deliveries)]),
     '',
     queues.length === 0
       ? 'no dead-letter queues'
       : formatTable(['DEAD-LETTER QUEUE', 'TOPICS', 'MESSAGES', 'IN FLIGHT'], queues),
+    ...(subscribed.size === 0
+      ? []
+      : [
+          "a subscriber's queue and dead letters are in its own stack: outbox stats --stack <the subscriber's stack>",
+        ]),
     '',
     `CONFIRMED is not counted: ${stats.notCounted.CONFIRMED}`,
   ].join('\n');
 }
 
-/** A page of messages, and how to read the next one. */
+/** A subscriber's own stack: its queues' and dead-letter queues' depths, and its inboxes. */
+export function formatSubscriberStats(stats: SubscriberStats): string {
+  const queues = stats.queues.map((queue) => [
+    queue.queueName,
+    queue.topics.join(', '),
+    String(queue.messages),
+    String(queue.inFlight),
+  ]);
+  const deadLetters = stats.deadLetterQueues.map((queue) => [
+    queue.queueName,
+    queue.topics.join(', '),
+    String(queue.messages),
+    String(queue.inFlight),
+  ]);
+  const inboxes = stats.inboxes.map((inbox) => [inbox.table, inbox.topics.join(', ')]);
+  return [
+    `subscriber ${stats.subscriber} at ${stats.at}`,
+    '',
+    formatTable(['QUEUE', 'TOPICS', 'MESSAGES', 'IN FLIGHT'], queues),
+    '',
+    deadLetters.length === 0
+      ? 'no dead-letter queues'
+      : formatTable(['DEAD-LETTER QUEUE', 'TOPICS', 'MESSAGES', 'IN FLIGHT'], deadLetters),
+    '',
+    inboxes.length === 0 ? 'no inbox table' : formatTable(['INBOX TABLE', 'TOPICS'], inboxes),
+    '',
+    `the statuses of its deliveries are the producer's: outbox stats --subscriber ${stats.subscriber} on the producer's stack`,
+  ].join('\n');
+}
+
+/**
+ * A page of messages, and how to read the next one. A delivery to a subscriber is listed by its message's own id
+ * with its subscriber (what replay, cancel and show take: `<id> --subscriber S`).
+ */
 export function formatMessagePage(page: MessagePage): string {
+  const bySubscriber = page.items.some((item) => item.subscriber !== undefined);
   const rows = page.items.map((item) => [
     item.messageId,
+    ...(bySubscriber ? [item.subscriber ?? NO_SUBSCRIBER] : []),
     item.status,
     item.topic,
     item.aggregateId,
@@ -97,21 +156,37 @@ export function formatMessagePage(page: MessagePage): string {
     rows.length === 0
       ? 'no messages'
       : formatTable(
-          ['MESSAGE ID', 'STATUS', 'TOPIC', 'AGGREGATE', 'ATTEMPTS', 'CREATED', 'LAST ERROR'],
+          [
+            'MESSAGE ID',
+            ...(bySubscriber ? ['SUBSCRIBER'] : []),
+            'STATUS',
+            'TOPIC',
+            'AGGREGATE',
+            'ATTEMPTS',
+            'CREATED',
+            'LAST ERROR',
+          ],
           rows,
         ),
     ...(page.cursor === undefined ? [] : ['', `more: --cursor ${page.cursor}`]),
   ].join('\n');
 }
 
-/** The stored message, its history and its audit rows. */
+/**
+ * The stored message, its history and its audit rows; for a message delivered to subscribers, its status derived
+ * from theirs, each delivery (status, attempts, outcome, times, last error) and each delivery's history.
+ */
 export function formatMessageDetails(details: MessageDetails): string {
   const { message } = details;
+  const deliveries = details.deliveries ?? [];
   const fields = [
     'messageId',
+    'subscriber',
     'status',
     'topic',
     'aggregateId',
+    'orderKey',
+    'seq',
     'attempts',
     'resends',
     'createdAt',
@@ -123,62 +198,134 @@ export function formatMessageDetails(details: MessageDetails): string {
     'outcome',
   ].filter((field) => message[field] !== undefined);
   const width = Math.max(...fields.map((field) => field.length));
-  const history = details.history.map((entry) => [
+  const value = (field: string) =>
+    field === 'status' && deliveries.length > 0
+      ? `${String(message.status)} (from its ${deliveries.length} deliveries)`
+      : String(message[field]);
+  const histories =
+    deliveries.length === 0
+      ? [historyTable(details.history, 'history: none')]
+      : deliveries.map(
+          (delivery) =>
+            `history of the delivery to ${delivery.subscriber}\n${historyTable(delivery.history, '  none')}`,
+        );
+  return [
+    ...fields.map((field) => `${field.padEnd(width)}  ${value(field)}`),
+    ...(deliveries.length === 0 ? [] : ['', 'deliveries', deliveriesTable(deliveries)]),
+    '',
+    'payload',
+    indent(JSON.stringify(message.payload ?? null, null, 2)),
+    '',
+    histories.join('\n\n'),
+    '',
+    auditTable(details.audit),
+  ].join('\n');
+}
+
+/** Each subscriber's delivery: its status, attempts, outcome, times and last error. */
+function deliveriesTable(deliveries: readonly DeliveryDetails[]): string {
+  const text = (value: unknown) => (value === undefined || value === null ? '' : String(value));
+  return formatTable(
+    ['SUBSCRIBER', 'STATUS', 'ATTEMPTS', 'OUTCOME', 'SENT', 'CONFIRMED', 'UPDATED', 'LAST ERROR'],
+    deliveries.map(({ subscriber, delivery }) => [
+      subscriber,
+      text(delivery.status),
+      text(delivery.attempts ?? 0),
+      text(delivery.outcome),
+      text(delivery.sentAt),
+      text(delivery.confirmedAt),
+      text(delivery.updatedAt),
+      oneLine(text(delivery.lastError), 60),
+    ]),
+  );
+}
+
+function historyTable(history: MessageDetails['history'], none: string): string {
+  const rows = history.map((entry) => [
     entry.at,
     entry.event,
     entry.from === undefined ? '' : `${entry.from} → ${entry.to ?? ''}`,
     entry.by ?? '',
     oneLine(entry.reason ?? entry.outcome ?? '', 60),
   ]);
-  const audit = details.audit.map((row) => [row.at, row.action, row.actor, oneLine(row.reason, 60)]);
-  const deliveries = (details.deliveries ?? []).map(({ subscriber, delivery }) =>
-    [
-      subscriber,
-      delivery.status,
-      `attempts ${String(delivery.attempts ?? 0)}`,
-      delivery.outcome ?? '',
-      oneLine(String(delivery.lastError ?? ''), 60),
-    ]
-      .filter((cell) => cell !== '')
-      .join('  '),
-  );
-  return [
-    ...fields.map((field) => `${field.padEnd(width)}  ${String(message[field])}`),
-    ...(deliveries.length === 0 ? [] : ['', 'deliveries', ...deliveries.map((line) => `  ${line}`)]),
-    '',
-    'payload',
-    indent(JSON.stringify(message.payload ?? null, null, 2)),
-    '',
-    history.length === 0
-      ? 'history: none'
-      : formatTable(['AT', 'EVENT', 'CHANGE', 'BY', 'REASON / OUTCOME'], history),
-    '',
-    audit.length === 0 ? 'audit: none' : formatTable(['AT', 'ACTION', 'ACTOR', 'REASON'], audit),
-  ].join('\n');
+  return rows.length === 0 ? none : formatTable(['AT', 'EVENT', 'CHANGE', 'BY', 'REASON / OUTCOME'], rows);
 }
 
-/** `replayed 01HW… (order.created, order-17): FAILED → PENDING`. */
+/** The audit rows, with the subscribers each acted on when any names one. */
+function auditTable(audit: readonly AuditRow[]): string {
+  if (audit.length === 0) return 'audit: none';
+  const subscribersOf = (row: AuditRow): string => {
+    const { details } = row;
+    if (typeof details.subscriber === 'string') return details.subscriber;
+    if (!Array.isArray(details.deliveries)) return '';
+    return details.deliveries
+      .map((delivery: unknown) => String((delivery as { subscriber?: unknown }).subscriber ?? ''))
+      .join(', ');
+  };
+  const named = audit.some((row) => subscribersOf(row) !== '');
+  return formatTable(
+    ['AT', 'ACTION', 'ACTOR', ...(named ? ['SUBSCRIBER'] : []), 'REASON'],
+    audit.map((row) => [
+      row.at,
+      row.action,
+      row.actor,
+      ...(named ? [subscribersOf(row)] : []),
+      oneLine(row.reason, 60),
+    ]),
+  );
+}
+
+/**
+ * `replayed 01HW… (order.created, order-17): FAILED → PENDING`; `replayed loyalty's delivery of 01HW… …` for one
+ * subscriber's; for every delivery of a message, a line per delivery saying what became of it.
+ */
 export function formatActionResult(result: MessageActionResult): string {
   const verb = result.action === 'CANCEL' ? 'cancelled' : 'replayed';
-  return (
-    `${verb} ${result.messageId} (${result.topic}, ${result.aggregateId}): ${result.from} → ${result.to}` +
-    ` at ${result.at}, audit ${result.actionId}`
-  );
+  const what =
+    result.subscriber === undefined
+      ? result.messageId
+      : `${result.subscriber}'s delivery of ${result.messageId}`;
+  const deliveries = result.deliveries ?? [];
+  const width = Math.max(0, ...deliveries.map((delivery) => delivery.subscriber.length));
+  return [
+    `${verb} ${what} (${result.topic}, ${result.aggregateId}): ${result.from} → ${result.to}` +
+      ` at ${result.at}, audit ${result.actionId}`,
+    ...deliveries.map((delivery) =>
+      delivery.to === undefined
+        ? `  ${delivery.subscriber.padEnd(width)}  left as it is: ${delivery.unchanged ?? delivery.from}`
+        : `  ${delivery.subscriber.padEnd(width)}  ${delivery.from} → ${delivery.to}`,
+    ),
+  ].join('\n');
 }
 
 /** What a bulk replay did, or would do in a dry run. */
 export function formatBulkReplay(report: BulkReplayReport): string {
   if (report.dryRun) {
-    const rows = (report.wouldReplay ?? []).map((c) => [c.messageId, c.status, c.createdAt]);
+    const candidates = report.wouldReplay ?? [];
+    const bySubscriber = candidates.some((c) => c.subscriber !== undefined);
+    const rows = candidates.map((c) => [
+      c.messageId,
+      ...(bySubscriber ? [c.subscriber ?? NO_SUBSCRIBER] : []),
+      c.status,
+      c.createdAt,
+    ]);
     return [
       `dry run: would replay ${report.total} message(s)`,
-      ...(rows.length === 0 ? [] : ['', formatTable(['MESSAGE ID', 'STATUS', 'CREATED'], rows)]),
+      ...(rows.length === 0
+        ? []
+        : [
+            '',
+            formatTable(['MESSAGE ID', ...(bySubscriber ? ['SUBSCRIBER'] : []), 'STATUS', 'CREATED'], rows),
+          ]),
     ].join('\n');
   }
   return [
     `replayed ${report.replayed} of ${report.total} (skipped ${report.skipped}, failed ${report.failed})` +
       (report.bulkId === undefined ? '' : `, run ${report.bulkId}`),
-    ...report.problems.map((problem) => `  ${problem.messageId}: ${problem.error}`),
+    ...report.problems.map(
+      (problem) =>
+        `  ${problem.messageId}${problem.subscriber === undefined ? '' : ` (${problem.subscriber})`}: ${problem.error}`,
+    ),
   ].join('\n');
 }
 

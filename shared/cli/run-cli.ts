@@ -13,6 +13,8 @@ import { InvalidAdminRequestError, MoveTaskUnavailableError } from '../admin/adm
 import { deadLetterRoutes } from '../admin/dead-letter-routes.ts';
 import { OutboxAdmin } from '../admin/outbox-admin.ts';
 import type { RedriveInput } from '../admin/redrive-dead-letters.ts';
+import { SubscriberAdmin, type SubscriberAdminDeps } from '../admin/subscriber-admin.ts';
+import { DynamoAuditLog } from '../aws/audit-table.ts';
 import {
   type AwsClientConfig,
   awsClientConfig,
@@ -35,6 +37,7 @@ import {
   formatRedrive,
   formatSkipOrderGap,
   formatStats,
+  formatSubscriberStats,
 } from './format-output.ts';
 import { loadHealthCheck } from './health-check.ts';
 import { type CallerIdentity, operatorIdentity } from './operator-identity.ts';
@@ -42,17 +45,26 @@ import { type ProgressStream, progressReporter } from './progress.ts';
 import { RecoverOutcome, recoverTopic } from './recover.ts';
 import {
   type DiscoveredOutbox,
-  discoverOutbox,
+  type DiscoveredStack,
+  type DiscoveredSubscriber,
+  discoverStack,
+  readStackKind,
   readStackOutputs,
   StackDiscoveryError,
+  type StackKind,
 } from './stack-discovery.ts';
-import { chooseStackName } from './stack-name.ts';
+import { chooseStackName, localStackNames, type StackLabel } from './stack-name.ts';
 
 /** Clients and seams a test (or another front end) may give the CLI instead of the default ones. */
 export interface CliClients {
   readonly cloudFormation?: CloudFormationClient;
   /** The operations core's dependencies for the discovered outbox. @default DynamoDB and SQS clients */
   readonly adminDeps?: (outbox: DiscoveredOutbox, config: AwsClientConfig) => AdminDeps;
+  /** The dependencies of the operations on a subscriber's own stack. @default DynamoDB and SQS clients */
+  readonly subscriberDeps?: (
+    subscriber: DiscoveredSubscriber,
+    config: AwsClientConfig,
+  ) => SubscriberAdminDeps;
   /** The caller's ARN on AWS (STS GetCallerIdentity). */
   readonly callerIdentity?: CallerIdentity;
   readonly clock?: () => Date;
@@ -128,7 +140,8 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     )
     .option(
       '--stack <name>',
-      'the stack holding the outbox (default with AWS_ENDPOINT_URL: the *-local stack)',
+      "the stack holding the outbox, or a subscriber's own stack for stats and redrive (default with " +
+        'AWS_ENDPOINT_URL: the *-local stack holding an outbox)',
     )
     .option('--json', 'print one JSON document on stdout instead of tables')
     .addHelpText('after', EXIT_CODES_HELP)
@@ -142,10 +155,27 @@ function buildProgram(io: CliIo, runner: Runner): Command {
 
   program
     .command('stats')
-    .description('counts per status and topic, oldest PENDING and SENT-unconfirmed ages, DLQ depths')
+    .description(
+      'counts per status, topic and subscriber, oldest PENDING and SENT-unconfirmed ages, DLQ depths; on a ' +
+        "subscriber's own stack: its queue's and DLQ's depths, its inbox",
+    )
+    .option('--subscriber <name>', "only this subscriber's deliveries")
     .action(function (this: Command) {
+      const { subscriber } = this.opts<{ subscriber?: string }>();
       return action(this, async ({ session }) => {
-        const stats = await (await session.admin()).stats();
+        const stack = await session.stack();
+        if (stack.kind === 'subscriber') {
+          const own = stack.subscriber.subscriber;
+          if (subscriber !== undefined && subscriber !== own) {
+            throw new InvalidAdminRequestError(
+              '--subscriber',
+              `names ${subscriber}, but ${stack.subscriber.stackName} is subscriber ${own}'s stack`,
+            );
+          }
+          session.print(await session.subscriberAdmin(stack.subscriber).stats(), formatSubscriberStats);
+          return undefined;
+        }
+        const stats = await (await session.admin()).stats(subscriber === undefined ? {} : { subscriber });
         session.print(stats, formatStats);
         return undefined;
       });
@@ -156,6 +186,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     .description('a page of messages through the indexes (give at least one filter)')
     .option('--status <status>', 'PENDING, SENT, FAILED or CANCELLED (CONFIRMED with --aggregate-id)')
     .option('--topic <topic>')
+    .option('--subscriber <name>', "only the deliveries to this subscriber (the message's own id is listed)")
     .option('--aggregate-id <id>')
     .option('--since <instant>', 'only messages created at or after this ISO-8601 instant')
     .option('--limit <n>', 'messages per page (1–500, default 50)', integerOption('--limit'))
@@ -164,6 +195,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
       const options = this.opts<{
         status?: string;
         topic?: string;
+        subscriber?: string;
         aggregateId?: string;
         since?: string;
         limit?: number;
@@ -178,7 +210,10 @@ function buildProgram(io: CliIo, runner: Runner): Command {
 
   program
     .command('show')
-    .description('a message: its stored record, its history and its audit rows')
+    .description(
+      'a message: its stored record, each subscriber’s delivery (status, attempts, outcome, times, history) and ' +
+        'its audit rows',
+    )
     .argument('<id>', 'the message id')
     .action(function (this: Command, id: string) {
       return action(this, async ({ session }) => {
@@ -191,10 +226,15 @@ function buildProgram(io: CliIo, runner: Runner): Command {
   program
     .command('replay')
     .description(
-      'FAILED or CANCELLED → PENDING: one message by id, or a topic’s FAILED messages with --topic (paced)',
+      'FAILED or CANCELLED → PENDING: one message by id (every FAILED or CANCELLED delivery of it, or only ' +
+        '--subscriber’s; a CONFIRMED one is never sent again), or a topic’s FAILED messages with --topic (paced)',
     )
     .argument('[id]', 'the message id (omit it with --topic)')
     .requiredOption('--reason <text>', 'why: kept in the audit trail and the message history')
+    .option(
+      '--subscriber <name>',
+      "only this subscriber's delivery (with --topic: its deliveries of the topic)",
+    )
     .option('--topic <topic>', 'bulk: replay the FAILED messages of this topic')
     .option('--from <instant>', 'bulk: created at or after this ISO-8601 instant')
     .option('--to <instant>', 'bulk: created at or before this ISO-8601 instant')
@@ -204,6 +244,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     .action(function (this: Command, id: string | undefined) {
       const options = this.opts<{
         reason: string;
+        subscriber?: string;
         topic?: string;
         from?: string;
         to?: string;
@@ -225,7 +266,12 @@ function buildProgram(io: CliIo, runner: Runner): Command {
             );
           }
           session.print(
-            await admin.replay({ messageId: id, reason: options.reason, actor }),
+            await admin.replay({
+              messageId: id,
+              ...(options.subscriber === undefined ? {} : { subscriber: options.subscriber }),
+              reason: options.reason,
+              actor,
+            }),
             formatActionResult,
           );
           return undefined;
@@ -236,6 +282,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
         const progress = progressReporter(io.stderr);
         const report = await admin.bulkReplay({
           topic: options.topic,
+          ...(options.subscriber === undefined ? {} : { subscriber: options.subscriber }),
           ...(options.from === undefined ? {} : { from: options.from }),
           ...(options.to === undefined ? {} : { to: options.to }),
           includeCancelled: options.includeCancelled === true,
@@ -253,15 +300,24 @@ function buildProgram(io: CliIo, runner: Runner): Command {
 
   program
     .command('cancel')
-    .description('PENDING or FAILED → CANCELLED (a copy already in flight may still be applied)')
+    .description(
+      'PENDING or FAILED → CANCELLED: every such delivery of the message, or only --subscriber’s (a copy already ' +
+        'in flight may still be applied)',
+    )
     .argument('<id>', 'the message id')
     .requiredOption('--reason <text>', 'why: kept in the audit trail and the message history')
+    .option('--subscriber <name>', "only this subscriber's delivery")
     .action(function (this: Command, id: string) {
-      const { reason } = this.opts<{ reason: string }>();
+      const { reason, subscriber } = this.opts<{ reason: string; subscriber?: string }>();
       return action(this, async ({ session }) => {
         const admin = await session.admin();
         session.print(
-          await admin.cancel({ messageId: id, reason, actor: await session.actor() }),
+          await admin.cancel({
+            messageId: id,
+            ...(subscriber === undefined ? {} : { subscriber }),
+            reason,
+            actor: await session.actor(),
+          }),
           formatActionResult,
         );
         return undefined;
@@ -270,7 +326,10 @@ function buildProgram(io: CliIo, runner: Runner): Command {
 
   program
     .command('redrive')
-    .description('move dead letters back to their source queue (filtered, paced, journalled)')
+    .description(
+      "move dead letters back to their source queue (filtered, paced, journalled); a subscriber's dead letters " +
+        "from its own stack (--stack <the subscriber's stack>)",
+    )
     .option('--topic <topic>', "only this topic's messages, from its queue's DLQ")
     .option('--message-id <ids...>', 'only these outbox message ids')
     .option('--queue <queue>', 'only this DLQ (URL or name, or its source queue’s)')
@@ -291,7 +350,9 @@ function buildProgram(io: CliIo, runner: Runner): Command {
         moveTask: boolean;
       }>();
       return action(this, async ({ session }) => {
-        const admin = await session.admin();
+        const stack = await session.stack();
+        const admin =
+          stack.kind === 'subscriber' ? session.subscriberAdmin(stack.subscriber) : await session.admin();
         const input: RedriveInput = {
           ...(options.topic === undefined ? {} : { topic: options.topic }),
           ...(options.messageId === undefined ? {} : { messageIds: options.messageId }),
@@ -565,7 +626,8 @@ class Session {
   readonly #destroy: (() => void)[] = [];
   #json = false;
   #stack: string | undefined;
-  #outbox: Promise<DiscoveredOutbox> | undefined;
+  #command = '';
+  #discovered: Promise<DiscoveredStack> | undefined;
   #admin: Promise<OutboxAdmin> | undefined;
   #actor: Promise<string> | undefined;
 
@@ -588,6 +650,7 @@ class Session {
     const globals = command.optsWithGlobals<GlobalOptions>();
     this.#json = globals.json === true;
     this.#stack = globals.stack;
+    this.#command = command.name();
     return { ...globals, session: this };
   }
 
@@ -596,23 +659,42 @@ class Session {
     this.#io.stdout.write(`${this.#json ? toJson(value) : format(value)}\n`);
   }
 
-  outbox(): Promise<DiscoveredOutbox> {
-    this.#outbox ??= (async () => {
-      const cloudFormation =
-        this.#io.clients?.cloudFormation ?? this.#own(new CloudFormationClient({ ...this.config }));
+  /**
+   * What the stack holds: `--stack`, or against an emulator the `*-local` stack holding an outbox (see
+   * `chooseStackName`).
+   */
+  stack(): Promise<DiscoveredStack> {
+    this.#discovered ??= (async () => {
+      const cloudFormation = this.#cloudFormation();
       const stackName = await chooseStackName(cloudFormation, {
         ...(this.#stack === undefined ? {} : { stack: this.#stack }),
-        ...(this.onEmulator ? { endpoint: this.#io.env.AWS_ENDPOINT_URL } : {}),
+        ...(this.onEmulator
+          ? {
+              endpoint: this.#io.env.AWS_ENDPOINT_URL,
+              labelOf: async (name: string) => labelOf(await readStackKind(cloudFormation, name)),
+            }
+          : {}),
       });
-      const outbox = await discoverOutbox(
+      const stack = await discoverStack(
         cloudFormation,
         stackName,
         this.onEmulator ? this.#io.env.AWS_ENDPOINT_URL : undefined,
       );
-      for (const note of outbox.notes) this.#io.stderr.write(`note: ${note}\n`);
-      return outbox;
+      const notes = stack.kind === 'outbox' ? stack.outbox.notes : stack.subscriber.notes;
+      for (const note of notes) this.#io.stderr.write(`note: ${note}\n`);
+      return stack;
     })();
-    return this.#outbox;
+    return this.#discovered;
+  }
+
+  /**
+   * The outbox of the stack; a {@link StackDiscoveryError} naming the producer's stack when it is a subscriber's,
+   * which holds no outbox.
+   */
+  async outbox(): Promise<DiscoveredOutbox> {
+    const stack = await this.stack();
+    if (stack.kind === 'outbox') return stack.outbox;
+    throw await this.#wrongStack(stack.subscriber);
   }
 
   /**
@@ -626,8 +708,7 @@ class Session {
           'give the URL it prints as REST API (npm run outbox -- call GET /inventory/SKU-APPLE --url http://127.0.0.1:3000)',
       );
     }
-    const cloudFormation =
-      this.#io.clients?.cloudFormation ?? this.#own(new CloudFormationClient({ ...this.config }));
+    const cloudFormation = this.#cloudFormation();
     const stackName = await chooseStackName(cloudFormation, {
       ...(this.#stack === undefined ? {} : { stack: this.#stack }),
     });
@@ -650,6 +731,13 @@ class Session {
       return new OutboxAdmin(deps);
     })();
     return this.#admin;
+  }
+
+  /** The operations on a subscriber's own stack. */
+  subscriberAdmin(subscriber: DiscoveredSubscriber): SubscriberAdmin {
+    const deps =
+      this.#io.clients?.subscriberDeps?.(subscriber, this.config) ?? this.#subscriberDeps(subscriber);
+    return new SubscriberAdmin(deps);
   }
 
   actor(): Promise<string> {
@@ -678,6 +766,7 @@ class Session {
       deadLetterQueues: outbox.deadLetterQueues,
       deliveryInboxes: outbox.deliveryInboxes,
       orderedTopics: outbox.orderedTopics,
+      subscriptions: outbox.subscriptions,
       dueShards: outbox.dueShards,
       retentionDays: outbox.retentionDays,
       clock: this.#io.clients?.clock ?? (() => new Date()),
@@ -686,10 +775,79 @@ class Session {
     });
   }
 
+  #subscriberDeps(subscriber: DiscoveredSubscriber): SubscriberAdminDeps {
+    const sqs = this.#own(createSqsClient(this.config));
+    return {
+      subscriber: subscriber.subscriber,
+      queues: new SqsAdminQueues(sqs),
+      topicQueues: subscriber.topicQueues,
+      deadLetterQueues: subscriber.deadLetterQueues,
+      inboxTables: subscriber.inboxTables,
+      ...(subscriber.auditTable === undefined
+        ? {}
+        : {
+            audit: new DynamoAuditLog({
+              client: this.#own(createDocumentClient(this.config)),
+              auditTable: subscriber.auditTable,
+            }),
+          }),
+      clock: this.#io.clients?.clock ?? (() => new Date()),
+      newId: monotonicFactory(),
+      sleep: this.sleep,
+    };
+  }
+
+  /**
+   * The refusal of a command that needs an outbox on a subscriber's own stack, naming the producer's stack: on an
+   * emulator, the local stack holding the outbox the subscriber's queue names (or the only one holding an outbox).
+   */
+  async #wrongStack(subscriber: DiscoveredSubscriber): Promise<StackDiscoveryError> {
+    const producer = this.onEmulator ? await this.#producerStackOf(subscriber) : undefined;
+    const outboxes = subscriber.outboxes.join(', ');
+    const where =
+      producer !== undefined
+        ? `--stack ${producer}`
+        : `--stack <the producer's stack${outboxes === '' ? '' : `, the one holding outbox ${outboxes}`}>`;
+    return new StackDiscoveryError(
+      subscriber.stackName,
+      `is subscriber ${subscriber.subscriber}'s own stack (its queue, dead-letter queue and inbox), which holds no ` +
+        `outbox: outbox ${this.#command} works on the producer's stack, which holds the outbox and its audit ` +
+        `trail: ${where}. Here: outbox stats, outbox redrive`,
+    );
+  }
+
+  /** The emulator's local stack holding the outbox `subscriber` receives from, or the only one holding an outbox. */
+  async #producerStackOf(subscriber: DiscoveredSubscriber): Promise<string | undefined> {
+    const cloudFormation = this.#cloudFormation();
+    const names = await localStackNames(cloudFormation, this.#io.env.AWS_ENDPOINT_URL ?? '').catch(
+      (): string[] => [],
+    );
+    const kinds = await Promise.all(names.map((name) => readStackKind(cloudFormation, name)));
+    const producers = names.flatMap((name, n) => {
+      const kind = kinds[n];
+      return kind?.kind === 'outbox' ? [{ name, outboxName: kind.outboxName }] : [];
+    });
+    const named = producers.find(
+      (producer) => producer.outboxName !== undefined && subscriber.outboxes.includes(producer.outboxName),
+    );
+    return named?.name ?? (producers.length === 1 ? producers[0]?.name : undefined);
+  }
+
+  #cloudFormation(): CloudFormationClient {
+    return this.#io.clients?.cloudFormation ?? this.#own(new CloudFormationClient({ ...this.config }));
+  }
+
   #own<T extends { destroy(): void }>(client: T): T {
     this.#destroy.push(() => client.destroy());
     return client;
   }
+}
+
+/** How a list of stacks names what a stack holds. */
+function labelOf(kind: StackKind): StackLabel {
+  if (kind.kind === 'outbox') return { holdsOutbox: true, label: 'outbox' };
+  if (kind.kind === 'subscriber') return { holdsOutbox: false, label: `subscriber ${kind.subscriber}` };
+  return { holdsOutbox: false, label: 'no outbox' };
 }
 
 /** A positive whole number option. */

@@ -4,20 +4,63 @@ import { ConfigError, describeError } from '../errors.ts';
 /** The suffix `npm start` gives the stack it deploys to an emulator (`<stack>-local`). */
 export const LOCAL_STACK_SUFFIX = '-local';
 
+/** What a stack holds, as far as choosing one goes: an outbox, or else what to call it in a list of stacks. */
+export interface StackLabel {
+  readonly holdsOutbox: boolean;
+  /** How a list of stacks names what it is: `outbox`, `subscriber inventory`, `no outbox`. */
+  readonly label: string;
+}
+
 /**
  * The stack to work on: `--stack` when given; against an emulator (`AWS_ENDPOINT_URL`), the one stack named
- * `<stack>-local` there (what `npm start` deploys); otherwise a {@link ConfigError} asking for `--stack`.
+ * `<stack>-local` there (what `npm start` deploys), or — when there are several (a producer and its subscribers,
+ * each in its own stack) and `labelOf` tells them apart — the one of them holding an outbox; otherwise a
+ * {@link ConfigError} asking for `--stack`, naming the local stacks and what each holds.
  * @example
  * const stackName = await chooseStackName(cloudFormation, { stack: options.stack, endpoint: env.AWS_ENDPOINT_URL });
  */
 export async function chooseStackName(
   client: CloudFormationClient,
-  given: { readonly stack?: string; readonly endpoint?: string },
+  given: {
+    readonly stack?: string;
+    readonly endpoint?: string;
+    /** What a stack holds (its template's metadata), to pick the one holding an outbox among several. */
+    readonly labelOf?: (stackName: string) => Promise<StackLabel>;
+  },
 ): Promise<string> {
   if (given.stack !== undefined && given.stack.trim() !== '') return given.stack.trim();
   if (given.endpoint === undefined) {
     throw new ConfigError('--stack is required: the name of the CloudFormation stack that holds the outbox');
   }
+  const names = await localStackNames(client, given.endpoint);
+  const [only, other] = names;
+  if (only !== undefined && other === undefined) return only;
+  if (names.length === 0) {
+    throw new ConfigError(
+      `no stack named *${LOCAL_STACK_SUFFIX} on the emulator at ${given.endpoint} (start it with npm start, or give --stack)`,
+    );
+  }
+  const { labelOf } = given;
+  if (labelOf === undefined) {
+    throw new ConfigError(
+      `several local stacks on the emulator at ${given.endpoint} (${names.join(', ')}): choose one with --stack`,
+    );
+  }
+  const labels = await Promise.all(names.map(labelOf));
+  const outboxes = names.filter((_, n) => labels[n]?.holdsOutbox === true);
+  const [producer, another] = outboxes;
+  if (producer !== undefined && another === undefined) return producer;
+  const listed = names.map((name, n) => `${name} (${labels[n]?.label ?? 'unknown'})`).join(', ');
+  throw new ConfigError(
+    `${outboxes.length === 0 ? 'none' : 'more than one'} of the local stacks on the emulator at ${given.endpoint} holds an outbox: ${listed}; choose one with --stack`,
+  );
+}
+
+/**
+ * The stacks named `<stack>-local` on the emulator at `endpoint` (what `npm start` deploys), deleted ones left out.
+ * Throws a {@link ConfigError} saying what is wrong with the endpoint when it cannot list them.
+ */
+export async function localStackNames(client: CloudFormationClient, endpoint: string): Promise<string[]> {
   const names: string[] = [];
   try {
     for await (const page of paginateListStacks({ client }, {})) {
@@ -28,17 +71,11 @@ export async function chooseStackName(
     }
   } catch (cause) {
     throw new ConfigError(
-      `cannot list the stacks at ${given.endpoint} (CloudFormation ListStacks): ${endpointProblem(given.endpoint, cause)}`,
+      `cannot list the stacks at ${endpoint} (CloudFormation ListStacks): ${endpointProblem(endpoint, cause)}`,
       { cause },
     );
   }
-  const [only, other] = names;
-  if (only !== undefined && other === undefined) return only;
-  throw new ConfigError(
-    names.length === 0
-      ? `no stack named *${LOCAL_STACK_SUFFIX} on the emulator at ${given.endpoint} (start it with npm start, or give --stack)`
-      : `several local stacks on the emulator at ${given.endpoint} (${names.join(', ')}): choose one with --stack`,
-  );
+  return names;
 }
 
 /**

@@ -79,7 +79,12 @@ async function runCommand(
       return ok(await admin.showMessage(command.messageId));
     case 'replay':
     case 'cancel': {
-      const input = { messageId: command.messageId, reason: command.reason, actor };
+      const input = {
+        messageId: command.messageId,
+        ...(command.subscriber === undefined ? {} : { subscriber: command.subscriber }),
+        reason: command.reason,
+        actor,
+      };
       return ok(command.kind === 'replay' ? await admin.replay(input) : await admin.cancel(input));
     }
     case 'bulkReplay':
@@ -104,7 +109,9 @@ async function runCommand(
       return ok(await admin.redriveDeadLetters(input));
     }
     case 'stats':
-      return ok(await admin.stats());
+      return ok(
+        await admin.stats(command.subscriber === undefined ? {} : { subscriber: command.subscriber }),
+      );
     case 'erase':
       return ok(await admin.erase({ aggregateId: command.aggregateId, reason: command.reason, actor }));
     case 'skip':
@@ -114,9 +121,19 @@ async function runCommand(
 
 /** What an action's log line names. */
 function subjectOf(command: AdminCommand): Record<string, string> {
-  if (command.kind === 'replay' || command.kind === 'cancel') return { messageId: command.messageId };
+  if (command.kind === 'replay' || command.kind === 'cancel') {
+    return {
+      messageId: command.messageId,
+      ...(command.subscriber === undefined ? {} : { subscriber: command.subscriber }),
+    };
+  }
   if (command.kind === 'erase') return { aggregateId: command.aggregateId };
-  if (command.kind === 'bulkReplay') return { topic: command.body.topic };
+  if (command.kind === 'bulkReplay') {
+    return {
+      topic: command.body.topic,
+      ...(command.body.subscriber === undefined ? {} : { subscriber: command.body.subscriber }),
+    };
+  }
   if (command.kind === 'skip') return { orderKey: command.body.orderKey, seq: String(command.body.seq) };
   if (command.kind === 'redrive' && command.body.topic !== undefined) return { topic: command.body.topic };
   return {};
@@ -130,8 +147,9 @@ export interface AdminHandlerOptions {
 
 /**
  * The admin API as a Lambda handler, behind AWS_IAM-authorised methods under `/admin` of a REST API
- * (`TransactionalOutbox.addAdminApi` deploys it): list and show messages, replay and cancel one with a reason,
- * bulk replay, DLQ redrive, stats, erase and the skip of an ordering gap, each operator action audited under the IAM caller's ARN.
+ * (`TransactionalOutbox.addAdminApi` deploys it): list and show messages, replay and cancel one with a reason (one
+ * subscriber's delivery, or every delivery the action applies to), bulk replay, DLQ redrive, stats, erase and the skip
+ * of an ordering gap, each operator action audited under the IAM caller's ARN.
  *
  * Where IAM is not enforced — an emulator endpoint is set (`AWS_ENDPOINT_URL`), as in the local runtime — an
  * unsigned request acts as `local:<user>`, the user the event's identity names or else the operating-system

@@ -8,6 +8,7 @@ import type { $ZodIssue, $ZodType } from 'zod/v4/core';
 import { LIST_LIMITS } from '../admin/list-messages.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import { MAX_ORDER_KEY_LENGTH } from '../ordering/ordering.ts';
+import { subscriberNameSchema } from '../receipts/receipt.ts';
 import { safeParse } from '../validation/safe-parse.ts';
 import type { RequestProblem } from './admin-responses.ts';
 
@@ -21,10 +22,16 @@ const MAX_REASON_CHARACTERS = 500;
 export type AdminCommand =
   | { readonly kind: 'list'; readonly query: ListQuery }
   | { readonly kind: 'show'; readonly messageId: string }
-  | { readonly kind: 'replay' | 'cancel'; readonly messageId: string; readonly reason: string }
+  | {
+      readonly kind: 'replay' | 'cancel';
+      readonly messageId: string;
+      readonly reason: string;
+      /** Only this subscriber's delivery; absent: every delivery the action applies to. */
+      readonly subscriber?: string;
+    }
   | { readonly kind: 'bulkReplay'; readonly body: BulkReplayBody }
   | { readonly kind: 'redrive'; readonly body: RedriveBody }
-  | { readonly kind: 'stats' }
+  | { readonly kind: 'stats'; readonly subscriber?: string }
   | { readonly kind: 'erase'; readonly aggregateId: string; readonly reason: string }
   | { readonly kind: 'skip'; readonly body: SkipBody };
 
@@ -50,12 +57,15 @@ const reason = z
     z.minLength(1, 'is required: say why, it is kept in the audit trail and the message history'),
     z.maxLength(MAX_REASON_CHARACTERS, `must be at most ${MAX_REASON_CHARACTERS} characters`),
   );
+const subscriber = z.string().check(z.trim(), z.minLength(1, 'must not be empty'));
+const subscriberName = z.pipe(subscriber, subscriberNameSchema);
 const rate = z._default(z.number().check(z.positive(), z.maximum(1_000)), DEFAULT_ADMIN_RATE_PER_SECOND);
 const flag = z._default(z.boolean(), false);
 
 const listQuerySchema = z.strictObject({
   status: z.optional(z.enum(Object.values(MessageStatus))),
   topic: z.optional(text),
+  subscriber: z.optional(subscriberName),
   aggregateId: z.optional(text),
   since: z.optional(text),
   limit: z.optional(
@@ -70,8 +80,13 @@ type ListQuery = z.infer<typeof listQuerySchema>;
 
 const actionBodySchema = z.strictObject({ reason });
 
+const messageActionBodySchema = z.strictObject({ reason, subscriber: z.optional(subscriberName) });
+
+const statsQuerySchema = z.strictObject({ subscriber: z.optional(subscriberName) });
+
 const bulkReplayBodySchema = z.strictObject({
   topic: text,
+  subscriber: z.optional(subscriberName),
   from: z.optional(text),
   to: z.optional(text),
   includeCancelled: flag,
@@ -155,12 +170,13 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       method: 'POST',
       path: `/messages/{id}/${kind}`,
       parse: ({ parameters, body }) =>
-        checked(actionBodySchema, body, {
+        checked(messageActionBodySchema, body, {
           error: 'invalid request body',
           command: (value) => ({
             kind,
             messageId: parameters.id ?? '',
             reason: value.reason,
+            ...(value.subscriber === undefined ? {} : { subscriber: value.subscriber }),
           }),
         }),
     }),
@@ -177,7 +193,19 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
         }),
       }),
   },
-  { method: 'GET', path: '/stats', parse: () => ({ ok: true, command: { kind: 'stats' } }) },
+  {
+    method: 'GET',
+    path: '/stats',
+    parse: ({ query }) =>
+      checked(statsQuerySchema, query, {
+        error: 'invalid query',
+        root: '(query)',
+        command: (value) => ({
+          kind: 'stats',
+          ...(value.subscriber === undefined ? {} : { subscriber: value.subscriber }),
+        }),
+      }),
+  },
   {
     // The order key travels in the body: it holds a `#`, which a path would have to escape.
     method: 'POST',

@@ -3,6 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import {
   AdminError,
   AggregateInFlightError,
+  DeliveryNotFoundError,
   EarlierGapError,
   InvalidAdminRequestError,
   MessageNotFoundError,
@@ -68,12 +69,22 @@ export function adminErrorAnswer(error: unknown): APIGatewayProxyResult | undefi
   if (error instanceof MessageNotFoundError) {
     return adminErrorResponse(error.httpStatus, { ...base, messageId: error.messageId });
   }
+  if (error instanceof DeliveryNotFoundError) {
+    return adminErrorResponse(error.httpStatus, {
+      ...base,
+      messageId: error.messageId,
+      subscriber: error.subscriber,
+      subscribers: error.subscribers,
+    });
+  }
   if (error instanceof WrongStatusError) {
     return adminErrorResponse(error.httpStatus, {
       ...base,
       messageId: error.messageId,
       status: error.status,
       allowed: error.allowed,
+      ...(error.subscriber === undefined ? {} : { subscriber: error.subscriber }),
+      ...(error.deliveries === undefined ? {} : { deliveries: error.deliveries }),
     });
   }
   if (error instanceof EarlierGapError) {

@@ -289,7 +289,8 @@ export function manualClock(start: Date = FIXED_NOW): ManualClock {
 
 /**
  * Key schemas of the example's tables as an in-memory DynamoDB holds them (`new MemoryDocumentClient(…)`):
- * the outbox with its sparse due index and aggregate index, the consumer's inbox, orders and inventory.
+ * the outbox with its sparse due and attention indexes, its aggregate and order indexes, the consumer's inbox,
+ * orders and inventory.
  */
 export const MEMORY_TABLE_SCHEMAS = {
   outbox: {
@@ -305,6 +306,12 @@ export const MEMORY_TABLE_SCHEMAS = {
         name: OUTBOX_KEYS.aggregateIndex.name,
         partitionKey: OUTBOX_KEYS.aggregateIndex.partitionKey,
         sortKey: OUTBOX_KEYS.aggregateIndex.sortKey,
+      },
+      {
+        name: OUTBOX_KEYS.attentionIndex.name,
+        partitionKey: OUTBOX_KEYS.attentionIndex.partitionKey,
+        sortKey: OUTBOX_KEYS.attentionIndex.sortKey,
+        projection: OUTBOX_KEYS.attentionIndex.projection,
       },
       {
         name: OUTBOX_KEYS.orderIndex.name,

@@ -26,7 +26,10 @@ import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../../shared/sweeper/sweep.ts';
 import { type ManualClock, manualClock, outboxItem } from '../../support/factories.ts';
 
-/** The outbox with its four indexes, the audit table, an inbox and the stock of the example's consumer. */
+/**
+ * The outbox with its four indexes (each holding what the table's indexes hold), the audit table, an inbox and the
+ * stock of the example's consumer.
+ */
 export const ADMIN_TABLE_SCHEMAS = {
   outbox: {
     partitionKey: OUTBOX_KEYS.partitionKey,
@@ -35,6 +38,7 @@ export const ADMIN_TABLE_SCHEMAS = {
         name: OUTBOX_KEYS.dueIndex.name,
         partitionKey: OUTBOX_KEYS.dueIndex.partitionKey,
         sortKey: OUTBOX_KEYS.dueIndex.sortKey,
+        projection: OUTBOX_KEYS.dueIndex.projection,
       },
       {
         name: OUTBOX_KEYS.aggregateIndex.name,
@@ -46,6 +50,7 @@ export const ADMIN_TABLE_SCHEMAS = {
         name: OUTBOX_KEYS.attentionIndex.name,
         partitionKey: OUTBOX_KEYS.attentionIndex.partitionKey,
         sortKey: OUTBOX_KEYS.attentionIndex.sortKey,
+        projection: OUTBOX_KEYS.attentionIndex.projection,
       },
       {
         name: OUTBOX_KEYS.orderIndex.name,

@@ -304,7 +304,7 @@ describe('listMessages', () => {
   });
 
   it.each([
-    { filter: {}, problem: /give a status .*, a topic, a since instant or an aggregateId/ },
+    { filter: {}, problem: /give a status .*, a topic, a subscriber, a since instant or an aggregateId/ },
     { filter: { status: CONFIRMED }, problem: /CONFIRMED messages are listed only for an aggregateId/ },
     { filter: { status: CONFIRMED, topic: 'order.created' }, problem: /only for an aggregateId/ },
   ])(

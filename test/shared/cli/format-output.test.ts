@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { RedriveReport } from '../../../shared/admin/redrive-dead-letters.ts';
 import {
+  formatActionResult,
   formatAge,
+  formatBulkReplay,
   formatErase,
+  formatMessageDetails,
+  formatMessagePage,
   formatRecover,
   formatRedrive,
   formatStats,
+  formatSubscriberStats,
   formatTable,
 } from '../../../shared/cli/format-output.ts';
 import { bar } from '../../../shared/cli/progress.ts';
@@ -59,6 +64,7 @@ describe('formatStats', () => {
         },
       },
       totals: { PENDING: 2, SENT: 1, FAILED: 3, CANCELLED: 0 },
+      bySubscriber: [{ topic: 'order.created', ...counts(2, 3) }],
       notCounted: { CONFIRMED: 'no index holds them' },
       deadLetterQueues: [
         {
@@ -74,6 +80,233 @@ describe('formatStats', () => {
     expect(text).toMatch(/^total +2 +1 +3 +0$/m);
     expect(text).toMatch(/^dlq-1 +order\.created +4 +1$/m);
     expect(text).toContain('CONFIRMED is not counted: no index holds them');
+    // No topic has subscribers: no subscriber table, nothing said of their stacks.
+    expect(text).not.toContain('SUBSCRIBER');
+    expect(text).not.toContain("subscriber's stack");
+  });
+
+  it('adds a row per subscriber of a topic with subscribers, its rows without one shown as (none)', () => {
+    const text = formatStats({
+      at: '2026-01-01T00:00:00.000Z',
+      topics: { 'order.created': counts(3, 2), 'payment.captured': counts(1, 0) },
+      totals: { PENDING: 4, SENT: 0, FAILED: 2, CANCELLED: 0 },
+      bySubscriber: [
+        { topic: 'order.created', ...counts(1, 0) },
+        { topic: 'order.created', subscriber: 'inventory', ...counts(0, 0) },
+        { topic: 'order.created', subscriber: 'loyalty', ...counts(2, 2, 125) },
+        { topic: 'payment.captured', ...counts(1, 0) },
+      ],
+      notCounted: { CONFIRMED: 'no index holds them' },
+      deadLetterQueues: [],
+    });
+    expect(text).toMatch(/^TOPIC +SUBSCRIBER +PENDING +SENT +FAILED +CANCELLED +OLDEST PENDING/m);
+    expect(text).toMatch(/^order\.created +\(none\) +1 +0 +0 +0/m);
+    expect(text).toMatch(/^order\.created +inventory +0 +0 +0 +0 +0s +0s$/m);
+    expect(text).toMatch(/^order\.created +loyalty +2 +0 +2 +0 +2m 05s +0s$/m);
+    // A topic without subscribers is its row of the topic table only.
+    expect(text).not.toMatch(/^payment\.captured +\(none\)/m);
+    expect(text).toContain('outbox stats --stack <the subscriber');
+  });
+
+  it("says when only one subscriber's deliveries are counted", () => {
+    const text = formatStats({
+      at: '2026-01-01T00:00:00.000Z',
+      topics: { 'order.created': counts(2, 2) },
+      totals: { PENDING: 2, SENT: 0, FAILED: 2, CANCELLED: 0 },
+      bySubscriber: [{ topic: 'order.created', subscriber: 'loyalty', ...counts(2, 2) }],
+      subscriber: 'loyalty',
+      notCounted: { CONFIRMED: 'no index holds them' },
+      deadLetterQueues: [],
+    });
+    expect(text.split('\n')[0]).toBe('outbox at 2026-01-01T00:00:00.000Z (the deliveries to loyalty only)');
+  });
+});
+
+/** Counts of a topic or a subscriber's deliveries: PENDING, FAILED, and the oldest PENDING's age. */
+function counts(pending: number, failed: number, oldestPendingAgeSeconds = 0) {
+  return {
+    PENDING: pending,
+    SENT: 0,
+    FAILED: failed,
+    CANCELLED: 0,
+    oldestPendingAgeSeconds,
+    oldestSentUnconfirmedAgeSeconds: 0,
+  };
+}
+
+describe('formatSubscriberStats', () => {
+  it("shows a subscriber's queue, dead letters and inbox, and where its deliveries' statuses are", () => {
+    const text = formatSubscriberStats({
+      at: '2026-01-01T00:00:00.000Z',
+      subscriber: 'inventory',
+      queues: [
+        { queueUrl: 'https://q/inv', queueName: 'inv', topics: ['order.created'], messages: 3, inFlight: 1 },
+      ],
+      deadLetterQueues: [
+        {
+          queueUrl: 'https://q/inv-dlq',
+          queueName: 'inv-dlq',
+          topics: ['order.created'],
+          messages: 2,
+          inFlight: 0,
+        },
+      ],
+      inboxes: [{ table: 'InventoryInbox', topics: ['order.created'] }],
+    });
+    expect(text.split('\n')[0]).toBe('subscriber inventory at 2026-01-01T00:00:00.000Z');
+    expect(text).toMatch(/^inv +order\.created +3 +1$/m);
+    expect(text).toMatch(/^inv-dlq +order\.created +2 +0$/m);
+    expect(text).toMatch(/^InventoryInbox +order\.created$/m);
+    expect(text).toContain("outbox stats --subscriber inventory on the producer's stack");
+  });
+});
+
+const summary = {
+  topic: 'order.created',
+  aggregateId: 'o-1',
+  status: 'FAILED' as const,
+  attempts: 4,
+  resends: 0,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:01:00.000Z',
+};
+
+describe('formatMessagePage', () => {
+  it("lists a delivery by its message's own id with its subscriber", () => {
+    const text = formatMessagePage({
+      items: [
+        { ...summary, messageId: '01J0000000000000000000000A', subscriber: 'loyalty', lastError: 'down' },
+        { ...summary, messageId: '01J0000000000000000000000B' },
+      ],
+    });
+    expect(text).toMatch(/^MESSAGE ID +SUBSCRIBER +STATUS +TOPIC/m);
+    expect(text).toMatch(/^01J0000000000000000000000A +loyalty +FAILED +order\.created +o-1 +4 .* down$/m);
+    expect(text).toMatch(/^01J0000000000000000000000B +\(none\) +FAILED/m);
+  });
+
+  it('has no subscriber column when nothing listed has a subscriber', () => {
+    const text = formatMessagePage({ items: [{ ...summary, messageId: '01J0000000000000000000000B' }] });
+    expect(text).not.toContain('SUBSCRIBER');
+    expect(text).toMatch(/^01J0000000000000000000000B +FAILED +order\.created +o-1/m);
+  });
+});
+
+describe('formatMessageDetails', () => {
+  it("shows the derived status, each delivery, each delivery's history and the audit's subscriber", () => {
+    const text = formatMessageDetails({
+      message: {
+        messageId: '01J0000000000000000000000A',
+        status: 'FAILED',
+        topic: 'order.created',
+        aggregateId: 'o-1',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        payload: { orderId: 'o-1' },
+      },
+      deliveries: [
+        {
+          subscriber: 'inventory',
+          delivery: {
+            status: 'CONFIRMED',
+            attempts: 1,
+            outcome: 'APPLIED',
+            sentAt: '2026-01-01T00:00:01.000Z',
+            confirmedAt: '2026-01-01T00:00:02.000Z',
+            updatedAt: '2026-01-01T00:00:02.000Z',
+          },
+          history: [
+            { at: '2026-01-01T00:00:01.000Z', event: 'SENT', from: 'PENDING', to: 'SENT', by: 'relay' },
+          ],
+        },
+        {
+          subscriber: 'loyalty',
+          delivery: {
+            status: 'FAILED',
+            attempts: 4,
+            updatedAt: '2026-01-01T00:05:00.000Z',
+            lastError: 'down',
+          },
+          history: [],
+        },
+      ],
+      history: [],
+      audit: [
+        {
+          subject: 'message:01J0000000000000000000000A',
+          actionId: '01J0000000000000000000000Z',
+          at: '2026-01-01T00:06:00.000Z',
+          action: 'REPLAY',
+          actor: 'local:ana',
+          reason: 'loyalty is back',
+          details: { subscriber: 'loyalty' },
+        },
+      ],
+    });
+    expect(text).toMatch(/^status +FAILED \(from its 2 deliveries\)$/m);
+    expect(text).toMatch(/^SUBSCRIBER +STATUS +ATTEMPTS +OUTCOME +SENT +CONFIRMED +UPDATED +LAST ERROR$/m);
+    expect(text).toMatch(
+      /^inventory +CONFIRMED +1 +APPLIED +2026-01-01T00:00:01\.000Z +2026-01-01T00:00:02\.000Z +2026-01-01T00:00:02\.000Z$/m,
+    );
+    expect(text).toMatch(/^loyalty +FAILED +4 +2026-01-01T00:05:00\.000Z +down$/m);
+    expect(text).toContain('history of the delivery to inventory\nAT');
+    expect(text).toContain('history of the delivery to loyalty\n  none');
+    expect(text).toMatch(/^2026-01-01T00:06:00\.000Z +REPLAY +local:ana +loyalty +loyalty is back$/m);
+  });
+});
+
+describe('formatActionResult', () => {
+  const base = {
+    messageId: '01J0000000000000000000000A',
+    action: 'REPLAY' as const,
+    topic: 'order.created',
+    aggregateId: 'o-1',
+    at: '2026-01-01T00:06:00.000Z',
+    actionId: '01J0000000000000000000000Z',
+  };
+
+  it("names one subscriber's delivery", () => {
+    expect(formatActionResult({ ...base, subscriber: 'loyalty', from: 'FAILED', to: 'PENDING' })).toBe(
+      "replayed loyalty's delivery of 01J0000000000000000000000A (order.created, o-1): FAILED → PENDING at 2026-01-01T00:06:00.000Z, audit 01J0000000000000000000000Z",
+    );
+  });
+
+  it('says what became of each delivery, and that a CONFIRMED one is left as it is', () => {
+    const text = formatActionResult({
+      ...base,
+      from: 'FAILED',
+      to: 'PENDING',
+      deliveries: [
+        { subscriber: 'inventory', from: 'CONFIRMED', unchanged: 'CONFIRMED: it is never sent again' },
+        { subscriber: 'loyalty', from: 'FAILED', to: 'PENDING' },
+      ],
+    });
+    expect(text.split('\n')).toEqual([
+      'replayed 01J0000000000000000000000A (order.created, o-1): FAILED → PENDING at 2026-01-01T00:06:00.000Z, audit 01J0000000000000000000000Z',
+      '  inventory  left as it is: CONFIRMED: it is never sent again',
+      '  loyalty    FAILED → PENDING',
+    ]);
+  });
+});
+
+describe('formatBulkReplay', () => {
+  it('lists the deliveries a dry run would replay with their subscribers', () => {
+    const text = formatBulkReplay({
+      dryRun: true,
+      total: 1,
+      done: 0,
+      replayed: 0,
+      skipped: 0,
+      failed: 0,
+      problems: [],
+      wouldReplay: [
+        {
+          messageId: '01J0000000000000000000000A',
+          subscriber: 'loyalty',
+          status: 'FAILED',
+          createdAt: '2026-01-01T00:00:00.000Z',
+        },
+      ],
+    });
+    expect(text).toMatch(/^01J0000000000000000000000A +loyalty +FAILED +2026-01-01T00:00:00\.000Z$/m);
   });
 });
 
