@@ -51,6 +51,7 @@ import {
   senderRolePath,
 } from './subscription-names.ts';
 import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 import type {
   OutboxConsumer,
   OutboxConsumerProps,
@@ -170,6 +171,10 @@ export class TransactionalOutbox extends Construct {
     this.queues = queues;
     this.topicRoutes = routes;
     this.outboxName = checkedOutboxName(this, props.name, report);
+    // A subscriber's stack names its producer by this name; operator tools find the producer's stack by it.
+    if (props.existingOutboxTable === undefined) {
+      markOutboxRole(this.table, OutboxResourceRole.OUTBOX_TABLE, { outboxName: this.outboxName });
+    }
     const subscribed = subscriberQueues(parts, { ...props, outboxName: this.outboxName });
     this.subscriberQueues = subscribed.queues;
     this.subscriberRoutes = subscribed.routes;

@@ -362,6 +362,8 @@ describe("a subscriber's stack", () => {
         'serverless-outbox:topics': ['order.created', 'order.cancelled'],
       });
       expect(idsByRole(template, 'subscriber-dead-letter-queue')).toHaveLength(1);
+      // Its operators' redrives are audited in its own stack, as a producer's are in the producer's.
+      expect(idsByRole(template, 'audit-table')).toHaveLength(1);
       const grants = grantsToPrincipals(queuePolicyStatements(template, queue as string));
       expect(grants).toHaveLength(1);
       expect(actionsOf(grants[0] as PolicyStatement)).toEqual(['sqs:SendMessage']);
@@ -405,7 +407,7 @@ describe("a subscriber's stack", () => {
       const template = templateOf(inventory);
       const consumer = functionId(template, 'OrderEvents/Consumer');
       const statements = roleStatements(template, consumer);
-      const [inbox] = idsOfType(template, 'AWS::DynamoDB::Table');
+      const [inbox] = idsByRole(template, 'inbox-table');
 
       expect(allows(statements, 'sqs:SendMessage', ':Orders-Outbox-receipts')).toBe(true);
       const onTables = statements.filter((s) =>

@@ -57,8 +57,8 @@ describe('the example services', () => {
     expect(
       idsOfType(service('orders'), 'AWS::DynamoDB::Table').map((id) => constructName(service('orders'), id)),
     ).toEqual(expect.arrayContaining(['Orders', 'Outbox/Table', 'Outbox/AuditTable']));
-    expect(idsOfType(service('inventory'), 'AWS::DynamoDB::Table')).toHaveLength(2);
-    expect(idsOfType(service('loyalty'), 'AWS::DynamoDB::Table')).toHaveLength(2);
+    expect(idsOfType(service('inventory'), 'AWS::DynamoDB::Table')).toHaveLength(3);
+    expect(idsOfType(service('loyalty'), 'AWS::DynamoDB::Table')).toHaveLength(3);
     for (const { name, json } of services) {
       const text = JSON.stringify(json);
       expect(text, name).not.toContain('Fn::ImportValue');
