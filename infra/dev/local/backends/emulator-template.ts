@@ -19,8 +19,9 @@
  *   placeholder is also valid base64 once non-alphabet characters are dropped: no `=`, and a number of
  *   base64 letters that is a multiple of four.
  * - A function's `Environment` keeps only its literal values (settings such as DUE_SHARDS, which operator
- *   tools read from the deployed template); values built from intrinsics are dropped: the local runtime
- *   resolves them from the synthesized template, and the emulator's copy never runs. Resource `Metadata`
+ *   tools read from the deployed template) and the values built of literals and pseudo parameters alone (such
+ *   as SUBSCRIPTIONS, whose queue URLs are derived, not referenced); values that refer to a resource are
+ *   dropped: the local runtime resolves them from the synthesized template, and the emulator's copy never runs. Resource `Metadata`
  *   other than the outbox roles (construct paths, asset hashes) and the
  *   `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
  *   restart against an emulator that already has the stack finds it unchanged and keeps it (and its data).
@@ -35,8 +36,10 @@
  */
 
 import {
+  OUTBOX_NAME_METADATA,
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
   OUTBOX_TOPICS_METADATA,
 } from '../../../../shared/memory/index.ts';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
@@ -123,6 +126,8 @@ const OUTBOX_ROLE_KEYS: ReadonlySet<string> = new Set([
   OUTBOX_ROLE_METADATA,
   OUTBOX_TOPICS_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
+  OUTBOX_NAME_METADATA,
 ]);
 
 function withPlaceholderCode(resource: TemplateResource): TemplateResource {
@@ -149,14 +154,29 @@ function withFifoQueueName(resource: TemplateResource, name: string): TemplateRe
   return { ...resource, Properties: { ...properties, QueueName: queueName } };
 }
 
-/** The variables of a function's `Environment` whose values are plain strings, or undefined when none are. */
-function literalVariables(environment: unknown): Record<string, string> | undefined {
+/**
+ * The variables of a function's `Environment` whose values are plain strings or built of literals and pseudo
+ * parameters alone (no reference to a resource, which the emulator's copy would resolve differently); undefined
+ * when none are.
+ */
+function literalVariables(environment: unknown): Record<string, unknown> | undefined {
   const variables = (environment as { Variables?: unknown } | undefined)?.Variables;
   if (typeof variables !== 'object' || variables === null) return undefined;
-  const literals = Object.entries(variables).filter(
-    (entry): entry is [string, string] => typeof entry[1] === 'string',
-  );
+  const literals = Object.entries(variables).filter(([, value]) => isStaticValue(value));
   return literals.length === 0 ? undefined : Object.fromEntries(literals);
+}
+
+/** A string, or an `Fn::Join` of strings and `Ref`s to pseudo parameters (`AWS::Region`, …). */
+function isStaticValue(value: unknown): boolean {
+  if (typeof value === 'string') return true;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value);
+  if (entries.length !== 1) return false;
+  const [[intrinsic, argument]] = entries as [[string, unknown]];
+  if (intrinsic === 'Ref') return typeof argument === 'string' && argument.startsWith('AWS::');
+  if (intrinsic !== 'Fn::Join' || !Array.isArray(argument)) return false;
+  const [separator, parts] = argument as [unknown, unknown];
+  return typeof separator === 'string' && Array.isArray(parts) && parts.every(isStaticValue);
 }
 
 function withoutDependencies(resource: TemplateResource, removed: ReadonlySet<string>): TemplateResource {
