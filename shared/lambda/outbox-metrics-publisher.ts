@@ -81,7 +81,8 @@ export function createOutboxMetrics(env: Env, options: OutboxMetricsOptions): Ou
   const { topic, subscriber } = OUTBOX_METRIC_DIMENSIONS;
   return {
     publish(byTopic, bySubscriber = {}) {
-      for (const [name, values] of sortedEntries(byTopic)) publishDocument(metrics, { [topic]: name }, values);
+      for (const [name, values] of sortedEntries(byTopic))
+        publishDocument(metrics, { [topic]: name }, values);
       for (const [name, own] of sortedEntries(bySubscriber)) {
         publishDocument(metrics, { [subscriber]: name }, own.total);
         for (const [topicName, values] of sortedEntries(own.topics)) {

@@ -59,7 +59,11 @@ export type OutboxMetricName = (typeof OutboxMetricName)[keyof typeof OutboxMetr
  * The dimensions of the outbox metrics: every one has `service`; a topic's has `topic`, a subscriber's figure of
  * one topic `topic` and `subscriber`, a subscriber's figure over all its topics `subscriber`.
  */
-export const OUTBOX_METRIC_DIMENSIONS = { service: 'service', topic: 'topic', subscriber: 'subscriber' } as const;
+export const OUTBOX_METRIC_DIMENSIONS = {
+  service: 'service',
+  topic: 'topic',
+  subscriber: 'subscriber',
+} as const;
 
 /** The `topic` dimension of a message whose stored item or record could not be read. */
 export const UNKNOWN_TOPIC = '(unknown)';

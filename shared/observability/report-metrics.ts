@@ -118,7 +118,8 @@ export function orderingGapMetrics(
 /** Both sets of metrics, a topic's in one entry (one EMF document per topic instead of two). */
 export function mergeMetrics(first: MetricsByTopic, second: MetricsByTopic): MetricsByTopic {
   const merged = new Map(Object.entries(first));
-  for (const [topic, values] of Object.entries(second)) merged.set(topic, { ...merged.get(topic), ...values });
+  for (const [topic, values] of Object.entries(second))
+    merged.set(topic, { ...merged.get(topic), ...values });
   return Object.fromEntries(merged);
 }
 

@@ -97,6 +97,11 @@ function ownEntry<T>(record: Record<string, T>, key: string, zero: () => T): T {
   const existing = Object.hasOwn(record, key) ? record[key] : undefined;
   if (existing !== undefined) return existing;
   const created = zero();
-  Object.defineProperty(record, key, { value: created, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(record, key, {
+    value: created,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
   return created;
 }
