@@ -163,6 +163,16 @@ export const ALARM_DEFAULTS = {
   oldestPendingAge: Duration.minutes(15),
   /** The relay is this far behind the stream; records expire after 24 h and the mapping gives up after 1 h. */
   relayIteratorAge: Duration.minutes(5),
+  /**
+   * A receipt comes seconds after the send, and a lost one costs one round (the confirm deadline, 5 minutes by
+   * default): a delivery unconfirmed for 15 minutes has gone about three rounds without one.
+   */
+  unconfirmedAge: Duration.minutes(15),
+  /**
+   * A consumer takes a message within seconds; SQS leaves out of the age a message received three times, so a
+   * message that keeps failing does not raise it alone (its dead letter does).
+   */
+  queueMessageAge: Duration.minutes(15),
   errors: 0,
   throttles: 0,
 } as const;
