@@ -464,6 +464,10 @@ describe("a subscriber's stack", () => {
         OKActions: [{ Ref: alarmTopic }],
       });
       expect(properties.AlarmDescription).toContain('npx outbox stats --stack');
+      const [dashboard] = idsOfType(template, 'AWS::CloudWatch::Dashboard');
+      const body = JSON.stringify(propertiesOf(template, dashboard as string).DashboardBody);
+      expect(body).toContain('inventory: age of the oldest message (s)');
+      expect(body).toContain('ApproximateAgeOfOldestMessage');
       const custom = services({
         subscription: { alarmThresholds: { queueMessageAge: Duration.minutes(5) } },
       }).subscriptions.inventory;
