@@ -169,10 +169,11 @@ export const ALARM_DEFAULTS = {
    */
   unconfirmedAge: Duration.minutes(15),
   /**
-   * A consumer takes a message within seconds; SQS leaves out of the age a message received three times, so a
-   * message that keeps failing does not raise it alone (its dead letter does).
+   * A consumer takes a message within seconds. One it cannot apply stays in the queue through its receives (five,
+   * three minutes apart with the default visibility timeout) before it is dead-lettered, which raises an alarm of
+   * its own: twice that long means the queue is not being drained.
    */
-  queueMessageAge: Duration.minutes(15),
+  queueMessageAge: Duration.minutes(30),
   errors: 0,
   throttles: 0,
 } as const;

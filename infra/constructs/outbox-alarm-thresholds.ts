@@ -46,7 +46,7 @@ export interface OutboxAlarmThresholds {
   /**
    * Age of the oldest message in a subscriber's queue (`OutboxSubscription`: the queue's
    * `ApproximateAgeOfOldestMessage`).
-   * @default Duration.minutes(15)
+   * @default Duration.minutes(30)
    */
   readonly queueMessageAge?: Duration;
   /**

@@ -105,7 +105,10 @@ class RenderedWidget extends cloudwatch.ConcreteWidget {
 export class OutboxMonitoring extends Construct {
   /** The topic every alarm notifies. */
   public readonly alarmTopic: sns.ITopic;
-  /** The alarms by name: `deadLetters/<queue>`, `failedMessages/<topic>`, `errors/<function id>`, ... */
+  /**
+   * The alarms by name: `deadLetters/<queue>`, `failedMessages/<topic>`, `failedDeliveries/<subscriber>`,
+   * `errors/<function id>`, ...
+   */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   /** The outbox's dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
@@ -589,14 +592,14 @@ export function newOutboxMonitoring(outbox: OutboxScope, options: OutboxMonitori
   monitoring.watchFailureQueue(options.failureQueue);
   monitoring.watchRelay(options.relay);
   monitoring.watchFunction(options.sweeper);
+  const publishers = { relay: options.relay.serviceName, sweeper: options.sweeper.serviceName };
   for (const topic of options.topics) {
-    const publishers = { relay: options.relay.serviceName, sweeper: options.sweeper.serviceName };
     monitoring.watchTopic(topic, publishers);
     const ordering = options.orderedTopics[topic];
     if (ordering !== undefined) monitoring.watchOrderingGaps(topic, { ...publishers, ...ordering });
   }
-  const publishers = { relay: options.relay.serviceName, sweeper: options.sweeper.serviceName };
-  const { outboxName, declared } = options.subscribers ?? { outboxName: '', declared: {} };
+  if (options.subscribers === undefined) return monitoring;
+  const { outboxName, declared } = options.subscribers;
   for (const [name, subscriber] of Object.entries(declared)) {
     monitoring.watchSubscriber(name, {
       ...publishers,

@@ -121,7 +121,7 @@ export class TransactionalOutbox extends Construct {
    * the admin API.
    */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
-  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's metrics. */
+  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's and subscriber's metrics. */
   public readonly dashboard: cloudwatch.Dashboard;
   /** The archive of expired messages, when `archive` is set. */
   public readonly archiveBucket: s3.IBucket | undefined;

@@ -438,7 +438,7 @@ describe("a subscriber's stack", () => {
   );
 
   it(
-    'alarms when the oldest message of its queue is older than queueMessageAge (15 minutes unless given)',
+    'alarms when the oldest message of its queue is older than queueMessageAge (30 minutes unless given)',
     () => {
       const queueAgeAlarm = (subscription: OutboxSubscription) => {
         const template = templateOf(Stack.of(subscription));
@@ -457,7 +457,7 @@ describe("a subscriber's stack", () => {
         Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
         Statistic: 'Maximum',
         Period: 300,
-        Threshold: 900,
+        Threshold: 1_800,
         ComparisonOperator: 'GreaterThanThreshold',
         TreatMissingData: 'notBreaching',
         AlarmActions: [{ Ref: alarmTopic }],
