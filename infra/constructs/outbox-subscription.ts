@@ -116,7 +116,10 @@ export class OutboxSubscription extends Construct {
   public readonly auditTable: dynamodb.Table;
   /** The topic every alarm of the subscription notifies. */
   public readonly alarmTopic: sns.ITopic;
-  /** The alarms by name: `deadLetters/<subscriber>`, `errors/Consumer`, `throttles/Consumer`. */
+  /**
+   * The alarms by name: `deadLetters/<subscriber>`, `queueAge/<subscriber>` (`alarmThresholds.queueMessageAge`),
+   * `errors/Consumer`, `throttles/Consumer`.
+   */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   /** The subscription's dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
@@ -164,6 +167,7 @@ export class OutboxSubscription extends Construct {
 
     const monitoring = newMonitoring(parts, props);
     monitoring.watchDeadLetters(spec.subscriber, this.queue.deadLetterQueue);
+    monitoring.watchQueueAge(spec.subscriber, this.queue.queue);
     this.alarmTopic = monitoring.alarmTopic;
     this.alarms = monitoring.alarms;
     this.dashboard = monitoring.dashboard;

@@ -115,12 +115,13 @@ export class TransactionalOutbox extends Construct {
   public readonly alarmTopic: sns.ITopic;
   /**
    * The alarms by name: `deadLetters/<queue>`, `relayFailures`, `failedMessages/<topic>`,
-   * `oldestPendingAge/<topic>`, `orderingGaps/<topic>` (ordered topics), `relayIteratorAge`, and
+   * `oldestPendingAge/<topic>`, `orderingGaps/<topic>` (ordered topics), `relayIteratorAge`,
+   * `failedDeliveries/<subscriber>` and `unconfirmedAge/<subscriber>` for each subscriber, and
    * `errors/<function id>` and `throttles/<function id>` for the relay, the sweeper, the archiver, each consumer and
    * the admin API.
    */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
-  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's metrics. */
+  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's and subscriber's metrics. */
   public readonly dashboard: cloudwatch.Dashboard;
   /** The archive of expired messages, when `archive` is set. */
   public readonly archiveBucket: s3.IBucket | undefined;
@@ -232,6 +233,7 @@ export class TransactionalOutbox extends Construct {
         ...(hasSubscribers ? CONTROL_TOPICS : []),
       ]),
       orderedTopics: this.orderedTopics,
+      subscribers: { outboxName: this.outboxName, declared: props.subscribers ?? {} },
     });
     if (hasSubscribers) {
       this.#receipts = new OutboxReceipts(this.#outbox, {

@@ -1,4 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import type { CfnAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import {
   OutboxSubscription,
@@ -429,8 +430,48 @@ describe("a subscriber's stack", () => {
       expect(Object.keys(subscriptions.inventory.alarms).sort()).toEqual([
         'deadLetters/inventory',
         'errors/Consumer',
+        'queueAge/inventory',
         'throttles/Consumer',
       ]);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'alarms when the oldest message of its queue is older than queueMessageAge (30 minutes unless given)',
+    () => {
+      const queueAgeAlarm = (subscription: OutboxSubscription) => {
+        const template = templateOf(Stack.of(subscription));
+        const alarm = subscription.alarms['queueAge/inventory'];
+        if (alarm === undefined) throw new Error('no queueAge/inventory alarm');
+        const id = String(Stack.of(subscription).resolve((alarm.node.defaultChild as CfnAlarm).logicalId));
+        return { template, properties: propertiesOf(template, id) };
+      };
+      const { template, properties } = queueAgeAlarm(services().subscriptions.inventory);
+      const [queue] = idsByRole(template, 'subscriber-queue');
+      const [alarmTopic] = idsByRole(template, 'alarm-topic');
+
+      expect(properties).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: 1_800,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: alarmTopic }],
+        OKActions: [{ Ref: alarmTopic }],
+      });
+      expect(properties.AlarmDescription).toContain('npx outbox stats --stack');
+      const [dashboard] = idsOfType(template, 'AWS::CloudWatch::Dashboard');
+      const body = JSON.stringify(propertiesOf(template, dashboard as string).DashboardBody);
+      expect(body).toContain('inventory: age of the oldest message (s)');
+      expect(body).toContain('ApproximateAgeOfOldestMessage');
+      const custom = services({
+        subscription: { alarmThresholds: { queueMessageAge: Duration.minutes(5) } },
+      }).subscriptions.inventory;
+      expect(queueAgeAlarm(custom).properties.Threshold).toBe(300);
     },
     SYNTH_TIMEOUT_MS,
   );
