@@ -14,6 +14,7 @@ import type { Context, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lamb
 import type { HandlerOverride, LocalHandler } from '../../../infra/dev/local/host/local-function.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
 import { asTemplate } from '../../../infra/dev/local/template/cloudformation-template.ts';
+import { queueNameOf } from '../../../infra/dev/local/template/intrinsics.ts';
 import { readApp } from '../../../infra/dev/local/template/read-app.ts';
 import { seedStock } from '../../../infra/stacks/local-plugin.ts';
 import { type ExampleTemplate, synthExampleTemplates } from '../../../infra/synth-template.ts';
@@ -251,12 +252,7 @@ export async function startServices(options: StartServicesOptions = {}): Promise
     queueUrl: (subscriber) => outputOf(runtime, SUBSCRIBER_OUTPUTS[subscriber].queue),
     sweepAt(at, sweepOptions = {}) {
       const deps = sweeperDeps(runtime.env[FUNCTIONS.sweeper] ?? {});
-      const subscriberOf = new Map(
-        SUBSCRIBERS.map((subscriber) => [
-          outputOf(runtime, SUBSCRIBER_OUTPUTS[subscriber].queue),
-          subscriber,
-        ]),
-      );
+      const subscriberOf = subscriberOfQueue(runtime);
       const maxAttempts = sweepOptions.maxAttempts ?? {};
       let rounds = 1;
       sweeps += 1;
@@ -265,7 +261,7 @@ export async function startServices(options: StartServicesOptions = {}): Promise
           ...deps,
           publisher: refusingPublisher(deps.publisher, {
             refuses: (queueUrl) => {
-              const subscriber = subscriberOf.get(queueUrl);
+              const subscriber = subscriberOf(queueUrl);
               return subscriber !== undefined && faults.refuseSends.has(subscriber);
             },
             sends: seen.sweepSends,
@@ -303,6 +299,25 @@ export async function startServices(options: StartServicesOptions = {}): Promise
     },
     stop: () => runtime.stop(),
   };
+}
+
+/**
+ * The subscriber whose queue a URL names, by the queue's name: the outbox's senders build the URLs from the
+ * subscriber's account and region, which on an emulator differ from the URLs the emulator answers with.
+ */
+export function subscriberOfQueue(runtime: LocalRuntime): (queueUrl: string) => Subscriber | undefined {
+  const byName = new Map(
+    SUBSCRIBERS.map((subscriber) => [
+      queueNameOf(outputOf(runtime, SUBSCRIBER_OUTPUTS[subscriber].queue)),
+      subscriber,
+    ]),
+  );
+  return (queueUrl) => byName.get(queueNameOf(queueUrl));
+}
+
+/** Switches every fault off. */
+export function clearFaults(faults: ServiceFaults): void {
+  for (const set of Object.values(faults) as Set<string>[]) set.clear();
 }
 
 function isSweepNow(event: unknown): boolean {
