@@ -19,11 +19,14 @@
  *   placeholder is also valid base64 once non-alphabet characters are dropped: no `=`, and a number of
  *   base64 letters that is a multiple of four.
  * - A function's `Environment` keeps only its literal values (settings such as DUE_SHARDS, which operator
- *   tools read from the deployed template); values built from intrinsics are dropped: the local runtime
- *   resolves them from the synthesized template, and the emulator's copy never runs. Resource `Metadata`
- *   other than the outbox roles (construct paths, asset hashes) and the
- *   `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
- *   restart against an emulator that already has the stack finds it unchanged and keeps it (and its data).
+ *   tools read from the deployed template) and the outbox's SUBSCRIPTIONS (its subscribers' queue URLs,
+ *   built of pseudo parameters, by which the tools find a message's deliveries); other values built from
+ *   intrinsics are dropped: the local runtime resolves them from the synthesized template, and the
+ *   emulator's copy never runs. Resource `Metadata` other than the outbox's (roles, topics, a subscriber
+ *   queue's subscriber and outbox names, by which the tools find a stack's outbox, or a subscriber's queue
+ *   and its producer) — construct paths, asset hashes — and the `AWS::CDK::Metadata` resource are dropped
+ *   too. What is left changes only when a resource does, so a restart against an emulator that already has
+ *   the stack finds it unchanged and keeps it (and its data).
  *
  * - A FIFO queue without a `QueueName` gets one, `<stack>-<LogicalId>.fifo` (cut to SQS's 80 characters):
  *   CloudFormation on AWS names an unnamed FIFO queue with the `.fifo` suffix SQS requires, while moto passes
@@ -34,11 +37,16 @@
  * are skipped by moto itself and need no change here.
  */
 
+import { OutboxSettings } from '../../../../shared/index.ts';
 import {
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
   OUTBOX_TOPICS_METADATA,
 } from '../../../../shared/memory/index.ts';
+import type {
+  OUTBOX_NAME_METADATA as ConstructOutboxNameMetadata,
+  OUTBOX_SUBSCRIBER_METADATA as ConstructSubscriberMetadata,
+} from '../../../constructs/index.ts';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
 import {
   type CloudFormationTemplate,
@@ -109,9 +117,9 @@ export function templateForEmulator(
 }
 
 /**
- * The outbox role metadata of a resource (`serverless-outbox:role`, `:topics`, `:source`), kept on the emulator:
- * the `outbox` CLI finds the outbox's tables and queues by it in the deployed template. It changes only when the
- * resource does.
+ * The outbox's metadata of a resource (`serverless-outbox:role`, `:topics`, `:source`, `:subscriber`,
+ * `:outbox`), kept on the emulator: the `outbox` CLI finds the outbox's tables and queues, and a subscriber's
+ * queue and its producer, by it in the deployed template. It changes only when the resource does.
  */
 function outboxRoleMetadata(metadata: unknown): Record<string, unknown> | undefined {
   if (typeof metadata !== 'object' || metadata === null) return undefined;
@@ -119,11 +127,28 @@ function outboxRoleMetadata(metadata: unknown): Record<string, unknown> | undefi
   return kept.length === 0 ? undefined : Object.fromEntries(kept);
 }
 
+/**
+ * The keys a subscriber's queue is named by (its subscriber, its producer's outbox). Typed as the constructs'
+ * constants, so tsc holds them equal without loading the CDK side into the runtime's process.
+ */
+const OUTBOX_SUBSCRIBER_METADATA: typeof ConstructSubscriberMetadata = 'serverless-outbox:subscriber';
+const OUTBOX_NAME_METADATA: typeof ConstructOutboxNameMetadata = 'serverless-outbox:outbox';
+
 const OUTBOX_ROLE_KEYS: ReadonlySet<string> = new Set([
   OUTBOX_ROLE_METADATA,
   OUTBOX_TOPICS_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
+  OUTBOX_NAME_METADATA,
 ]);
+
+/**
+ * Variables kept on the emulator although the template builds them of intrinsics: the operator tools read
+ * them from the deployed template (SUBSCRIPTIONS names each topic's subscribers, whose deliveries
+ * `outbox show` and `replay` gather). Built of pseudo parameters and the subscribers' queue names, they
+ * change only when the subscriptions do.
+ */
+const TOOL_VARIABLES: ReadonlySet<string> = new Set([OutboxSettings.subscriptions.name]);
 
 function withPlaceholderCode(resource: TemplateResource): TemplateResource {
   const { Environment: environment, ...properties } = resource.Properties ?? {};
@@ -149,12 +174,15 @@ function withFifoQueueName(resource: TemplateResource, name: string): TemplateRe
   return { ...resource, Properties: { ...properties, QueueName: queueName } };
 }
 
-/** The variables of a function's `Environment` whose values are plain strings, or undefined when none are. */
-function literalVariables(environment: unknown): Record<string, string> | undefined {
+/**
+ * The variables of a function's `Environment` whose values are plain strings, and the
+ * {@link TOOL_VARIABLES}, or undefined when there are none.
+ */
+function literalVariables(environment: unknown): Record<string, unknown> | undefined {
   const variables = (environment as { Variables?: unknown } | undefined)?.Variables;
   if (typeof variables !== 'object' || variables === null) return undefined;
   const literals = Object.entries(variables).filter(
-    (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ([name, value]) => typeof value === 'string' || TOOL_VARIABLES.has(name),
   );
   return literals.length === 0 ? undefined : Object.fromEntries(literals);
 }
