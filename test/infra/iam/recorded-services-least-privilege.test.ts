@@ -24,6 +24,7 @@ import {
   startServices,
   stockOf,
   waitForConfirmed,
+  waitForDelivery,
 } from '../../integration/services/support.ts';
 import { request, sqsClient, waitFor } from '../../integration/support.ts';
 import { type SdkCall, SdkCallRecorder } from '../../support/sdk-calls.ts';
@@ -353,14 +354,6 @@ describe('least privilege across the three services, proven from the recorded SD
 /** A moment past the confirmation deadline of a delivery sent now. */
 const pastDeadline = () => new Date(Date.now() + DEFAULT_CONFIRM_DEADLINE_MS + 1_000);
 
-/** Waits until one subscriber's delivery of an order's first message has `status`. */
-async function waitForDelivery(orderId: string, subscriber: 'inventory' | 'loyalty', status: string) {
-  await waitFor(async () => {
-    const [message] = await messagesOf(services.runtime, orderId);
-    return message?.deliveries.find((d) => d.subscriber === subscriber)?.status === status ? true : undefined;
-  });
-}
-
 /** Drives every function of the three services through the paths the end-to-end suites take. */
 async function drive(app: Services): Promise<void> {
   const { runtime, faults } = app;
@@ -406,7 +399,7 @@ async function drive(app: Services): Promise<void> {
     customerId: 'iam-customer',
     items: [{ sku: 'SKU-IAM', quantity: 1 }],
   });
-  await waitForDelivery(lost.orderId, 'loyalty', 'CONFIRMED');
+  await waitForDelivery(runtime, { orderId: lost.orderId, subscriber: 'loyalty', status: 'CONFIRMED' });
   await waitFor(async () =>
     app.seen.lostReceipts.some((r) => r.messageId === lost.messageId) ? true : undefined,
   );
@@ -422,7 +415,7 @@ async function drive(app: Services): Promise<void> {
     customerId: 'iam-customer',
     items: [{ sku: 'SKU-IAM', quantity: 1 }],
   });
-  await waitForDelivery(outage.orderId, 'inventory', 'CONFIRMED');
+  await waitForDelivery(runtime, { orderId: outage.orderId, subscriber: 'inventory', status: 'CONFIRMED' });
   await app.sweepAt(pastDeadline());
   app.resume('loyalty');
   await waitForConfirmed(runtime, outage.orderId);
@@ -435,7 +428,7 @@ async function drive(app: Services): Promise<void> {
     customerId: 'iam-customer',
     items: [{ sku: 'SKU-IAM', quantity: 1 }],
   });
-  await waitForDelivery(failed.orderId, 'inventory', 'CONFIRMED');
+  await waitForDelivery(runtime, { orderId: failed.orderId, subscriber: 'inventory', status: 'CONFIRMED' });
   await app.sweepAt(new Date(Date.now() + 61_000), { maxAttempts: { loyalty: 1 } });
   clearFaults(faults);
   expect((await request(runtime, 'GET /admin/stats?subscriber=loyalty')).status).toBe(200);
@@ -457,7 +450,7 @@ async function drive(app: Services): Promise<void> {
     customerId: 'iam-customer',
     items: [{ sku: 'SKU-IAM', quantity: 1 }],
   });
-  await waitForDelivery(dead.orderId, 'inventory', 'CONFIRMED');
+  await waitForDelivery(runtime, { orderId: dead.orderId, subscriber: 'inventory', status: 'CONFIRMED' });
   await waitFor(async () => (receivedOf(app, 'loyalty', dead.messageId).length > 0 ? true : undefined));
   await app.settle();
   const redrive = await outbox(

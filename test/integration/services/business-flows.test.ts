@@ -25,6 +25,7 @@ import {
   startServices,
   stockOf,
   waitForConfirmed,
+  waitForDelivery,
 } from './support.ts';
 
 let services: Services;
@@ -84,13 +85,9 @@ describe('an order across the order, inventory and loyalty services', () => {
         customerId: 'svc-customer-half',
         items: [{ sku: 'SKU-SVC-FIG', quantity: 2 }],
       });
-      const [half] = await waitFor(async () => {
-        const messages = await messagesOf(runtime, orderId);
-        return messages[0]?.deliveries.find((d) => d.subscriber === 'inventory')?.status === 'CONFIRMED'
-          ? messages
-          : undefined;
-      });
+      await waitForDelivery(runtime, { orderId, subscriber: 'inventory', status: 'CONFIRMED' });
       await services.settle();
+      const [half] = await messagesOf(runtime, orderId);
 
       expect(half?.status).toBe('SENT');
       expect(deliveryStates(half)).toEqual(['inventory CONFIRMED APPLIED', 'loyalty SENT']);

@@ -25,8 +25,9 @@ import {
   scanTable,
   startServices,
   stockOf,
-  subscriberOfQueue,
+  sweepSendsOf,
   waitForConfirmed,
+  waitForDelivery,
 } from './support.ts';
 
 let services: Services;
@@ -49,14 +50,6 @@ afterAll(async () => {
 
 /** A moment past the confirmation deadline of a delivery sent now. */
 const pastDeadline = (from = Date.now()) => new Date(from + DEFAULT_CONFIRM_DEADLINE_MS + 1_000);
-
-/** The sends of the tests' sweeps of one message, by the subscriber whose queue each went to. */
-function sweepSendsOf(messageId: string): string[] {
-  const subscriberOf = subscriberOfQueue(runtime);
-  return services.seen.sweepSends
-    .filter((send) => send.messageId === messageId)
-    .map((send) => `${subscriberOf(send.queueUrl) ?? send.queueUrl}${send.refused ? ' (refused)' : ''}`);
-}
 
 /** The outbox row of one subscriber's delivery of a message. */
 async function deliveryRow(orderId: string, messageId: string, subscriber: Subscriber) {
@@ -94,7 +87,7 @@ describe('receipts of one subscriber lost on the way', () => {
 
     // Within the confirmation deadline the sweeper leaves it alone.
     await services.sweepAt(new Date());
-    expect(sweepSendsOf(messageId)).toEqual([]);
+    expect(sweepSendsOf(services, messageId)).toEqual([]);
 
     // Past it: one copy, to inventory's queue only; inventory's inbox knows it and sends the receipt again (lost too).
     const resend = await services.sweepAt(pastDeadline());
@@ -102,7 +95,7 @@ describe('receipts of one subscriber lost on the way', () => {
     await services.settle();
 
     expect(resend.requeued).toBe(1);
-    expect(sweepSendsOf(messageId)).toEqual(['inventory']);
+    expect(sweepSendsOf(services, messageId)).toEqual(['inventory']);
     expect(receivedOf(services, 'loyalty', messageId)).toHaveLength(1);
     expect(
       services.seen.lostReceipts
@@ -124,7 +117,7 @@ describe('receipts of one subscriber lost on the way', () => {
     await services.settle();
 
     expect(deliveryStates(confirmed)).toEqual(['inventory CONFIRMED APPLIED', 'loyalty CONFIRMED AWARDED']);
-    expect(sweepSendsOf(messageId)).toEqual(['inventory', 'inventory']);
+    expect(sweepSendsOf(services, messageId)).toEqual(['inventory', 'inventory']);
     expect(receivedOf(services, 'inventory', messageId)).toHaveLength(3);
     expect(receivedOf(services, 'loyalty', messageId)).toHaveLength(1);
     expect(await stockOf(runtime, 'SKU-FAULT-RECEIPT')).toBe(8);
@@ -157,9 +150,16 @@ describe('one subscriber down while orders flow', () => {
         messageIds.push(placed.messageId);
       }
       // The third is cancelled during the outage: loyalty must award it before it revokes it.
-      await waitForInventory('fault-outage-3', 1);
+      await waitForDelivery(runtime, {
+        orderId: 'fault-outage-3',
+        subscriber: 'inventory',
+        status: 'CONFIRMED',
+      });
       messageIds.push(await cancelOrder(runtime, 'fault-outage-3'));
-      for (const { orderId } of orders) await waitForInventory(orderId, orderId === 'fault-outage-3' ? 2 : 1);
+      for (const { orderId } of orders) {
+        const message = orderId === 'fault-outage-3' ? 1 : 0;
+        await waitForDelivery(runtime, { orderId, message, subscriber: 'inventory', status: 'CONFIRMED' });
+      }
       await services.settle();
 
       for (const { orderId } of orders) {
@@ -177,7 +177,7 @@ describe('one subscriber down while orders flow', () => {
       // Past the deadline the sweeper resends to loyalty, never to inventory, which confirmed.
       await services.sweepAt(pastDeadline());
       for (const messageId of messageIds) {
-        expect(sweepSendsOf(messageId), messageId).toEqual(['loyalty']);
+        expect(sweepSendsOf(services, messageId), messageId).toEqual(['loyalty']);
       }
     } finally {
       resumedAt = Date.now();
@@ -215,18 +215,3 @@ describe('one subscriber down while orders flow', () => {
     }
   });
 });
-
-/** Waits until inventory's deliveries of an order's first `count` messages are CONFIRMED. */
-async function waitForInventory(orderId: string, count: number): Promise<void> {
-  await waitFor(
-    async () => {
-      const messages = await messagesOf(runtime, orderId);
-      const confirmed = messages.filter(
-        (m) => m.deliveries.find((d) => d.subscriber === 'inventory')?.status === 'CONFIRMED',
-      );
-      return messages.length >= count && confirmed.length >= count ? true : undefined;
-    },
-    30_000,
-    `inventory to confirm ${count} messages of ${orderId}`,
-  );
-}

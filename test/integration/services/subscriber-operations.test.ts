@@ -22,12 +22,12 @@ import {
   receivedOf,
   type Services,
   SUBSCRIBER_OUTPUTS,
-  type Subscriber,
   scanTable,
   startServices,
   stockOf,
-  subscriberOfQueue,
+  sweepSendsOf,
   waitForConfirmed,
+  waitForDelivery,
 } from './support.ts';
 
 let services: Services;
@@ -47,33 +47,11 @@ afterAll(async () => {
   await services?.stop();
 });
 
-/** The sends of the tests' sweeps of one message, by the subscriber whose queue each went to. */
-function sweepSendsOf(messageId: string): string[] {
-  const subscriberOf = subscriberOfQueue(runtime);
-  return services.seen.sweepSends
-    .filter((send) => send.messageId === messageId)
-    .map((send) => `${subscriberOf(send.queueUrl) ?? send.queueUrl}${send.refused ? ' (refused)' : ''}`);
-}
-
 /** `outbox <argv> --json`, its exit code checked, its document parsed. */
 async function outboxJson(...argv: string[]) {
   const run = await outbox(runtime, ...argv, '--json');
   expect(run.code, `${argv.join(' ')}: ${run.stderr}`).toBe(0);
   return JSON.parse(run.stdout);
-}
-
-/** Waits until one subscriber's delivery of an order's first message has `status`. */
-async function waitForDelivery(orderId: string, subscriber: Subscriber, status: string): Promise<void> {
-  await waitFor(
-    async () => {
-      const [message] = await messagesOf(runtime, orderId);
-      return message?.deliveries.find((d) => d.subscriber === subscriber)?.status === status
-        ? true
-        : undefined;
-    },
-    30_000,
-    `${subscriber}'s delivery of ${orderId} to be ${status}`,
-  );
 }
 
 describe('a delivery FAILED at one subscriber, found and replayed per subscriber', () => {
@@ -89,11 +67,11 @@ describe('a delivery FAILED at one subscriber, found and replayed per subscriber
       customerId: 'ops-customer-failed',
       items: [{ sku: 'SKU-OPS-SVC', quantity: 1 }],
     }));
-    await waitForDelivery('ops-failed', 'inventory', 'CONFIRMED');
+    await waitForDelivery(runtime, { orderId: 'ops-failed', subscriber: 'inventory', status: 'CONFIRMED' });
     // Past the grace the stream has before the sweeper sends a PENDING message itself.
     const swept = await services.sweepAt(new Date(Date.now() + 61_000), { maxAttempts: { loyalty: 1 } });
     expect(swept.failed).toBe(1);
-    expect(sweepSendsOf(messageId)).toEqual(['loyalty (refused)']);
+    expect(sweepSendsOf(services, messageId)).toEqual(['loyalty (refused)']);
 
     const loyaltyStats = await outboxJson('stats', '--subscriber', 'loyalty');
     const inventoryStats = await outboxJson('stats', '--subscriber', 'inventory');
@@ -151,7 +129,7 @@ describe('a delivery FAILED at one subscriber, found and replayed per subscriber
       `replayed loyalty's delivery of ${messageId} (order.created, ops-failed): FAILED → PENDING`,
     );
     expect(deliveryStates(message)).toEqual(['inventory CONFIRMED APPLIED', 'loyalty CONFIRMED AWARDED']);
-    expect(sweepSendsOf(messageId)).toEqual(['loyalty (refused)', 'loyalty']);
+    expect(sweepSendsOf(services, messageId)).toEqual(['loyalty (refused)', 'loyalty']);
     expect(receivedOf(services, 'inventory', messageId)).toHaveLength(1);
     expect(receivedOf(services, 'loyalty', messageId)).toHaveLength(1);
     expect(await pointsOf(runtime, 'ops-customer-failed')).toBe(10);
@@ -179,7 +157,7 @@ describe('a dead letter in a subscriber’s own dead-letter queue', () => {
       customerId: 'ops-customer-dead',
       items: [{ sku: 'SKU-OPS-SVC', quantity: 2 }],
     });
-    await waitForDelivery(orderId, 'inventory', 'CONFIRMED');
+    await waitForDelivery(runtime, { orderId, subscriber: 'inventory', status: 'CONFIRMED' });
     await waitFor(async () => (receivedOf(services, 'loyalty', messageId).length === 1 ? true : undefined));
     await services.settle();
     expect(deliveryStates((await messagesOf(runtime, orderId))[0])).toEqual([

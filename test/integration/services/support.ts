@@ -472,28 +472,32 @@ export function deliveryStates(message: ShownMessage | undefined): string[] {
 }
 
 /**
- * Waits (up to 30 s) until the order shows `count` messages, every one CONFIRMED, and returns them; asserting on
- * every page read on the way that no message was shown CONFIRMED before each of its deliveries was.
+ * Waits (up to 30 s) until the order shows `count` messages, every one CONFIRMED, and returns them; fails if any page
+ * read on the way showed a message CONFIRMED before each of its deliveries was.
  */
 export async function waitForConfirmed(
   runtime: LocalRuntime,
   orderId: string,
   count = 1,
 ): Promise<ShownMessage[]> {
-  return waitFor(
+  const premature: string[] = [];
+  const messages = await waitFor(
     async () => {
-      const messages = await messagesOf(runtime, orderId);
-      for (const message of messages) {
+      const shown = await messagesOf(runtime, orderId);
+      for (const message of shown) {
         if (message.status === 'CONFIRMED' && message.deliveries.some((d) => d.status !== 'CONFIRMED')) {
-          throw new Error(`message ${message.messageId} shown CONFIRMED with ${deliveryStates(message)}`);
+          premature.push(`${message.messageId}: ${deliveryStates(message).join(', ')}`);
         }
       }
-      const settled = messages.length === count && messages.every((m) => m.status === 'CONFIRMED');
-      return settled ? messages : undefined;
+      const settled = shown.length === count && shown.every((m) => m.status === 'CONFIRMED');
+      return settled ? shown : undefined;
     },
     30_000,
     `${count} CONFIRMED messages of order ${orderId}`,
   );
+  if (premature.length > 0)
+    throw new Error(`shown CONFIRMED before all its deliveries: ${premature.join('; ')}`);
+  return messages;
 }
 
 /** Places an order through the order service's API; its id and its message's id. */
@@ -570,6 +574,38 @@ export async function outboxRowsOf(
   aggregateId: string,
 ): Promise<Record<string, unknown>[]> {
   return (await scanTable(runtime, 'outboxTableName')).filter((row) => row.aggregateId === aggregateId);
+}
+
+/** Waits (up to 30 s) until one subscriber's delivery of an order's message (its first by default) has `status`. */
+export async function waitForDelivery(
+  runtime: LocalRuntime,
+  delivery: {
+    readonly orderId: string;
+    readonly subscriber: Subscriber;
+    readonly status: string;
+    /** The message's place among the order's. @default 0 */
+    readonly message?: number;
+  },
+): Promise<void> {
+  const { orderId, subscriber, status } = delivery;
+  await waitFor(
+    async () => {
+      const message = (await messagesOf(runtime, orderId))[delivery.message ?? 0];
+      return message?.deliveries.find((d) => d.subscriber === subscriber)?.status === status
+        ? true
+        : undefined;
+    },
+    30_000,
+    `${subscriber}'s delivery of ${orderId} to be ${status}`,
+  );
+}
+
+/** The sends of the tests' sweeps of one message, each as the subscriber whose queue it went to (`(refused)`). */
+export function sweepSendsOf(services: Services, messageId: string): string[] {
+  const subscriberOf = subscriberOfQueue(services.runtime);
+  return services.seen.sweepSends
+    .filter((send) => send.messageId === messageId)
+    .map((send) => `${subscriberOf(send.queueUrl) ?? send.queueUrl}${send.refused ? ' (refused)' : ''}`);
 }
 
 /** The records a subscriber's consumer received of one message. */
