@@ -1,8 +1,8 @@
 /**
- * IAM's evaluation of one role's identity policy, for what the tests need of it: statements whose resources are
- * resolved to ARNs, an action and a resource matched with IAM's wildcards, an explicit Deny winning over any Allow,
- * and the condition keys the outbox's grants use (`dynamodb:Attributes`, `dynamodb:ReturnValues`). A condition on
- * any other key throws: a test must not pass a statement it cannot evaluate. Pure.
+ * IAM's evaluation of one role's identity policy, for what the tests need of it: statements whose resources
+ * are resolved to ARNs, an action and a resource matched with IAM's wildcards, an explicit Deny winning over
+ * any Allow, and the condition keys the outbox's grants use (`dynamodb:Attributes`, `dynamodb:ReturnValues`).
+ * A condition on any other key throws: a test must not pass a statement it cannot evaluate. Pure.
  */
 
 /** What one SDK call asks IAM for: one action on one resource, with the values its condition keys would read. */

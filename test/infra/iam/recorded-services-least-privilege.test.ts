@@ -40,17 +40,18 @@ import {
 import { type AccessRequest, isAllowed, type ResolvedStatement } from './policy-evaluation.ts';
 
 /**
- * The example as three services — orders (the producer), inventory and loyalty (its subscribers), each a stack of
- * its own — run on the test backend with every SDK call each function sends recorded, through the paths of the
- * end-to-end suites (test/integration/services): orders placed, cancelled, out of stock and delivered twice; a
- * subscriber's receipts lost and its delivery resent by the sweeper; a subscriber down and catching up; a delivery
- * FAILED, listed, shown and replayed through the admin API; a dead letter and its redrive; an erase; the deployed
- * sweeper's own run. Each call is mapped to its IAM action and its resource's ARN and proven two ways: the policy
- * synthesized for the function's role in its own stack allows it (evaluated as IAM does: wildcards, Deny first, the
- * receipts function's condition keys), and the services touch each other only through messages — no function
- * reads or writes a table of another stack; the only resources any function uses across stacks are the
- * subscribers' queues (sent to by the producer's relay and sweeper) and the producer's receipt queue (sent to by the
- * subscribers' consumers). The proof is run once on a call no function may make, so that it can fail.
+ * The example as three services — orders (the producer), inventory and loyalty (its subscribers), each a
+ * stack of its own — run on the test backend with every SDK call each function sends recorded, through the
+ * paths of the end-to-end suites (test/integration/services): orders placed, cancelled, out of stock and
+ * delivered twice; a subscriber's receipts lost and its delivery resent by the sweeper; a subscriber down and
+ * catching up; a delivery FAILED, listed, shown and replayed through the admin API; a dead letter and its
+ * redrive; an erase; the deployed sweeper's own run. Each call is mapped to its IAM action and its resource's
+ * ARN and proven two ways: the policy synthesized for the function's role in its own stack allows it
+ * (evaluated as IAM does: wildcards, Deny first, the receipts function's condition keys), and the services
+ * touch each other only through messages — no function reads or writes a table of another stack; the only
+ * resources any function uses across stacks are the subscribers' queues (sent to by the producer's relay and
+ * sweeper) and the producer's receipt queue (sent to by the subscribers' consumers). The proof is run once on
+ * a call no function may make, so that it can fail.
  */
 
 let services: Services;

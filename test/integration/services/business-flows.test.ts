@@ -1,9 +1,9 @@
 /**
- * The example as three services on one backend (moto, else embedded): the order service writes each order and its
- * message in one transaction, its outbox delivers the message to the inventory and the loyalty services — each in
- * a stack of its own, with its own tables — and each confirms its delivery by a receipt. What a user relies on: the
- * stock moves and the points are awarded once per order, taken back once per cancellation, a bad request writes
- * nothing, and the order's page tells what each service did.
+ * The example as three services on one backend (moto, else embedded): the order service writes each order and
+ * its message in one transaction, its outbox delivers the message to the inventory and the loyalty services —
+ * each in a stack of its own, with its own tables — and each confirms its delivery by a receipt. What a user
+ * relies on: the stock moves and the points are awarded once per order, taken back once per cancellation, a
+ * bad request writes nothing, and the order's page tells what each service did.
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,7 +166,8 @@ describe('an order across the order, inventory and loyalty services', () => {
     const plums = await stockOf(runtime, 'SKU-SVC-PLUM');
     expect(await pointsOf(runtime, 'svc-customer-twice')).toBe(40);
 
-    // The same body and attributes to each subscriber's queue, twice more, as SQS may deliver a message again.
+    // The same body and attributes to each subscriber's queue, twice more, as SQS may deliver a message
+    // again.
     const sqs = sqsClient(runtime);
     for (const subscriber of SUBSCRIBERS) {
       const [first] = receivedOf(services, subscriber, messageId);

@@ -1,9 +1,9 @@
 /**
- * One subscriber's trouble is that subscriber's alone, on the three services deployed to one backend (moto, else
- * embedded): its receipts lost, or its consumer down. The other subscriber's deliveries confirm meanwhile; the
- * sweeper, run past the confirmation deadline with a clock of the test's (no waiting), resends only to the
- * subscriber that did not confirm; its inbox applies each message once, whatever it is sent; and once the trouble
- * ends every delivery is CONFIRMED.
+ * One subscriber's trouble is that subscriber's alone, on the three services deployed to one backend (moto,
+ * else embedded): its receipts lost, or its consumer down. The other subscriber's deliveries confirm
+ * meanwhile; the sweeper, run past the confirmation deadline with a clock of the test's (no waiting), resends
+ * only to the subscriber that did not confirm; its inbox applies each message once, whatever it is sent; and
+ * once the trouble ends every delivery is CONFIRMED.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
@@ -89,7 +89,8 @@ describe('receipts of one subscriber lost on the way', () => {
     await services.sweepAt(new Date());
     expect(sweepSendsOf(services, messageId)).toEqual([]);
 
-    // Past it: one copy, to inventory's queue only; inventory's inbox knows it and sends the receipt again (lost too).
+    // Past it: one copy, to inventory's queue only; inventory's inbox knows it and sends the receipt again
+    // (lost too).
     const resend = await services.sweepAt(pastDeadline());
     await waitFor(async () => (receivedOf(services, 'inventory', messageId).length === 2 ? true : undefined));
     await services.settle();
@@ -108,8 +109,8 @@ describe('receipts of one subscriber lost on the way', () => {
     expect(await stockOf(runtime, 'SKU-FAULT-RECEIPT')).toBe(8);
     expect((await deliveryRow(orderId, messageId, 'inventory')).status).toBe('SENT');
 
-    // Receipts flow again: the next resend, past the resend's own (longer) deadline, confirms the delivery and with
-    // it the message.
+    // Receipts flow again: the next resend, past the resend's own (longer) deadline, confirms the delivery
+    // and with it the message.
     services.faults.dropReceipts.delete('inventory');
     const due = Date.parse(String((await deliveryRow(orderId, messageId, 'inventory')).confirmBy));
     await services.sweepAt(new Date(due + 1_000));

@@ -1,8 +1,8 @@
 /**
  * The operator's commands per subscriber (`npm run outbox`, the CLI core, against the emulator) on the three
- * services running on one backend (moto, else embedded): a delivery FAILED at one subscriber found by stats, list
- * and show, and replayed to that subscriber alone; a subscriber's dead letter redriven from its own stack and
- * applied once; a cancelled order erased, each subscriber answering its erase by receipt.
+ * services running on one backend (moto, else embedded): a delivery FAILED at one subscriber found by stats,
+ * list and show, and replayed to that subscriber alone; a subscriber's dead letter redriven from its own
+ * stack and applied once; a cancelled order erased, each subscriber answering its erase by receipt.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
@@ -58,8 +58,8 @@ describe('a delivery FAILED at one subscriber, found and replayed per subscriber
   let messageId = '';
 
   it('is counted by stats --subscriber, listed by list --status FAILED --subscriber, and shown beside the other delivery', async () => {
-    // Loyalty's delivery only the sweeper sends (the relay never sees it), and SQS refuses it: with one attempt
-    // allowed it is FAILED at once. Inventory's goes as usual.
+    // Loyalty's delivery only the sweeper sends (the relay never sees it), and SQS refuses it: with one
+    // attempt allowed it is FAILED at once. Inventory's goes as usual.
     services.faults.hideFromRelay.add(deliveryKey('ops-failed', 'loyalty'));
     services.faults.refuseSends.add('loyalty');
     ({ messageId } = await placeOrder(runtime, {

@@ -1,12 +1,13 @@
 /**
- * The three-service example — the order service (the producer, with the outbox), the inventory and the loyalty
- * services (its subscribers), each a stack of its own — deployed to one backend by the local runtime, with the
- * deployed handlers running and a few faults a test can switch on around them: receipts of one subscriber lost on
- * the way, a subscriber's deliveries hidden from the relay (only the sweeper sends them) or refused by SQS, a
- * delivery dead-lettered by its consumer. The scheduled sweeper is left to the tests, which run it at the time they
- * choose (past a confirmation deadline without waiting for it). What each consumer received, each receipt lost and
- * each send of those sweeps is recorded. Shared by the suites of this folder and by the recorded-calls proof of
- * least privilege (test/infra/iam), which records every function's SDK calls through `runAs`.
+ * The three-service example — the order service (the producer, with the outbox), the inventory and the
+ * loyalty services (its subscribers), each a stack of its own — deployed to one backend by the local runtime,
+ * with the deployed handlers running and a few faults a test can switch on around them: receipts of one
+ * subscriber lost on the way, a subscriber's deliveries hidden from the relay (only the sweeper sends them)
+ * or refused by SQS, a delivery dead-lettered by its consumer. The scheduled sweeper is left to the tests,
+ * which run it at the time they choose (past a confirmation deadline without waiting for it). What each
+ * consumer received, each receipt lost and each send of those sweeps is recorded. Shared by the suites of
+ * this folder and by the recorded-calls proof of least privilege (test/infra/iam), which records every
+ * function's SDK calls through `runAs`.
  */
 import { appendFileSync } from 'node:fs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -86,8 +87,8 @@ export interface ServiceFaults {
   /** SQS refuses the tests' sweeps' sends to these subscribers' queues. */
   readonly refuseSends: Set<Subscriber>;
   /**
-   * These deliveries ({@link deliveryKey}) fail at their consumer on their last receive: it dead-letters them with
-   * its reason (`MAX_RECEIVES`), as the consumer does. Once each: a redriven copy is applied.
+   * These deliveries ({@link deliveryKey}) fail at their consumer on their last receive: it dead-letters them
+   * with its reason (`MAX_RECEIVES`), as the consumer does. Once each: a redriven copy is applied.
    */
   readonly deadLetter: Set<string>;
 }
@@ -126,8 +127,8 @@ export interface Observations {
 /** Options of {@link startServices}. */
 export interface StartServicesOptions {
   /**
-   * Runs each invocation of function `name` (and the tests' sweeps, as the sweeper's): the recorded-calls proof
-   * attributes SDK calls with it. @default runs `work` as it is
+   * Runs each invocation of function `name` (and the tests' sweeps, as the sweeper's): the recorded-calls
+   * proof attributes SDK calls with it. @default runs `work` as it is
    */
   readonly runAs?: <T>(name: string, work: () => Promise<T>) => Promise<T>;
   /** Powertools log level of the handlers. @default 'ERROR' (dead letters and dropped receipts warn on purpose) */
@@ -142,8 +143,8 @@ export interface Services {
   /** The URL of a subscriber's queue. */
   queueUrl(subscriber: Subscriber): string;
   /**
-   * One sweeper round at `at`, as the scheduled sweeper runs one, with its deployed settings; sends to the queues
-   * of {@link ServiceFaults.refuseSends} refused. `maxAttempts` overrides a subscriber's retry policy.
+   * One sweeper round at `at`, as the scheduled sweeper runs one, with its deployed settings; sends to the
+   * queues of {@link ServiceFaults.refuseSends} refused. `maxAttempts` overrides a subscriber's retry policy.
    */
   sweepAt(
     at: Date,
@@ -155,8 +156,8 @@ export interface Services {
   pause(subscriber: Subscriber): Promise<void>;
   resume(subscriber: Subscriber): void;
   /**
-   * Polls every running poller until a full round finds nothing waiting (a paused consumer's queue is left as it
-   * is, which `runtime.drain()` would not do).
+   * Polls every running poller until a full round finds nothing waiting (a paused consumer's queue is left as
+   * it is, which `runtime.drain()` would not do).
    */
   settle(): Promise<void>;
   stop(): Promise<void>;
@@ -369,8 +370,8 @@ function receiptsIn(body: string): LostReceipt[] {
 
 /**
  * A subscriber's deployed consumer, each record it is invoked with noted; a delivery in
- * {@link ServiceFaults.deadLetter} is dead-lettered instead, with the consumer's own adapter and reason, as the
- * consumer does on a message's last receive when its downstream keeps failing.
+ * {@link ServiceFaults.deadLetter} is dead-lettered instead, with the consumer's own adapter and reason, as
+ * the consumer does on a message's last receive when its downstream keeps failing.
  */
 function observedConsumer(
   subscriber: Subscriber,
@@ -472,8 +473,8 @@ export function deliveryStates(message: ShownMessage | undefined): string[] {
 }
 
 /**
- * Waits (up to 30 s) until the order shows `count` messages, every one CONFIRMED, and returns them; fails if any page
- * read on the way showed a message CONFIRMED before each of its deliveries was.
+ * Waits (up to 30 s) until the order shows `count` messages, every one CONFIRMED, and returns them; fails if
+ * any page read on the way showed a message CONFIRMED before each of its deliveries was.
  */
 export async function waitForConfirmed(
   runtime: LocalRuntime,
