@@ -115,7 +115,7 @@ describe('templateForEmulator', () => {
     expect(result.Resources.Relay?.Properties?.Environment).toEqual({ Variables: { DUE_SHARDS: '16' } });
   });
 
-  it('keeps values built of literals and pseudo parameters only (derived queue URLs), and the subscriber metadata', () => {
+  it('keeps SUBSCRIPTIONS (derived queue URLs, which the operator tools read) and the subscriber metadata', () => {
     const template = cdkTemplate();
     const relay = template.Resources.Relay;
     const derived = {

@@ -19,11 +19,12 @@
  *   placeholder is also valid base64 once non-alphabet characters are dropped: no `=`, and a number of
  *   base64 letters that is a multiple of four.
  * - A function's `Environment` keeps only its literal values (settings such as DUE_SHARDS, which operator
- *   tools read from the deployed template) and the values built of literals and pseudo parameters alone (such
- *   as SUBSCRIPTIONS, whose queue URLs are derived, not referenced); values that refer to a resource are
- *   dropped: the local runtime resolves them from the synthesized template, and the emulator's copy never runs. Resource `Metadata`
- *   other than the outbox roles (construct paths, asset hashes) and the
- *   `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
+ *   tools read from the deployed template) and the outbox's SUBSCRIPTIONS (its subscribers' queue URLs,
+ *   built of pseudo parameters, by which the tools find a message's deliveries); other values built from
+ *   intrinsics are dropped: the local runtime resolves them from the synthesized template, and the emulator's
+ *   copy never runs. Resource `Metadata` other than the outbox's (roles, topics, a subscriber queue's subscriber
+ *   and outbox names, by which the tools find a stack's outbox, or a subscriber's queue and its producer) —
+ *   construct paths, asset hashes — and the `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
  *   restart against an emulator that already has the stack finds it unchanged and keeps it (and its data).
  *
  * - A FIFO queue without a `QueueName` gets one, `<stack>-<LogicalId>.fifo` (cut to SQS's 80 characters):
@@ -35,6 +36,7 @@
  * are skipped by moto itself and need no change here.
  */
 
+import { OutboxSettings } from '../../../../shared/index.ts';
 import {
   OUTBOX_NAME_METADATA,
   OUTBOX_ROLE_METADATA,
@@ -155,28 +157,23 @@ function withFifoQueueName(resource: TemplateResource, name: string): TemplateRe
 }
 
 /**
- * The variables of a function's `Environment` whose values are plain strings or built of literals and pseudo
- * parameters alone (no reference to a resource, which the emulator's copy would resolve differently); undefined
- * when none are.
+ * Environment values built from intrinsics that operator tools read from the deployed template, and so are kept:
+ * the outbox's SUBSCRIPTIONS (its subscribers' queue URLs, built of pseudo parameters), by which the tools find a
+ * message's deliveries. Any other intrinsic value is dropped, so that a change to it leaves the stack unchanged.
+ */
+const TOOL_VARIABLES: ReadonlySet<string> = new Set([OutboxSettings.subscriptions.name]);
+
+/**
+ * The variables of a function's `Environment` whose values are plain strings, and the {@link TOOL_VARIABLES};
+ * undefined when there are none.
  */
 function literalVariables(environment: unknown): Record<string, unknown> | undefined {
   const variables = (environment as { Variables?: unknown } | undefined)?.Variables;
   if (typeof variables !== 'object' || variables === null) return undefined;
-  const literals = Object.entries(variables).filter(([, value]) => isStaticValue(value));
+  const literals = Object.entries(variables).filter(
+    ([name, value]) => typeof value === 'string' || TOOL_VARIABLES.has(name),
+  );
   return literals.length === 0 ? undefined : Object.fromEntries(literals);
-}
-
-/** A string, or an `Fn::Join` of strings and `Ref`s to pseudo parameters (`AWS::Region`, …). */
-function isStaticValue(value: unknown): boolean {
-  if (typeof value === 'string') return true;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const entries = Object.entries(value);
-  if (entries.length !== 1) return false;
-  const [[intrinsic, argument]] = entries as [[string, unknown]];
-  if (intrinsic === 'Ref') return typeof argument === 'string' && argument.startsWith('AWS::');
-  if (intrinsic !== 'Fn::Join' || !Array.isArray(argument)) return false;
-  const [separator, parts] = argument as [unknown, unknown];
-  return typeof separator === 'string' && Array.isArray(parts) && parts.every(isStaticValue);
 }
 
 function withoutDependencies(resource: TemplateResource, removed: ReadonlySet<string>): TemplateResource {
