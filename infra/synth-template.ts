@@ -1,44 +1,45 @@
 /**
- * The example stack's CloudFormation template, synthesized in-process: for the infra tests and for the local
- * runtime, which deploys it to an emulator and runs its functions from it, so that local runs use exactly
- * what `cdk deploy` does.
+ * The example app's CloudFormation templates, synthesized in-process: for the infra tests and for the local runtime,
+ * which deploys them to an emulator and runs their functions from them, so that local runs use exactly what
+ * `cdk deploy --all` does.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Stage } from 'aws-cdk-lib';
-import { cdkJsonContext, createExampleStack } from './stacks/example-app.ts';
-import type { OutboxExampleStack } from './stacks/outbox-example-stack.ts';
+import { App } from 'aws-cdk-lib';
+import {
+  cdkJsonContext,
+  createExampleApp,
+  type ExampleApp,
+  type ExampleAppOptions,
+} from './stacks/example-app.ts';
 
-/** Options of {@link synthExampleTemplate} and {@link buildExampleStack}. */
-export interface SynthTemplateOptions {
+/** Options of {@link synthExampleTemplates} and {@link buildExampleApp}. */
+export interface SynthTemplateOptions
+  extends Pick<ExampleAppOptions, 'emulator' | 'fifo' | 'apiAuthorization' | 'apiEdge'> {
   /**
-   * Bundle the handlers with esbuild (slow). Without it the template is the same except for asset hashes,
-   * and nothing is written but the template.
+   * Bundle the handlers with esbuild (slow). Without it the templates are the same except for asset hashes,
+   * and nothing is written but the templates.
    * @default false
    */
   readonly bundle?: boolean;
-  /**
-   * Synthesize for an emulator: no BootstrapVersion rule or parameter, which moto cannot evaluate.
-   * @default false
-   */
-  readonly emulator?: boolean;
-  /**
-   * The order events through a FIFO queue (see `OutboxExampleStackProps.fifo`).
-   * @default false
-   */
-  readonly fifo?: boolean;
+}
+
+/** One synthesized stack of the example: its name and its template. */
+export interface ExampleTemplate {
+  readonly stackName: string;
+  readonly template: Record<string, unknown>;
 }
 
 /**
  * The context the CDK CLI adds to every `cdk synth`: without it an in-process app writes no `aws:cdk:path`
  * metadata, and the local runtime names each function by that path (`Outbox/Relay`).
  */
-const CLI_CONTEXT = { 'aws:cdk:enable-path-metadata': true } as const;
+export const CLI_CONTEXT = { 'aws:cdk:enable-path-metadata': true } as const;
 
-/** The example stack in a fresh app with cdk.json's context, bundling skipped unless `bundle` is set. */
-export function buildExampleStack(options: SynthTemplateOptions = {}, outdir?: string): OutboxExampleStack {
-  const app = new App({
+/** A fresh app with cdk.json's context and the CLI's, bundling skipped unless `bundle` is set. */
+export function exampleCdkApp(options: Pick<SynthTemplateOptions, 'bundle'> = {}, outdir?: string): App {
+  return new App({
     ...(outdir === undefined ? {} : { outdir }),
     context: {
       ...cdkJsonContext(),
@@ -47,26 +48,33 @@ export function buildExampleStack(options: SynthTemplateOptions = {}, outdir?: s
       ...(options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] }),
     },
   });
-  return createExampleStack(app, { emulator: options.emulator === true, fifo: options.fifo === true });
+}
+
+/** The example's stacks in a fresh app (see {@link exampleCdkApp}). */
+export function buildExampleApp(options: SynthTemplateOptions = {}, outdir?: string): ExampleApp {
+  const { bundle, ...appOptions } = options;
+  return createExampleApp(exampleCdkApp({ ...(bundle === undefined ? {} : { bundle }) }, outdir), appOptions);
 }
 
 /**
- * The example stack's CloudFormation template as JSON.
+ * The example's templates as JSON, in the order they deploy (the order service first).
  * @example
- * const template = synthExampleTemplate({ emulator: true });
- * await cloudFormation.send(new CreateStackCommand({ StackName: 'OutboxExample', TemplateBody: JSON.stringify(template) }));
+ * for (const { stackName, template } of synthExampleTemplates({ emulator: true })) console.log(stackName);
  */
-export function synthExampleTemplate(options: SynthTemplateOptions = {}): Record<string, unknown> {
+export function synthExampleTemplates(options: SynthTemplateOptions = {}): ExampleTemplate[] {
   // A private output folder, removed afterwards, so repeated synths leave nothing behind in /tmp.
   const outdir = mkdtempSync(join(tmpdir(), 'outbox-synth-'));
   try {
-    const stack = buildExampleStack(options, outdir);
-    const assembly = Stage.of(stack)?.synth();
-    const template: unknown = assembly?.getStackArtifact(stack.artifactId).template;
-    if (typeof template !== 'object' || template === null) {
-      throw new Error('synthExampleTemplate: the app synthesized no template for the example stack');
-    }
-    return { ...template };
+    const example = buildExampleApp(options, outdir);
+    const assembly = example.orders.node.root instanceof App ? example.orders.node.root.synth() : undefined;
+    if (assembly === undefined) throw new Error('synthExampleTemplates: the example is in no app');
+    return [example.orders, example.inventory, example.loyalty].map((stack) => {
+      const template: unknown = assembly.getStackArtifact(stack.artifactId).template;
+      if (typeof template !== 'object' || template === null) {
+        throw new Error(`synthExampleTemplates: the app synthesized no template for ${stack.stackName}`);
+      }
+      return { stackName: stack.stackName, template: { ...template } };
+    });
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

@@ -68,6 +68,13 @@ export interface OutboxAdminCompletion {
   readonly orderedInboxTables: readonly dynamodb.ITable[];
   /** The claim check whose payloads an erase deletes with their messages. */
   readonly claimCheck: OutboxClaimCheck | undefined;
+  /**
+   * Whether the outbox has subscribers: an erase or a skip then reaches each of them as a message of the outbox's
+   * own (`outbox.erase`, `outbox.skip`), which the admin puts in the outbox as a delivery row.
+   */
+  readonly subscribers: boolean;
+  /** Whether an ordered topic has subscribers: a skip finds a subscriber's delivery by its place in the sequence. */
+  readonly orderedSubscribers: boolean;
 }
 
 /** The admin API, as an {@link OutboxAdmin} built it. */
@@ -206,7 +213,11 @@ export class OutboxAdmin {
     // erase deletes an erased message's parked row (which holds its payload), and only parked rows: never an
     // inbox row or a cursor, which keep a copy still in a queue from being applied twice.
     const ordered = completion.orderedInboxTables;
-    if (ordered.length > 0) grantQueryOnIndexes(this.#outboxTable, fn, [OUTBOX_KEYS.orderIndex.name]);
+    if (ordered.length > 0 || completion.orderedSubscribers) {
+      grantQueryOnIndexes(this.#outboxTable, fn, [OUTBOX_KEYS.orderIndex.name]);
+    }
+    // A subscriber's inbox is its own: an erase or a skip is put in the outbox as a message to it.
+    if (completion.subscribers) grantOnTable(this.#outboxTable, fn, ['dynamodb:PutItem']);
     for (const inbox of ordered) {
       grantOnTable(inbox, fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
       grantOnItemsStartingWith(inbox, fn, { actions: ['dynamodb:DeleteItem'], keyPrefix: PARKED_KEY_PREFIX });

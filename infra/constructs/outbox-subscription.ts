@@ -24,6 +24,7 @@ import type { OutboxFunction } from './outbox-function.ts';
 import { newMonitoring } from './outbox-monitoring.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import type { OutboxSubscriptionSpec } from './outbox-subscription-spec.ts';
+import { newAuditTable } from './outbox-tables.ts';
 import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
 import {
   OUTBOX_NAME_PATTERN,
@@ -72,7 +73,13 @@ export interface OutboxSubscriptionProps extends OutboxConsumerFunctionProps {
   /** @default - `<deployed stack name>-<construct path in kebab case>` */
   readonly dashboardName?: string;
   /**
-   * What happens to the inbox table, the log group and the alarm topic's key when they leave the stack.
+   * Props merged over the defaults of the subscription's audit table (operators' redrives of its dead letters, and
+   * the journal that keeps an interrupted redrive from sending a message twice). The key cannot be changed.
+   * @default - the defaults (on demand, PITR, no TTL)
+   */
+  readonly auditTableProps?: Partial<dynamodb.TableProps>;
+  /**
+   * What happens to the inbox and audit tables, the log group and the alarm topic's key when they leave the stack.
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
@@ -102,9 +109,17 @@ export class OutboxSubscription extends Construct {
   public readonly function: OutboxFunction;
   /** The consumer's inbox: its dedupe rows (keyed per subscriber), cursors and parked messages. */
   public readonly inboxTable: dynamodb.ITable;
+  /**
+   * The audit trail of operators' actions on the subscription (`outbox redrive --stack <this stack>`) and the redrive
+   * journal. No function is granted it: operators write it with their own rights.
+   */
+  public readonly auditTable: dynamodb.Table;
   /** The topic every alarm of the subscription notifies. */
   public readonly alarmTopic: sns.ITopic;
-  /** The alarms by name: `deadLetters/<subscriber>`, `errors/Consumer`, `throttles/Consumer`. */
+  /**
+   * The alarms by name: `deadLetters/<subscriber>`, `queueAge/<subscriber>` (`alarmThresholds.queueMessageAge`),
+   * `errors/Consumer`, `throttles/Consumer`.
+   */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   /** The subscription's dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
@@ -148,8 +163,11 @@ export class OutboxSubscription extends Construct {
     this.queue.queue.addToResourcePolicy(senders(['sqs:SendMessage'], [this.queue.queue.queueArn]));
     props.encryptionKey?.addToResourcePolicy(senders([...KEY_ACTIONS.write], ['*']));
 
+    this.auditTable = newAuditTable(parts, props.auditTableProps ?? {});
+
     const monitoring = newMonitoring(parts, props);
     monitoring.watchDeadLetters(spec.subscriber, this.queue.deadLetterQueue);
+    monitoring.watchQueueAge(spec.subscriber, this.queue.queue);
     this.alarmTopic = monitoring.alarmTopic;
     this.alarms = monitoring.alarms;
     this.dashboard = monitoring.dashboard;

@@ -43,7 +43,7 @@ export function newTopicQueues(
   const queues: Record<string, QueueWithDlq> = {};
   const routes = new Map<string, sqs.IQueue>();
   for (const [name, queueProps] of Object.entries(props.queues ?? {})) {
-    const { topics, ...settings } = queueProps;
+    const { topics, drainOnly: _drainOnly, ...settings } = queueProps;
     const queue = markedQueue(
       outbox,
       { id: `${name}Queue`, props: { encryptionKey: props.encryptionKey, ...settings } },
@@ -55,9 +55,8 @@ export function newTopicQueues(
     );
     queues[name] = queue;
     for (const topic of topics) {
-      if (!topicSchema.safeParse(topic).success) {
-        outbox.report(`queue '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
-      }
+      const problem = topicProblem(topic);
+      if (problem !== undefined) outbox.report(`queue '${name}': topic '${topic}' ${problem}`);
       if (routes.has(topic)) outbox.report(`topic '${topic}' is routed to more than one queue`);
       routes.set(topic, queue.queue);
     }
@@ -93,7 +92,10 @@ export function subscriberQueues(
 ): OutboxSubscriberQueues {
   const queues: Record<string, sqs.IQueue> = {};
   const routes = new Map<string, Map<string, sqs.IQueue>>();
-  const queued = new Set(Object.values(props.queues ?? {}).flatMap((queue) => queue.topics));
+  // A draining queue shares its topics with the subscribers: it only takes the messages written before them.
+  const queued = new Set(
+    Object.values(props.queues ?? {}).flatMap((queue) => (queue.drainOnly === true ? [] : queue.topics)),
+  );
   for (const [name, subscriber] of Object.entries(props.subscribers ?? {})) {
     if (!subscriberNameSchema.safeParse(name).success) {
       outbox.report(
@@ -111,9 +113,8 @@ export function subscriberQueues(
     });
     queues[name] = queue;
     for (const topic of subscriber.topics) {
-      if (!topicSchema.safeParse(topic).success) {
-        outbox.report(`subscriber '${name}': topic '${topic}' is not dotted lowercase (e.g. order.created)`);
-      }
+      const problem = topicProblem(topic);
+      if (problem !== undefined) outbox.report(`subscriber '${name}': topic '${topic}' ${problem}`);
       if (queued.has(topic)) {
         outbox.report(
           `topic '${topic}' is routed to a queue and has subscribers; a topic goes to one queue or to its subscribers`,
@@ -122,6 +123,16 @@ export function subscriberQueues(
       const subscribers = routes.get(topic) ?? new Map<string, sqs.IQueue>();
       subscribers.set(name, queue);
       routes.set(topic, subscribers);
+    }
+  }
+  for (const [name, queue] of Object.entries(props.queues ?? {})) {
+    if (queue.drainOnly !== true) continue;
+    const unsubscribed = queue.topics.filter((topic) => !routes.has(topic));
+    if (unsubscribed.length > 0) {
+      outbox.report(
+        `queue '${name}' is drainOnly, and its topics ${unsubscribed.map((topic) => `'${topic}'`).join(', ')} have no ` +
+          'subscribers: a draining queue takes only what was written before its topics got subscribers',
+      );
     }
   }
   for (const [topic, subscribers] of routes) {
@@ -148,6 +159,15 @@ function markedQueue(
   markOutboxRole(queue.queue, roles.queue, { topics: roles.topics });
   markOutboxRole(queue.deadLetterQueue, roles.deadLetterQueue, { source: queue.queue });
   return queue;
+}
+
+/**
+ * What is wrong with `topic`, as the topic's schema says it (not dotted lowercase, or in the namespace reserved for the
+ * outbox's own messages); `undefined` for a good topic.
+ */
+function topicProblem(topic: string): string | undefined {
+  const parsed = topicSchema.safeParse(topic);
+  return parsed.success ? undefined : (parsed.error.issues[0]?.message ?? 'is not a topic');
 }
 
 /** `inventory-v2` → `InventoryV2`: a subscriber name as a construct id. */

@@ -20,6 +20,14 @@ import type { QueueWithDlq, QueueWithDlqProps } from './queue-with-dlq.ts';
 export interface OutboxQueueProps extends QueueWithDlqProps {
   /** Topics whose messages go to this queue (dotted lowercase, e.g. `order.created`); a topic goes to exactly one queue. */
   readonly topics: readonly string[];
+  /**
+   * The queue only drains what was written before its topics got subscribers: every topic of it must also be in
+   * `subscribers`, new messages of them are stored as deliveries to the subscribers, and the messages written
+   * before (one row each, no subscriber) still go to this queue and its consumer, which confirms them in the outbox
+   * as before. Remove the queue (and its consumer) once `outbox stats` shows none of them left in flight.
+   * @default false - the queue carries its topics, which then have no subscribers
+   */
+  readonly drainOnly?: boolean;
 }
 
 /**

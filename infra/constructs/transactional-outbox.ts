@@ -11,6 +11,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { OUTBOX_KEYS } from '../../shared/aws/outbox-table.ts';
+import { CONTROL_TOPICS } from '../../shared/message/control-topics.ts';
 import { type OrderedTopic, SequenceSource, sequenceSourceOf } from '../../shared/ordering/ordering.ts';
 import type { RetryPolicy } from '../../shared/retry/retry-policy.ts';
 import { retryPolicyLookup } from '../../shared/retry/topic-policies.ts';
@@ -50,6 +51,7 @@ import {
   senderRolePath,
 } from './subscription-names.ts';
 import { grantOnTable, grantQueryOnIndexes } from './table-grants.ts';
+import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 import type {
   OutboxConsumer,
   OutboxConsumerProps,
@@ -113,12 +115,13 @@ export class TransactionalOutbox extends Construct {
   public readonly alarmTopic: sns.ITopic;
   /**
    * The alarms by name: `deadLetters/<queue>`, `relayFailures`, `failedMessages/<topic>`,
-   * `oldestPendingAge/<topic>`, `orderingGaps/<topic>` (ordered topics), `relayIteratorAge`, and
+   * `oldestPendingAge/<topic>`, `orderingGaps/<topic>` (ordered topics), `relayIteratorAge`,
+   * `failedDeliveries/<subscriber>` and `unconfirmedAge/<subscriber>` for each subscriber, and
    * `errors/<function id>` and `throttles/<function id>` for the relay, the sweeper, the archiver, each consumer and
    * the admin API.
    */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
-  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's metrics. */
+  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's and subscriber's metrics. */
   public readonly dashboard: cloudwatch.Dashboard;
   /** The archive of expired messages, when `archive` is set. */
   public readonly archiveBucket: s3.IBucket | undefined;
@@ -169,6 +172,10 @@ export class TransactionalOutbox extends Construct {
     this.queues = queues;
     this.topicRoutes = routes;
     this.outboxName = checkedOutboxName(this, props.name, report);
+    // A subscriber's stack names its producer by this name; operator tools find the producer's stack by it.
+    if (props.existingOutboxTable === undefined) {
+      markOutboxRole(this.table, OutboxResourceRole.OUTBOX_TABLE, { outboxName: this.outboxName });
+    }
     const subscribed = subscriberQueues(parts, { ...props, outboxName: this.outboxName });
     this.subscriberQueues = subscribed.queues;
     this.subscriberRoutes = subscribed.routes;
@@ -218,9 +225,15 @@ export class TransactionalOutbox extends Construct {
       failureQueue: this.failureQueue,
       relay: this.relay,
       sweeper: this.sweeper,
-      // A topic both on a queue and with subscribers is refused, and watched once until then.
-      topics: new Set([...routes.keys(), ...subscribed.routes.keys()]),
+      // A topic both on a (draining) queue and with subscribers is watched once; the outbox's own messages to
+      // subscribers (erase, skip) can fail like any delivery, so they are watched too.
+      topics: new Set([
+        ...routes.keys(),
+        ...subscribed.routes.keys(),
+        ...(hasSubscribers ? CONTROL_TOPICS : []),
+      ]),
       orderedTopics: this.orderedTopics,
+      subscribers: { outboxName: this.outboxName, declared: props.subscribers ?? {} },
     });
     if (hasSubscribers) {
       this.#receipts = new OutboxReceipts(this.#outbox, {
@@ -617,6 +630,10 @@ export class TransactionalOutbox extends Construct {
         )
         .map((consumer) => consumer.inboxTable),
       claimCheck: this.claimCheck,
+      subscribers: this.subscriberRoutes.size > 0,
+      orderedSubscribers: [...this.subscriberRoutes.keys()].some(
+        (topic) => this.orderedTopics[topic] !== undefined,
+      ),
     });
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The example's `npm start` plug-in (`--plugin infra/stacks/local-plugin.ts`): what the generic local runtime
- * cannot know about the order and inventory example — starting stock, how to try it, and a live count of
- * orders and outbox messages per status.
+ * cannot know about the order, inventory and loyalty example — starting stock, how to try it, and a live count of
+ * orders and of the outbox's messages per status (a message delivered to both subscribers counts once, CONFIRMED
+ * when both confirmed it).
  */
 import {
   DynamoDBClient,
@@ -9,7 +10,7 @@ import {
   type ScanCommandInput,
   type ScanCommandOutput,
 } from '@aws-sdk/client-dynamodb';
-import { MessageStatus } from 'serverless-outbox';
+import { gatherDeliveries, MessageStatus } from 'serverless-outbox';
 import type { LocalRuntime } from '../dev/local/host/runtime.ts';
 import type { LocalPlugin } from '../dev/local/host/start-plugin.ts';
 
@@ -34,7 +35,7 @@ export interface StatusCounts {
   readonly messages: Readonly<Record<MessageStatus, number>>;
 }
 
-/** The stack outputs the plug-in reads (the example stack's named outputs). */
+/** The stack outputs the plug-in reads (the order service's named outputs). */
 const OUTPUTS = { orders: 'ordersTableName', outbox: 'outboxTableName' } as const;
 
 /**
@@ -86,13 +87,20 @@ export async function readStatusCounts(
     MessageStatus,
     number
   >;
-  const projection = { ProjectionExpression: '#status', ExpressionAttributeNames: { '#status': 'status' } };
+  // Each message's rows (one per subscriber's delivery), gathered into the message with its derived status.
+  const projection = {
+    ProjectionExpression: 'messageId, subscriber, #status',
+    ExpressionAttributeNames: { '#status': 'status' },
+  };
+  const rows: Record<string, unknown>[] = [];
   await scanAll(client, { TableName: tables.outbox, ...projection }, (page) => {
     for (const item of page.Items ?? []) {
-      const status = item.status?.S;
-      if (status !== undefined && status in messages) messages[status as MessageStatus] += 1;
+      rows.push({ messageId: item.messageId?.S, subscriber: item.subscriber?.S, status: item.status?.S });
     }
   });
+  for (const { status } of gatherDeliveries(rows)) {
+    if (typeof status === 'string' && status in messages) messages[status as MessageStatus] += 1;
+  }
   return { orders, messages };
 }
 
@@ -117,9 +125,7 @@ function tablesOf(runtime: LocalRuntime): { orders: string; outbox: string } {
   const orders = runtime.outputs[OUTPUTS.orders];
   const outbox = runtime.outputs[OUTPUTS.outbox];
   if (orders === undefined || outbox === undefined) {
-    throw new Error(
-      `the stack has no ${OUTPUTS.orders} or ${OUTPUTS.outbox} output; is this the example stack?`,
-    );
+    throw new Error(`the app has no ${OUTPUTS.orders} or ${OUTPUTS.outbox} output; is this the example app?`);
   }
   return { orders, outbox };
 }
@@ -137,6 +143,7 @@ const plugin: LocalPlugin = {
     `  curl -s ${runtime.apiUrl}/orders/<orderId>`,
     `  curl -s -X POST ${runtime.apiUrl}/orders/<orderId>/cancel`,
     `  curl -s ${runtime.apiUrl}/inventory/SKU-APPLE`,
+    `  curl -s ${runtime.apiUrl}/loyalty/c-1`,
     // The operator's command finds the stack through CloudFormation, which every backend answers.
     'operate it:',
     `  AWS_ENDPOINT_URL=${runtime.endpoint} npm run outbox -- stats`,

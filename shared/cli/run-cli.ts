@@ -91,8 +91,12 @@ const EMULATOR_DEFAULTS = {
 
 const DEFAULTS = { ratePerSecond: 10, waitSeconds: 300 } as const;
 
-/** The stack output that holds the REST API's URL (the example stack's `apiUrl`). */
+/**
+ * The stack output that holds the REST API's URL: `apiUrl`, or the one output named `<service>ApiUrl` (the example's
+ * `ordersApiUrl`, `inventoryApiUrl`, `loyaltyApiUrl`, one in each service's stack).
+ */
 const API_URL_OUTPUT = 'apiUrl';
+const API_URL_SUFFIX = 'ApiUrl';
 
 interface GlobalOptions {
   readonly stack?: string;
@@ -712,11 +716,15 @@ class Session {
     const stackName = await chooseStackName(cloudFormation, {
       ...(this.#stack === undefined ? {} : { stack: this.#stack }),
     });
-    const url = (await readStackOutputs(cloudFormation, stackName))[API_URL_OUTPUT];
+    const outputs = await readStackOutputs(cloudFormation, stackName);
+    const named = Object.entries(outputs).filter(([name]) => name.endsWith(API_URL_SUFFIX));
+    const url = outputs[API_URL_OUTPUT] ?? (named.length === 1 ? named[0]?.[1] : undefined);
     if (url === undefined) {
       throw new StackDiscoveryError(
         stackName,
-        `has no ${API_URL_OUTPUT} output: give the API URL with --url`,
+        named.length > 1
+          ? `has several API URL outputs (${named.map(([name]) => name).join(', ')}): give the API URL with --url`
+          : `has no ${API_URL_OUTPUT} (or <service>${API_URL_SUFFIX}) output: give the API URL with --url`,
       );
     }
     return url;

@@ -10,13 +10,13 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planInventory } from '../../functions/inventory/apply-order/plan-inventory.ts';
 import type { LocalRuntime } from '../../infra/dev/local/host/runtime.ts';
-import { synthExampleTemplate } from '../../infra/synth-template.ts';
 import { consumerParts, consumeSqsBatch } from '../../shared/lambda/consumer-handler.ts';
 import { sweeperDeps } from '../../shared/lambda/sweeper-handler.ts';
 import type { Envelope } from '../../shared/message/envelope.ts';
 import { DEFAULT_GAP_TIMEOUT_MS } from '../../shared/ordering/ordering.ts';
 import { requireEnv } from '../../shared/settings/setting.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweepReport, sweep } from '../../shared/sweeper/sweep.ts';
+import { synthSingleQueueTemplate } from '../support/single-queue-example.ts';
 import { cancelOrder, outboxItemOf, reservationOf, waitForConfirmed } from './support/order-cancel.ts';
 import {
   outputOf,
@@ -41,7 +41,7 @@ let runtime: LocalRuntime;
 
 beforeAll(async () => {
   runtime = await startRuntime({
-    template: synthExampleTemplate({ fifo: true }),
+    template: synthSingleQueueTemplate({ fifo: true }),
     // A failed FIFO batch comes back after a second, not after the queue's visibility timeout.
     retryVisibilitySeconds: 1,
     handlers: {

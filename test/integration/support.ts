@@ -14,7 +14,7 @@ import {
   startLocalRuntime,
 } from '../../infra/dev/local/host/runtime.ts';
 import { seedStock } from '../../infra/stacks/local-plugin.ts';
-import { synthExampleTemplate } from '../../infra/synth-template.ts';
+import { synthSingleQueueTemplate } from '../support/single-queue-example.ts';
 import { runtimeBackend } from './support/backend.ts';
 
 /** The example stack's tables, by the prefix of their `<name>TableName` output. */
@@ -36,7 +36,7 @@ let exampleTemplate: Record<string, unknown> | undefined;
  * `npm start` does.
  */
 export async function startRuntime(options: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
-  exampleTemplate ??= synthExampleTemplate();
+  exampleTemplate ??= synthSingleQueueTemplate();
   const runtime = await startLocalRuntime({
     backend: runtimeBackend(),
     port: 0,

@@ -73,7 +73,11 @@ describe('npm start -- --data-dir', () => {
     'starts again on the folder with every order, delivers them all, and moves the stock once per order',
     async () => {
       const npm = await npmStart();
-      expect(npm.output()).toMatch(/stack\s+OutboxExample-local \(unchanged, kept with its data\)/);
+      for (const stack of ['OutboxOrders', 'OutboxInventory', 'OutboxLoyalty']) {
+        expect(npm.output()).toMatch(
+          new RegExp(`stack\\s+${stack}-local \\(unchanged, kept with its data\\)`),
+        );
+      }
       expect(npm.output()).toContain('stock      kept as it was: SKU-APPLE');
       // Within the pipeline's own bound: a kill between the relay's SENT mark and its send is resent by the sweeper.
       await expect

@@ -87,17 +87,26 @@ describe('npm start', () => {
     expect(JSON.parse(stdout)).toMatchObject({ sku: 'SKU-APPLE' });
   });
 
-  it('prints the routes, pollers and schedules the template describes, the stock and how to try it', () => {
-    expect(output()).toMatch(/stack\s+OutboxExample-local \(created\)/);
-    expect(output()).toMatch(/POST\s+\/orders → CreateOrder/);
-    expect(output()).toMatch(/GET\s+\/inventory\/\{sku\} → GetStock/);
+  it('prints the stacks, routes, pollers and schedules the templates describe, the stock and how to try it', () => {
+    expect(output()).toMatch(/stack\s+OutboxOrders-local \(created\)/);
+    expect(output()).toMatch(/stack\s+OutboxInventory-local \(created\)/);
+    expect(output()).toMatch(/stack\s+OutboxLoyalty-local \(created\)/);
+    expect(output()).toMatch(/POST\s+\/orders → OutboxOrders\/CreateOrder/);
+    expect(output()).toMatch(/GET\s+\/inventory\/\{sku\} → OutboxInventory\/GetStock/);
+    expect(output()).toMatch(/GET\s+\/loyalty\/\{customerId\} → OutboxLoyalty\/GetPoints/);
     expect(output()).toMatch(
-      /Outbox\/Relay ← OutboxExample-local-OutboxTable\S+ stream: batch 100, window 0s/,
+      /OutboxOrders\/Outbox\/Relay ← OutboxOrders-local-OutboxTable\S+ stream: batch 100, window 0s/,
+    );
+    expect(output()).toMatch(/OutboxOrders\/Outbox\/Receipts ← OutboxOrders-Outbox-receipts queue: batch 10/);
+    expect(output()).toMatch(
+      /OutboxInventory\/Inventory\/Consumer ← OutboxOrders-Outbox-inventory queue: batch 10/,
     );
     expect(output()).toMatch(
-      /Outbox\/InventoryConsumer ← OutboxExample-local-OutboxorderEventsQueue\S+ queue: batch 10/,
+      /OutboxLoyalty\/Loyalty\/Consumer ← OutboxOrders-Outbox-loyalty queue: batch 10/,
     );
-    expect(output()).toMatch(/Outbox\/Sweeper ← schedule Outbox\/SweeperSchedule: rate\(1 minute\)/);
+    expect(output()).toMatch(
+      /OutboxOrders\/Outbox\/Sweeper ← schedule OutboxOrders\/Outbox\/SweeperSchedule: rate\(1 minute\)/,
+    );
     expect(output()).toContain(
       'stock      SKU-APPLE=100, SKU-BANANA=100, SKU-CHERRY=50, SKU-DATE=10, SKU-EMPTY=0',
     );
@@ -105,7 +114,7 @@ describe('npm start', () => {
     if (TEST_BACKEND === 'moto') expect(isAlive(motoPid)).toBe(true);
   });
 
-  it('takes an order through to CONFIRMED, reduces the stock and counts it on the status line', async () => {
+  it('takes an order through to CONFIRMED at both subscribers, reduces the stock, awards the points and counts it on the status line', async () => {
     const before = (await (await fetch(`${apiUrl}/inventory/SKU-APPLE`)).json()) as { available: number };
     const created = await fetch(`${apiUrl}/orders`, {
       method: 'POST',
@@ -130,6 +139,10 @@ describe('npm start', () => {
       available: number;
     };
     expect(after).toEqual({ sku: 'SKU-APPLE', available: before.available - 3 });
+    expect(await (await fetch(`${apiUrl}/loyalty/c-e2e`)).json()).toEqual({
+      customerId: 'c-e2e',
+      points: 30,
+    });
     await expect.poll(output, { timeout: 5_000 }).toMatch(/orders 1 · pending 0 · sent 0 · confirmed 1/);
   });
 

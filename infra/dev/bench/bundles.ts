@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { defaultBundling } from '../../constructs/index.ts';
-import { synthExampleTemplate } from '../../synth-template.ts';
+import { synthExampleTemplates } from '../../synth-template.ts';
 import { asTemplate } from '../local/template/cloudformation-template.ts';
 import { readFunctions } from '../local/template/read-functions.ts';
 import {
@@ -123,12 +123,16 @@ export function esbuildOptions(bundling: nodejs.BundlingOptions, target: BundleT
 }
 
 /**
- * The functions of the example stack (their handler module from the template's entry metadata) and the library
- * entries the stack does not deploy, in template order.
+ * The functions of the example's stacks (their handler module from each template's entry metadata) and the library
+ * entries no stack deploys, in template order.
  */
-export function functionEntries(template: Record<string, unknown>, projectDir: string): FunctionEntry[] {
-  const { functions } = readFunctions(asTemplate(template));
-  const fromStack = functions.map((fn) => ({ name: fn.name, entry: fn.entry }));
+export function functionEntries(
+  templates: readonly Record<string, unknown>[],
+  projectDir: string,
+): FunctionEntry[] {
+  const fromStack = templates
+    .flatMap((template) => readFunctions(asTemplate(template)).functions)
+    .map((fn) => ({ name: fn.name, entry: fn.entry }));
   const deployed = new Set(fromStack.map((fn) => fn.entry));
   const library = readdirSync(join(projectDir, LIBRARY_ENTRIES_DIR))
     .filter((file) => file.endsWith('.ts'))
@@ -291,7 +295,13 @@ function largestInputsCell(inputs: readonly BundleInput[]): string {
  */
 export async function measureBundles(options: BenchOptions): Promise<BenchSection> {
   const workingDir = process.cwd();
-  const entries = sizedEntries(functionEntries(synthExampleTemplate(), workingDir), options.size);
+  const entries = sizedEntries(
+    functionEntries(
+      synthExampleTemplates().map(({ template }) => template),
+      workingDir,
+    ),
+    options.size,
+  );
   const outdir = await mkdtemp(join(tmpdir(), 'bench-bundles-'));
   try {
     // esbuild builds side by side; the imports are timed one at a time, so they do not compete for the CPU.

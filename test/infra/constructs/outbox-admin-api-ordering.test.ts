@@ -43,7 +43,12 @@ function adminWith(ordered: 'none' | 'orders') {
     queues: [],
     deliveryInboxes: () => ({}),
   });
-  admin.complete({ orderedInboxTables: ordered === 'orders' ? [orders] : [], claimCheck: undefined });
+  admin.complete({
+    orderedInboxTables: ordered === 'orders' ? [orders] : [],
+    claimCheck: undefined,
+    subscribers: false,
+    orderedSubscribers: false,
+  });
   const json = templateOf(stack);
   const statements = roleStatements(json, functionId(json, 'Admin'));
   const target = (t: dynamodb.Table) => resolvedTarget(stack, t.tableName);

@@ -1,4 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import type { CfnAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import {
   OutboxSubscription,
@@ -277,6 +278,48 @@ describe("the producer's side", () => {
   );
 
   it(
+    'keeps a drainOnly queue and its consumer for the messages written before the topics got subscribers',
+    () => {
+      const { producer, outbox } = services({
+        outbox: {
+          queues: { orderEvents: { topics: ['order.created', 'order.cancelled'], drainOnly: true } },
+        },
+      });
+      outbox.addConsumer('InventoryConsumer', { queue: 'orderEvents', entry: CONSUMER_ENTRY });
+      const template = templateOf(producer);
+      const relay = environmentOf(template, functionId(template, 'Outbox/Relay'));
+
+      // A row without a subscriber (written before) goes to the old queue, a subscriber's delivery to its queue.
+      expect(text(producer, relay.TOPIC_QUEUES)).toContain('order.created');
+      expect(text(producer, relay.SUBSCRIPTIONS)).toContain('/Orders-Outbox-inventory');
+      // The old consumer still confirms its messages in the outbox, and the sweeper reconciles them through it.
+      expect(environmentOf(template, functionId(template, 'Outbox/InventoryConsumer'))).toHaveProperty(
+        'OUTBOX_TABLE',
+      );
+      expect(
+        text(producer, environmentOf(template, functionId(template, 'Outbox/Sweeper')).DELIVERY_INBOXES),
+      ).toContain('order.created');
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a drainOnly queue of topics without subscribers',
+    () => {
+      const stack = new Stack(testApp(), 'Draining');
+      new TransactionalOutbox(stack, 'Outbox', {
+        queues: { old: { topics: ['order.created', 'order.shipped'], drainOnly: true } },
+        subscribers: { inventory: { topics: ['order.created'] } },
+      });
+
+      expect(() => templateOf(stack)).toThrow(
+        "queue 'old' is drainOnly, and its topics 'order.shipped' have no subscribers",
+      );
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
     "points addConsumer for a subscriber to the subscriber's own stack",
     () => {
       const { outbox } = services();
@@ -320,6 +363,8 @@ describe("a subscriber's stack", () => {
         'serverless-outbox:topics': ['order.created', 'order.cancelled'],
       });
       expect(idsByRole(template, 'subscriber-dead-letter-queue')).toHaveLength(1);
+      // Its operators' redrives are audited in its own stack, as a producer's are in the producer's.
+      expect(idsByRole(template, 'audit-table')).toHaveLength(1);
       const grants = grantsToPrincipals(queuePolicyStatements(template, queue as string));
       expect(grants).toHaveLength(1);
       expect(actionsOf(grants[0] as PolicyStatement)).toEqual(['sqs:SendMessage']);
@@ -363,7 +408,7 @@ describe("a subscriber's stack", () => {
       const template = templateOf(inventory);
       const consumer = functionId(template, 'OrderEvents/Consumer');
       const statements = roleStatements(template, consumer);
-      const [inbox] = idsOfType(template, 'AWS::DynamoDB::Table');
+      const [inbox] = idsByRole(template, 'inbox-table');
 
       expect(allows(statements, 'sqs:SendMessage', ':Orders-Outbox-receipts')).toBe(true);
       const onTables = statements.filter((s) =>
@@ -385,8 +430,48 @@ describe("a subscriber's stack", () => {
       expect(Object.keys(subscriptions.inventory.alarms).sort()).toEqual([
         'deadLetters/inventory',
         'errors/Consumer',
+        'queueAge/inventory',
         'throttles/Consumer',
       ]);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'alarms when the oldest message of its queue is older than queueMessageAge (30 minutes unless given)',
+    () => {
+      const queueAgeAlarm = (subscription: OutboxSubscription) => {
+        const template = templateOf(Stack.of(subscription));
+        const alarm = subscription.alarms['queueAge/inventory'];
+        if (alarm === undefined) throw new Error('no queueAge/inventory alarm');
+        const id = String(Stack.of(subscription).resolve((alarm.node.defaultChild as CfnAlarm).logicalId));
+        return { template, properties: propertiesOf(template, id) };
+      };
+      const { template, properties } = queueAgeAlarm(services().subscriptions.inventory);
+      const [queue] = idsByRole(template, 'subscriber-queue');
+      const [alarmTopic] = idsByRole(template, 'alarm-topic');
+
+      expect(properties).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: 1_800,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: alarmTopic }],
+        OKActions: [{ Ref: alarmTopic }],
+      });
+      expect(properties.AlarmDescription).toContain('npx outbox stats --stack');
+      const [dashboard] = idsOfType(template, 'AWS::CloudWatch::Dashboard');
+      const body = JSON.stringify(propertiesOf(template, dashboard as string).DashboardBody);
+      expect(body).toContain('inventory: age of the oldest message (s)');
+      expect(body).toContain('ApproximateAgeOfOldestMessage');
+      const custom = services({
+        subscription: { alarmThresholds: { queueMessageAge: Duration.minutes(5) } },
+      }).subscriptions.inventory;
+      expect(queueAgeAlarm(custom).properties.Threshold).toBe(300);
     },
     SYNTH_TIMEOUT_MS,
   );

@@ -82,7 +82,7 @@ describe('TransactionalOutbox validation at synth', () => {
 
     it('refuses a topic name the relay would refuse, naming the queue and the topic', () => {
       const error = synthError(outboxService({ queues: { orders: { topics: ['Order_Created'] } } }));
-      expect(error).toMatch(/queue 'orders': topic 'Order_Created' is not dotted lowercase/);
+      expect(error).toMatch(/queue 'orders': topic 'Order_Created' must be dotted lowercase/);
     });
 
     // A dead letter keeps its original enqueue time: with a shorter deadLetterRetention a poison message could

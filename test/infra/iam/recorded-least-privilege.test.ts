@@ -10,7 +10,6 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { HandlerOverride } from '../../../infra/dev/local/host/local-function.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../../infra/dev/local/host/runtime.ts';
-import { buildExampleStack } from '../../../infra/synth-template.ts';
 import {
   CONFIRMATION_ATTRIBUTES,
   CONFIRMATION_RETURN_VALUES,
@@ -46,6 +45,7 @@ import {
   permissionsForEventSource,
   XRAY_PERMISSIONS,
 } from '../../support/sdk-calls-iam.ts';
+import { buildSingleQueueExample } from '../../support/single-queue-example.ts';
 import { EXAMPLE_FUNCTIONS } from '../example-functions.ts';
 import {
   type CfnTemplate,
@@ -74,7 +74,7 @@ const past = (minutes: number): string => new Date(Date.now() - minutes * 60_000
 
 beforeAll(async () => {
   if (TEST_BACKEND !== 'moto') return;
-  template = templateOf(buildExampleStack());
+  template = templateOf(buildSingleQueueExample());
   functionNames = idsOfType(template, 'AWS::Lambda::Function')
     .map((id) => constructName(template, id))
     .filter((name): name is string => name !== undefined);

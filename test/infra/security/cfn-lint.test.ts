@@ -86,7 +86,12 @@ describe.skipIf(!CFN_LINT_INSTALLED)(
         const target = join(deployedDir, basename(path));
         writeFileSync(
           target,
-          JSON.stringify(templateForEmulator(JSON.parse(readFileSync(path, 'utf8')), 'OutboxExample-local')),
+          JSON.stringify(
+            templateForEmulator(
+              JSON.parse(readFileSync(path, 'utf8')),
+              `${basename(path, '.template.json')}-local`,
+            ),
+          ),
         );
         return target;
       });
@@ -99,9 +104,11 @@ describe.skipIf(!CFN_LINT_INSTALLED)(
 
     it('lints the example, its emulator variants, the minimal and full construct stacks and a subscriber', () => {
       expect(templates.map((path) => path.slice(workDir.length + 1))).toEqual([
-        'example/OutboxExample.template.json',
-        'emulator/OutboxExample.template.json',
-        'deployed/OutboxExample.template.json',
+        ...['example', 'emulator', 'deployed'].flatMap((variant) =>
+          ['OutboxOrders', 'OutboxInventory', 'OutboxLoyalty'].map(
+            (stack) => `${variant}/${stack}.template.json`,
+          ),
+        ),
         'constructs/MinimalOutbox.template.json',
         'constructs/FullOutbox.template.json',
         'constructs/ShippingSubscriber.template.json',

@@ -6,7 +6,7 @@ import { App, Stack, Stage } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { OutboxSubscription, TransactionalOutbox } from 'serverless-outbox/cdk';
-import { buildExampleStack } from '../../../infra/synth-template.ts';
+import { buildExampleApp } from '../../../infra/synth-template.ts';
 import { CONSUMER_ENTRY, ORDER_EVENTS } from '../constructs/outbox-service.ts';
 
 /** A synthesized app and the stacks in it the checks read. */
@@ -23,13 +23,13 @@ export interface ExampleAppOptions {
   readonly emulator?: boolean;
 }
 
-/** The example app (`cdk synth`'s), synthesized. */
+/** The example app (`cdk synth`'s: the order, inventory and loyalty stacks), synthesized. */
 export function exampleApp(options: ExampleAppOptions): CheckedApp {
-  const stack = buildExampleStack({ emulator: options.emulator === true }, options.outdir);
-  const app = Stage.of(stack);
-  if (app === undefined) throw new Error('the example stack is in no app');
+  const example = buildExampleApp({ emulator: options.emulator === true }, options.outdir);
+  const app = Stage.of(example.orders);
+  if (app === undefined) throw new Error('the example stacks are in no app');
   app.synth();
-  return { app, stacks: [stack] };
+  return { app, stacks: [example.orders, example.inventory, example.loyalty] };
 }
 
 /** An outbox with every default and one consumer: the least a user writes. */

@@ -1,6 +1,6 @@
 /**
- * The example stack's authorisation and edge choices other than the defaults (which
- * outbox-example-stack.test.ts covers), and the combinations that must fail `cdk synth`.
+ * The example services' authorisation and edge choices other than the defaults (which
+ * example-stacks.test.ts covers), and the combinations that must fail `cdk synth`.
  */
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
@@ -9,8 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiAuthorization, methodAuthorization } from '../../../infra/stacks/api-authorization.ts';
 import { type ApiEdgeProps, apiEdgeRestApiProps } from '../../../infra/stacks/api-edge.ts';
-import { cdkJsonContext, createExampleStack } from '../../../infra/stacks/example-app.ts';
-import type { OutboxExampleStack } from '../../../infra/stacks/outbox-example-stack.ts';
+import { cdkJsonContext, createExampleApp } from '../../../infra/stacks/example-app.ts';
 import {
   type CfnTemplate,
   environmentOf,
@@ -29,19 +28,27 @@ const WEB_ACL_ARN =
 const BUSINESS_ROUTES = [
   'POST /orders',
   'GET /orders/{orderId}',
+  'POST /orders/{orderId}/cancel',
   'PUT /inventory/{sku}',
   'GET /inventory/{sku}',
+  'GET /loyalty/{customerId}',
 ];
 
-/** The example stack with `options`, in an app with cdk.json's context and no bundling. */
-function exampleStack(options: {
+/** The example's three service stacks with `options`, in an app with cdk.json's context and no bundling. */
+function exampleStacks(options: {
   readonly apiAuthorization?: ApiAuthorization;
   readonly apiEdge?: ApiEdgeProps;
-}): OutboxExampleStack {
+}): Stack[] {
   const app = new App({
     context: { ...cdkJsonContext(), 'aws:cdk:enable-path-metadata': true, 'aws:cdk:bundling-stacks': [] },
   });
-  return createExampleStack(app, options);
+  const example = createExampleApp(app, options);
+  return [example.orders, example.inventory, example.loyalty];
+}
+
+/** Every method of every stack's API, by `METHOD /path`: the services' routes do not overlap. */
+function allMethods(templates: readonly CfnTemplate[]): Map<string, Readonly<Record<string, unknown>>> {
+  return new Map(templates.flatMap((template) => [...methods(template)]));
 }
 
 /** Each method's `METHOD /path` with its properties. */
@@ -60,11 +67,11 @@ function methods(template: CfnTemplate): Map<string, Readonly<Record<string, unk
 }
 
 describe('a Cognito user pools authorizer, with the edge options all set', () => {
-  let stack: OutboxExampleStack;
+  let templates: CfnTemplate[];
   let json: CfnTemplate;
 
   beforeAll(() => {
-    stack = exampleStack({
+    const stacks = exampleStacks({
       apiAuthorization: ApiAuthorization.cognitoUserPools({
         userPoolArns: [USER_POOL_ARN],
         scopes: ['orders/write'],
@@ -77,21 +84,23 @@ describe('a Cognito user pools authorizer, with the edge options all set', () =>
         cors: { allowOrigins: ['https://shop.example.com'] },
       },
     });
-    json = templateOf(stack);
+    templates = stacks.map(templateOf);
+    json = templates[0] as CfnTemplate;
   }, SYNTH_TIMEOUT_MS);
 
-  it('authorises every business route through one COGNITO_USER_POOLS authorizer over the given pool', () => {
-    const authorizerId = onlyId(idsOfType(json, 'AWS::ApiGateway::Authorizer'), 'authorizer');
-    expect(propertiesOf(json, authorizerId)).toMatchObject({
-      Type: 'COGNITO_USER_POOLS',
-      ProviderARNs: [USER_POOL_ARN],
-      IdentitySource: 'method.request.header.Authorization',
-    });
-    const all = methods(json);
+  it('authorises every business route of every service through its COGNITO_USER_POOLS authorizer over the given pool', () => {
+    const all = allMethods(templates);
+    for (const template of templates) {
+      const authorizerId = onlyId(idsOfType(template, 'AWS::ApiGateway::Authorizer'), 'authorizer');
+      expect(propertiesOf(template, authorizerId)).toMatchObject({
+        Type: 'COGNITO_USER_POOLS',
+        ProviderARNs: [USER_POOL_ARN],
+        IdentitySource: 'method.request.header.Authorization',
+      });
+    }
     for (const route of BUSINESS_ROUTES) {
       expect(all.get(route), route).toMatchObject({
         AuthorizationType: 'COGNITO_USER_POOLS',
-        AuthorizerId: { Ref: authorizerId },
         AuthorizationScopes: ['orders/write'],
       });
     }
@@ -105,7 +114,10 @@ describe('a Cognito user pools authorizer, with the edge options all set', () =>
     }
   });
 
-  it('creates the account’s API Gateway CloudWatch role when asked', () => {
+  it('creates the account’s API Gateway CloudWatch role when asked, once: in the order service', () => {
+    expect(templates.map((template) => idsOfType(template, 'AWS::ApiGateway::Account').length)).toEqual([
+      1, 0, 0,
+    ]);
     const accountId = onlyId(idsOfType(json, 'AWS::ApiGateway::Account'), 'API Gateway account');
     const roleId = refTarget(
       (propertiesOf(json, accountId).CloudWatchRoleArn as Record<string, unknown>) ?? {},
@@ -113,105 +125,131 @@ describe('a Cognito user pools authorizer, with the edge options all set', () =>
     expect(json.Resources[roleId ?? '']?.Type).toBe('AWS::IAM::Role');
   });
 
-  it('puts the web ACL in front of the stage, once the stage exists', () => {
-    const associationId = onlyId(idsOfType(json, 'AWS::WAFv2::WebACLAssociation'), 'web ACL association');
-    const association = json.Resources[associationId];
-    const stageId = onlyId(idsOfType(json, 'AWS::ApiGateway::Stage'), 'stage');
-    expect(association?.Properties?.WebACLArn).toBe(WEB_ACL_ARN);
-    expect(JSON.stringify(association?.Properties?.ResourceArn)).toContain('/stages/');
-    expect((association as { DependsOn?: string[] }).DependsOn).toContain(stageId);
+  it('puts the web ACL in front of every service’s stage, once the stage exists', () => {
+    for (const template of templates) {
+      const associationId = onlyId(
+        idsOfType(template, 'AWS::WAFv2::WebACLAssociation'),
+        'web ACL association',
+      );
+      const association = template.Resources[associationId];
+      const stageId = onlyId(idsOfType(template, 'AWS::ApiGateway::Stage'), 'stage');
+      expect(association?.Properties?.WebACLArn).toBe(WEB_ACL_ARN);
+      expect(JSON.stringify(association?.Properties?.ResourceArn)).toContain('/stages/');
+      expect((association as { DependsOn?: string[] }).DependsOn).toContain(stageId);
+    }
   });
 
-  it('throttles the stage at the given rate and burst', () => {
-    const stage = propertiesOf(json, onlyId(idsOfType(json, 'AWS::ApiGateway::Stage'), 'stage'));
-    expect(stage.MethodSettings).toEqual([
-      expect.objectContaining({ ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 }),
-    ]);
+  it('throttles every stage at the given rate and burst', () => {
+    for (const template of templates) {
+      const stage = propertiesOf(template, onlyId(idsOfType(template, 'AWS::ApiGateway::Stage'), 'stage'));
+      expect(stage.MethodSettings).toEqual([
+        expect.objectContaining({ ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 }),
+      ]);
+    }
   });
 
   it('answers CORS preflight without authorisation, and names the origin on the gateway’s answers', () => {
-    const preflight = [...methods(json)].filter(([route]) => route.startsWith('OPTIONS '));
-    expect(preflight.map(([route]) => route)).toEqual(expect.arrayContaining(['OPTIONS /orders']));
+    const preflight = [...allMethods(templates)].filter(([route]) => route.startsWith('OPTIONS '));
+    expect(preflight.map(([route]) => route)).toEqual(
+      expect.arrayContaining([
+        'OPTIONS /orders',
+        'OPTIONS /inventory/{sku}',
+        'OPTIONS /loyalty/{customerId}',
+      ]),
+    );
     for (const [route, method] of preflight) expect(method.AuthorizationType, route).toBe('NONE');
-    for (const id of idsOfType(json, 'AWS::ApiGateway::GatewayResponse')) {
-      expect(propertiesOf(json, id).ResponseParameters).toEqual({
-        'gatewayresponse.header.Access-Control-Allow-Origin': "'https://shop.example.com'",
-      });
+    for (const template of templates) {
+      for (const id of idsOfType(template, 'AWS::ApiGateway::GatewayResponse')) {
+        expect(propertiesOf(template, id).ResponseParameters).toEqual({
+          'gatewayresponse.header.Access-Control-Allow-Origin': "'https://shop.example.com'",
+        });
+      }
     }
   });
 
   it('tells the functions behind the routes the origin, so their own answers name it too', () => {
-    for (const name of ['CreateOrder', 'GetOrder', 'PutStock', 'GetStock']) {
-      expect(environmentOf(json, functionId(json, name)).CORS_ALLOW_ORIGIN, name).toBe(
-        'https://shop.example.com',
-      );
+    const [orders, inventory, loyalty] = templates as [CfnTemplate, CfnTemplate, CfnTemplate];
+    for (const [template, names] of [
+      [orders, ['CreateOrder', 'GetOrder', 'CancelOrder']],
+      [inventory, ['PutStock', 'GetStock']],
+      [loyalty, ['GetPoints']],
+    ] as const) {
+      for (const name of names) {
+        expect(environmentOf(template, functionId(template, name)).CORS_ALLOW_ORIGIN, name).toBe(
+          'https://shop.example.com',
+        );
+      }
     }
   });
 });
 
 describe('a Lambda authorizer', () => {
-  let json: CfnTemplate;
+  let templates: CfnTemplate[];
 
   beforeAll(() => {
-    json = templateOf(
-      exampleStack({
-        apiAuthorization: ApiAuthorization.lambdaAuthorizer(
-          (scope) =>
-            new apigateway.TokenAuthorizer(scope, 'TokenAuthorizer', {
-              handler: new lambda.Function(scope, 'CheckToken', {
-                runtime: lambda.Runtime.NODEJS_22_X,
-                handler: 'index.handler',
-                code: lambda.Code.fromInline('exports.handler = async () => ({ principalId: "nobody" });'),
-              }),
+    templates = exampleStacks({
+      apiAuthorization: ApiAuthorization.lambdaAuthorizer(
+        (scope) =>
+          new apigateway.TokenAuthorizer(scope, 'TokenAuthorizer', {
+            handler: new lambda.Function(scope, 'CheckToken', {
+              runtime: lambda.Runtime.NODEJS_22_X,
+              handler: 'index.handler',
+              code: lambda.Code.fromInline('exports.handler = async () => ({ principalId: "nobody" });'),
             }),
-        ),
-      }),
-    );
+          }),
+      ),
+    }).map(templateOf);
   }, SYNTH_TIMEOUT_MS);
 
   it('authorises every business route through the given TOKEN authorizer (CUSTOM), /admin through IAM', () => {
-    const authorizerId = onlyId(idsOfType(json, 'AWS::ApiGateway::Authorizer'), 'authorizer');
-    expect(propertiesOf(json, authorizerId).Type).toBe('TOKEN');
-    const all = methods(json);
-    for (const route of BUSINESS_ROUTES) {
-      expect(all.get(route), route).toMatchObject({
-        AuthorizationType: 'CUSTOM',
-        AuthorizerId: { Ref: authorizerId },
-      });
+    for (const template of templates) {
+      const authorizerId = onlyId(idsOfType(template, 'AWS::ApiGateway::Authorizer'), 'authorizer');
+      expect(propertiesOf(template, authorizerId).Type).toBe('TOKEN');
+      for (const [route, method] of methods(template)) {
+        if (!BUSINESS_ROUTES.includes(route)) continue;
+        expect(method, route).toMatchObject({
+          AuthorizationType: 'CUSTOM',
+          AuthorizerId: { Ref: authorizerId },
+        });
+      }
     }
+    const all = allMethods(templates);
+    for (const route of BUSINESS_ROUTES) expect(all.get(route)?.AuthorizationType, route).toBe('CUSTOM');
     expect(all.get('POST /admin/{proxy+}')?.AuthorizationType).toBe('AWS_IAM');
   });
 });
 
 describe('open for a demo', () => {
-  let stack: OutboxExampleStack;
-  let json: CfnTemplate;
+  let stacks: Stack[];
 
   beforeAll(() => {
-    stack = exampleStack({ apiAuthorization: ApiAuthorization.openForDemo() });
-    json = templateOf(stack);
+    stacks = exampleStacks({ apiAuthorization: ApiAuthorization.openForDemo() });
+    for (const stack of stacks) templateOf(stack);
   }, SYNTH_TIMEOUT_MS);
 
   it('leaves the business routes at AuthorizationType NONE, /admin at AWS_IAM', () => {
-    const all = methods(json);
+    const all = allMethods(stacks.map(templateOf));
     for (const route of BUSINESS_ROUTES) expect(all.get(route)?.AuthorizationType, route).toBe('NONE');
     expect(all.get('GET /admin/{proxy+}')?.AuthorizationType).toBe('AWS_IAM');
   });
 
-  it('synthesizes with a warning that the API is open to anyone', () => {
-    const warnings = Annotations.fromStack(stack).findWarning(
-      '*',
-      Match.stringLikeRegexp('the REST API is open to anyone'),
-    );
-    expect(warnings).toHaveLength(1);
+  it('synthesizes each service with a warning that its API is open to anyone', () => {
+    for (const stack of stacks) {
+      const warnings = Annotations.fromStack(stack).findWarning(
+        '*',
+        Match.stringLikeRegexp('the REST API is open to anyone'),
+      );
+      expect(warnings, stack.stackName).toHaveLength(1);
+    }
   });
 
   it('warns of nothing like it by default', () => {
-    const secured = exampleStack({});
-    templateOf(secured);
-    expect(Annotations.fromStack(secured).findWarning('*', Match.stringLikeRegexp('open to anyone'))).toEqual(
-      [],
-    );
+    for (const secured of exampleStacks({})) {
+      templateOf(secured);
+      expect(
+        Annotations.fromStack(secured).findWarning('*', Match.stringLikeRegexp('open to anyone')),
+      ).toEqual([]);
+    }
   });
 });
 
@@ -225,15 +263,18 @@ describe('edge settings given as cdk context', () => {
         apiWebAclArn: WEB_ACL_ARN,
       },
     });
-    const json = templateOf(createExampleStack(app));
-    expect(idsOfType(json, 'AWS::ApiGateway::Account')).toHaveLength(1);
-    const association = onlyId(idsOfType(json, 'AWS::WAFv2::WebACLAssociation'), 'web ACL association');
-    expect(propertiesOf(json, association).WebACLArn).toBe(WEB_ACL_ARN);
+    const example = createExampleApp(app);
+    const templates = [example.orders, example.inventory, example.loyalty].map(templateOf);
+    expect(templates.map((json) => idsOfType(json, 'AWS::ApiGateway::Account').length)).toEqual([1, 0, 0]);
+    for (const json of templates) {
+      const association = onlyId(idsOfType(json, 'AWS::WAFv2::WebACLAssociation'), 'web ACL association');
+      expect(propertiesOf(json, association).WebACLArn).toBe(WEB_ACL_ARN);
+    }
   });
 
   it('refuses a CloudWatch role setting that is neither true nor false', () => {
     const app = new App({ context: { apiCloudWatchRole: 'yes' } });
-    expect(() => createExampleStack(app)).toThrow('context apiCloudWatchRole must be true or false, got yes');
+    expect(() => createExampleApp(app)).toThrow('context apiCloudWatchRole must be true or false, got yes');
   });
 });
 

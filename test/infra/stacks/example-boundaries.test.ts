@@ -19,7 +19,9 @@ describe('the example', () => {
     expect(EXAMPLE_FILES).toEqual(
       expect.arrayContaining([
         'functions/inventory/apply-order/handler.ts',
-        'infra/stacks/outbox-example-stack.ts',
+        'infra/stacks/orders-stack.ts',
+        'infra/stacks/inventory-stack.ts',
+        'infra/stacks/loyalty-stack.ts',
         'infra/app.ts',
       ]),
     );

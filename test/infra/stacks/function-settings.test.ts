@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildExampleStack } from '../../../infra/synth-template.ts';
 import { DEFAULT_INBOX_RETENTION_DAYS } from '../../../shared/consumer/inbox-record.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { isEnvHandler } from '../../../shared/lambda/handler-from-env.ts';
@@ -18,6 +17,7 @@ import {
   WRITER_SETTINGS,
 } from '../../../shared/settings/outbox-settings.ts';
 import { readSetting, type Setting } from '../../../shared/settings/setting.ts';
+import { buildSingleQueueExample } from '../../support/single-queue-example.ts';
 import { ORDER_MESSAGE_FUNCTIONS } from '../example-functions.ts';
 import {
   type CfnTemplate,
@@ -34,7 +34,7 @@ import {
 let json: CfnTemplate;
 
 beforeAll(() => {
-  json = templateOf(buildExampleStack());
+  json = templateOf(buildSingleQueueExample());
 }, SYNTH_TIMEOUT_MS);
 
 /**

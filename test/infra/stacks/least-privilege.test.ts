@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildExampleStack } from '../../../infra/synth-template.ts';
 import {
   CONFIRMATION_ATTRIBUTES,
   CONFIRMATION_RETURN_VALUES,
 } from '../../../shared/aws/outbox-table/transition-updates.ts';
+import { buildSingleQueueExample } from '../../support/single-queue-example.ts';
 import { logGroupOf } from '../iam/granted-permissions.ts';
 import {
   actionsOf,
@@ -33,7 +33,7 @@ let json: CfnTemplate;
 let functions: { name: string; id: string }[];
 
 beforeAll(() => {
-  json = templateOf(buildExampleStack());
+  json = templateOf(buildSingleQueueExample());
   functions = idsOfType(json, 'AWS::Lambda::Function').map((id) => ({
     id,
     name: constructName(json, id) ?? id,

@@ -7,13 +7,13 @@ import { describeRoutes } from '../../../infra/dev/local/host/start.ts';
 import type { CloudFormationTemplate } from '../../../infra/dev/local/template/cloudformation-template.ts';
 import { readApp } from '../../../infra/dev/local/template/read-app.ts';
 import type { RouteDefinition } from '../../../infra/dev/local/template/read-routes.ts';
-import { synthExampleTemplate } from '../../../infra/synth-template.ts';
+import { synthSingleQueueTemplate } from '../../support/single-queue-example.ts';
 import { SYNTH_TIMEOUT_MS } from '../template-queries.ts';
 
 let routes: readonly RouteDefinition[];
 
 beforeAll(() => {
-  routes = readApp(synthExampleTemplate() as unknown as CloudFormationTemplate).routes;
+  routes = readApp(synthSingleQueueTemplate() as unknown as CloudFormationTemplate).routes;
 }, SYNTH_TIMEOUT_MS);
 
 describe('the routes npm start prints for the example', () => {

@@ -36,23 +36,32 @@ describe('the example app on the embedded backend', () => {
     expect(runtime.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     // Its transactions are atomic: no serializer stands in front of it.
     expect(runtime.endpoint).toBe(runtime.emulatorEndpoint);
+    expect(runtime.stacks.map((stack) => stack.deployedName)).toEqual([
+      'OutboxOrders-local',
+      'OutboxInventory-local',
+      'OutboxLoyalty-local',
+    ]);
     expect(Object.keys(runtime.functions).sort()).toEqual(
       [
-        'CancelOrder',
-        'CreateOrder',
-        'GetOrder',
-        'GetStock',
-        'Outbox/Admin',
-        'Outbox/InventoryConsumer',
-        'Outbox/Relay',
-        'Outbox/Sweeper',
-        'PutStock',
+        'OutboxOrders/CancelOrder',
+        'OutboxOrders/CreateOrder',
+        'OutboxOrders/GetOrder',
+        'OutboxOrders/Outbox/Admin',
+        'OutboxOrders/Outbox/Receipts',
+        'OutboxOrders/Outbox/Relay',
+        'OutboxOrders/Outbox/Sweeper',
+        'OutboxInventory/GetStock',
+        'OutboxInventory/PutStock',
+        'OutboxInventory/Inventory/Consumer',
+        'OutboxLoyalty/GetPoints',
+        'OutboxLoyalty/Loyalty/Consumer',
       ].sort(),
     );
-    expect(runtime.pollers).toHaveLength(2);
+    // The outbox stream, the receipt queue, and each subscriber's queue.
+    expect(runtime.pollers).toHaveLength(4);
   });
 
-  it('takes an order through PENDING → SENT → CONFIRMED and moves the stock exactly once', async () => {
+  it('takes an order through PENDING → SENT → CONFIRMED at both subscribers: the stock moves and the points are awarded, once', async () => {
     expect((await call('/inventory/SKU-APPLE', { method: 'PUT', body: { available: 100 } })).status).toBe(
       200,
     );
@@ -70,8 +79,16 @@ describe('the example app on the embedded backend', () => {
     expect(created.status).toBe(201);
     expect(await statusOf(orderId)).toBe('CONFIRMED');
     expect((await call('/inventory/SKU-APPLE')).body).toEqual({ sku: 'SKU-APPLE', available: 98 });
+    expect((await call('/loyalty/c-1')).body).toEqual({ customerId: 'c-1', points: 20 });
     await runtime.drain();
     expect((await call('/inventory/SKU-APPLE')).body).toEqual({ sku: 'SKU-APPLE', available: 98 });
+    expect((await call('/loyalty/c-1')).body).toEqual({ customerId: 'c-1', points: 20 });
+    const deliveries = ((await call(`/orders/${orderId}`)).body.messages as { deliveries: unknown[] }[])[0]
+      ?.deliveries;
+    expect(deliveries).toEqual([
+      expect.objectContaining({ subscriber: 'inventory', status: 'CONFIRMED', outcome: 'APPLIED' }),
+      expect.objectContaining({ subscriber: 'loyalty', status: 'CONFIRMED', outcome: 'AWARDED' }),
+    ]);
   });
 
   it('replays a repeated order, refuses its id for a different one with 409, and answers 404 for an unknown id', async () => {

@@ -7,14 +7,14 @@ import {
   type StackResourceSummary,
 } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
-import { synthExampleTemplate } from '../../../infra/synth-template.ts';
 import type { CliClients } from '../../../shared/cli/run-cli.ts';
 import { runCli } from '../../../shared/cli/run-cli.ts';
+import { synthSingleQueueTemplate } from '../../support/single-queue-example.ts';
 
 /** The example stack's synthesized template, once per test file. */
 let template: Record<string, unknown> | undefined;
 export function exampleTemplate(): Record<string, unknown> {
-  template ??= synthExampleTemplate();
+  template ??= synthSingleQueueTemplate();
   return template;
 }
 
