@@ -449,6 +449,10 @@ function buildProgram(io: CliIo, runner: Runner): Command {
         'DLQ, wait until they are CONFIRMED, print what remains (exit 0 only when nothing does)',
     )
     .requiredOption('--topic <topic>', 'the topic to recover')
+    .option(
+      '--subscriber <name>',
+      'a topic delivered to subscribers: recover only this subscriber (its FAILED deliveries; its dead letters are in its own stack)',
+    )
     .option('--health <module>', 'a module exporting checkHealth(topic, context) → {healthy, detail}')
     .option(
       '--rate <n>',
@@ -466,6 +470,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     .action(function (this: Command) {
       const options = this.opts<{
         topic: string;
+        subscriber?: string;
         health?: string;
         rate: number;
         wait: number;
@@ -478,10 +483,20 @@ function buildProgram(io: CliIo, runner: Runner): Command {
             : await loadHealthCheck(options.health, io.cwd ?? process.cwd());
         const admin = await session.admin();
         const outbox = await session.outbox();
-        if (outbox.topicQueues[options.topic] === undefined) {
+        const topics = [
+          ...new Set([...Object.keys(outbox.topicQueues), ...Object.keys(outbox.subscriptions)]),
+        ];
+        if (!topics.includes(options.topic)) {
           throw new InvalidAdminRequestError(
             '--topic',
-            `is not a topic of the outbox in ${outbox.stackName} (${Object.keys(outbox.topicQueues).join(', ') || 'none'})`,
+            `is not a topic of the outbox in ${outbox.stackName} (${topics.join(', ') || 'none'})`,
+          );
+        }
+        const subscribers = Object.keys(outbox.subscriptions[options.topic] ?? {});
+        if (options.subscriber !== undefined && !subscribers.includes(options.subscriber)) {
+          throw new InvalidAdminRequestError(
+            '--subscriber',
+            `is not a subscriber of ${options.topic} (${subscribers.join(', ') || 'none'})`,
           );
         }
         const progress = progressReporter(io.stderr);
@@ -502,6 +517,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
           },
           {
             topic: options.topic,
+            ...(options.subscriber === undefined ? {} : { subscriber: options.subscriber }),
             reason: options.reason ?? `outbox recover --topic ${options.topic}`,
             actor: await session.actor(),
             ratePerSecond: options.rate,

@@ -109,7 +109,12 @@ describe('upgrading a topic from one queue to subscribers', () => {
       inbox: new DynamoConsumerInbox({ client, inboxTable: 'inbox', subscriber: 'inventory' }),
       confirmer: new ReceiptConfirmer({
         subscriber: 'inventory',
-        queue: { sendBodies: async (bodies) => (receipts.push(...bodies), bodies.map(() => undefined)) },
+        queue: {
+          sendBodies: async (bodies) => {
+            receipts.push(...bodies);
+            return bodies.map(() => undefined);
+          },
+        },
         setTimer: (run) => run(),
       }),
       clock: () => FIXED_NOW,
