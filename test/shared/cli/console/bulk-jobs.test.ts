@@ -6,9 +6,17 @@ import {
   type JobSnapshot,
 } from '../../../../shared/cli/console/bulk-jobs.ts';
 
-function registry(): JobRegistry {
+/** `prefix1`, `prefix2`, … on each call. */
+function counter(prefix: string): () => string {
   let n = 0;
-  return new JobRegistry({ clock: () => new Date('2026-12-01T04:00:00Z'), newId: () => `job-${(n += 1)}` });
+  return () => {
+    n += 1;
+    return `${prefix}${n}`;
+  };
+}
+
+function registry(): JobRegistry {
+  return new JobRegistry({ clock: () => new Date('2026-12-01T04:00:00Z'), newId: counter('job-') });
 }
 
 const spec = {
@@ -107,8 +115,7 @@ describe('JobRegistry', () => {
   });
 
   it('knows which job runs on a target, and forgets the oldest ended jobs past its bound', async () => {
-    let n = 0;
-    const jobs = new JobRegistry({ clock: () => new Date(0), newId: () => `job-${(n += 1)}`, keepEnded: 2 });
+    const jobs = new JobRegistry({ clock: () => new Date(0), newId: counter('job-'), keepEnded: 2 });
     const { run, next } = steppedJob(1);
     jobs.start({ ...spec, run });
     expect(jobs.running('replay', { cause: 'c1' })?.id).toBe('job-1');

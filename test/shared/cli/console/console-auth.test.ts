@@ -1,14 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { ConsoleAuth, CSRF_HEADER, cookieValue } from '../../../../shared/cli/console/console-auth.ts';
 
+/** `prefix1`, `prefix2`, … on each call. */
+function counter(prefix: string): () => string {
+  let n = 0;
+  return () => {
+    n += 1;
+    return `${prefix}${n}`;
+  };
+}
+
 const PORT = 4100;
 const host = `127.0.0.1:${PORT}`;
 const origin = `http://${host}`;
 
 /** An auth whose secrets are predictable: token-1 (the sign-in token), then the session id, then its CSRF token. */
 function auth(): ConsoleAuth {
-  let n = 0;
-  return new ConsoleAuth({ port: PORT, newSecret: () => `secret-${(n += 1)}` });
+  return new ConsoleAuth({ port: PORT, newSecret: counter('secret-') });
 }
 
 /** Signs in with the token and answers the cookie header a browser would send from then on. */
