@@ -251,7 +251,7 @@ export class ConsoleApi {
     const actor = await this.#context.actor();
     const job = this.#jobs.start({
       kind: 'replay',
-      title: `replay ${targets.length} FAILED deliveries: ${group.kind === '' ? '' : `${group.kind}: `}${group.message}`,
+      title: `replay ${targets.length} FAILED ${targets.length === 1 ? 'delivery' : 'deliveries'}: ${group.kind === '' ? '' : `${group.kind}: `}${group.message}`,
       target: { cause },
       reason,
       actor,

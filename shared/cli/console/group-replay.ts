@@ -53,9 +53,11 @@ export interface GroupReplayReport {
   readonly cancelled: boolean;
   /** Why the others were not replayed, grouped by cause as the failures are. */
   readonly problems: readonly ProblemGroup[];
+  /** The first deliveries replayed, to look at (their pages show them being sent again). */
+  readonly replayedExamples: readonly ReplayTarget[];
 }
 
-/** Examples kept per problem group. */
+/** Examples kept per problem group, and of the deliveries replayed. */
 const EXAMPLES_PER_PROBLEM = 5;
 
 type Deps = Pick<
@@ -100,6 +102,7 @@ export async function replayGroup(
       examples: (ReplayTarget & { error: string })[];
     }
   >();
+  const replayedExamples: ReplayTarget[] = [];
   const total = input.targets.length;
   let done = 0;
   const report = () => control.progress({ total, done, counts: { ...counts } });
@@ -119,6 +122,7 @@ export async function replayGroup(
         { auditAction: AuditAction.BULK_REPLAY, details: { bulkId, cause: input.cause } },
       );
       counts.replayed += 1;
+      if (replayedExamples.length < EXAMPLES_PER_PROBLEM) replayedExamples.push(target);
     } catch (error) {
       const outcome = error instanceof AdminError ? 'skipped' : 'failed';
       counts[outcome] += 1;
@@ -145,6 +149,7 @@ export async function replayGroup(
     ...counts,
     notStarted: total - done,
     cancelled: control.signal.aborted,
+    replayedExamples,
     problems: [...problems.values()]
       .map(({ group, count, examples }) => ({ ...group, count, examples }))
       .sort((a, b) => b.count - a.count),

@@ -63,7 +63,7 @@ export function AggregateView({
       result === undefined
         ? null
         : html`<${Notice} kind="success">
-          Erased ${plural(result.messagesDeleted, 'message')}, ${plural(result.parkedRowsDeleted, 'parked row')} and
+          Erased ${plural(result.messagesDeleted, 'message')}, ${plural(result.parkedRowsDeleted, 'parked row')} and${' '}
           ${plural(result.claimCheckObjectsDeleted, 'stored payload')}; audit ${result.actionId}.
           ${result.erasesSent.length === 0 ? '' : ` Erase requests sent to ${result.erasesSent.map((sent) => sent.subscriber).join(', ')}.`}
           ${result.skippedInFlight.length === 0 ? '' : ` Kept (in flight): ${result.skippedInFlight.join(', ')}.`}

@@ -44,10 +44,12 @@ export function App(): VNode {
   const view = viewOf(location, session.data);
   useEffect(() => {
     document.title = `${view.title} · outbox console · ${session.data?.stackName ?? ''}`;
+  }, [view.title, session.data?.stackName]);
+  useEffect(() => {
     // After a move within the page, the new view is where the keyboard and a screen reader go next.
     if (!first.current) main.current?.focus();
     first.current = false;
-  }, [location.path, location.query.toString(), session.data?.stackName]);
+  }, [location.path, location.query.toString()]);
   return html`<a class="skip" href="#main">Skip to the content</a>
     <header class="top">
       <div class="brand">

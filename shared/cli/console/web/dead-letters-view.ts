@@ -13,7 +13,7 @@ import { ActionDialog } from './action-dialog.ts';
 import { postJson } from './api.ts';
 import { formatCount, messagePath } from './format.ts';
 import { JobPanel, mergeJobs } from './job-panel.ts';
-import { DataTable, LoadState, Notice } from './page-parts.ts';
+import { DataTable, LoadState, Notice, numeric } from './page-parts.ts';
 import { useResource } from './use-resource.ts';
 
 const REFRESH_MS = 5_000;
@@ -61,7 +61,7 @@ export function DeadLettersView(): VNode {
         ? null
         : html`<section aria-labelledby="redrives-title">
           <h2 id="redrives-title">Redrives</h2>
-          ${redrives.map((job) => html`<${JobPanel} key=${job.id} job=${job} />`)}
+          ${redrives.map((job) => html`<${JobPanel} key=${job.id} job=${job} onEnded=${queues.reload} />`)}
         </section>`
     }
     ${owners.map(
@@ -75,7 +75,7 @@ export function DeadLettersView(): VNode {
           (queue) => html`<div class="queue" data-queue=${queue.queueName}>
             <h3>${queue.queueName}</h3>
             <p>
-              <b class=${queue.messages > 0 ? 'alert' : ''}>${formatCount(queue.messages)}</b> messages,
+              <b class=${queue.messages > 0 ? 'alert' : ''}>${formatCount(queue.messages)}</b> messages,${' '}
               ${formatCount(queue.inFlight)} in flight · topics ${queue.topics.join(', ')}
             </p>
             <p class="actions">
@@ -134,7 +134,7 @@ function peekTable(
   if (peek.error !== undefined) return html`<${Notice} kind="error">${peek.error}<//>`;
   const messages = peek.messages ?? [];
   if (messages.length === 0) return html`<p role="status">Nothing to peek at: the queue is empty.</p>`;
-  return html`<${DataTable} label=${`Messages of ${queue.queueName}`} head=${['Outbox message', 'Topic', 'Why', 'Last error', 'Receives']}>
+  return html`<${DataTable} label=${`Messages of ${queue.queueName}`} head=${['Outbox message', 'Topic', 'Why', 'Last error', numeric('Receives')]}>
     ${messages.map(
       (message) => html`<tr>
         <td>${message.messageId === undefined ? '(not an outbox message)' : html`<a href=${messagePath(message.messageId)}>${message.messageId}</a>`}</td>

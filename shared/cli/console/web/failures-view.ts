@@ -43,7 +43,7 @@ export function FailuresView({ location }: { readonly location: PageLocation }):
       failures.data === undefined
         ? html`<${LoadState} error=${failures.error} loading=${failures.loading} />`
         : html`<p class="meta">
-          ${plural(failures.data.total, 'FAILED delivery', 'FAILED deliveries')} in
+          ${plural(failures.data.total, 'FAILED delivery', 'FAILED deliveries')} in${' '}
           ${plural(failures.data.groups.length, 'group')} by cause (ids and numbers masked) · read ${formatTime(failures.data.at)}
         </p>`
     }
@@ -52,7 +52,7 @@ export function FailuresView({ location }: { readonly location: PageLocation }):
         ? null
         : html`<section aria-labelledby="replays-title">
           <h2 id="replays-title">Replays</h2>
-          ${replayJobs.map((job) => html`<${JobPanel} key=${job.id} job=${job} />`)}
+          ${replayJobs.map((job) => html`<${JobPanel} key=${job.id} job=${job} onEnded=${failures.reload} />`)}
         </section>`
     }
     ${failures.data?.groups.length === 0 ? html`<${Notice} kind="success">No FAILED delivery.<//>` : null}
@@ -72,7 +72,7 @@ export function FailuresView({ location }: { readonly location: PageLocation }):
             <div><dt>Subscribers</dt><dd>${group.subscribers.length === 0 ? '(one queue)' : group.subscribers.join(', ')}</dd></div>
           </dl>
           <p class="example">
-            For example <a href=${messagePath(group.example.messageId)}>${group.example.messageId}</a>${group.example.subscriber === undefined ? '' : ` (${group.example.subscriber})`}:
+            For example <a href=${messagePath(group.example.messageId)}>${group.example.messageId}</a>${group.example.subscriber === undefined ? '' : ` (${group.example.subscriber})`}:${' '}
             <code>${group.example.lastError}</code>
           </p>
           <p class="actions">

@@ -4,7 +4,7 @@
  */
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { JobSnapshot } from '../bulk-jobs.ts';
 import type { GroupReplayReport } from '../group-replay.ts';
 import { postJson } from './api.ts';
@@ -33,9 +33,23 @@ function useLiveJob(initial: JobSnapshot): JobSnapshot {
   return job;
 }
 
-/** One job: its progress bar and counts, Cancel while it runs, its report once it has ended. */
-export function JobPanel({ job: initial }: { readonly job: JobSnapshot }): VNode {
+/**
+ * One job: its progress bar and counts, Cancel while it runs, its report once it has ended; `onEnded` is called when
+ * it ends while shown (the view reads its data again).
+ */
+export function JobPanel({
+  job: initial,
+  onEnded,
+}: {
+  readonly job: JobSnapshot;
+  readonly onEnded?: () => void;
+}): VNode {
   const job = useLiveJob(initial);
+  const wasRunning = useRef(isRunning(initial));
+  useEffect(() => {
+    if (wasRunning.current && !isRunning(job)) onEnded?.();
+    wasRunning.current = isRunning(job);
+  }, [job.state]);
   const [error, setError] = useState<string | undefined>(undefined);
   const running = isRunning(job);
   const { total, done, counts } = job.progress;
@@ -79,10 +93,21 @@ function JobReport({ job }: { readonly job: JobSnapshot }): VNode {
     const report = (job.report ?? {}) as Partial<GroupReplayReport>;
     return html`<div class="job-report" role="status">
       <p>
-        ${ended} Replayed ${plural(report.replayed ?? 0, 'delivery', 'deliveries')}, skipped ${formatCount(report.skipped ?? 0)},
+        ${ended} Replayed ${plural(report.replayed ?? 0, 'delivery', 'deliveries')}, skipped ${formatCount(report.skipped ?? 0)},${' '}
         failed ${formatCount(report.failed ?? 0)}${(report.notStarted ?? 0) > 0 ? `, not started ${formatCount(report.notStarted ?? 0)} (left FAILED)` : ''}.
         ${report.bulkId === undefined ? null : html` Audit rows: BULK_REPLAY, run <code>${report.bulkId}</code>.`}
       </p>
+      ${
+        (report.replayedExamples ?? []).length === 0
+          ? null
+          : html`<p>
+              Replayed, for example:${' '}
+              ${(report.replayedExamples ?? []).map(
+                (example) =>
+                  html`<a href=${messagePath(example.messageId)}>${example.messageId}</a>${example.subscriber === undefined ? '' : ` (${example.subscriber})`}${' '}`,
+              )}
+            </p>`
+      }
       ${
         (report.problems ?? []).length === 0
           ? null
@@ -113,7 +138,7 @@ function JobReport({ job }: { readonly job: JobSnapshot }): VNode {
   const causes = Object.entries(report.causes ?? {});
   return html`<div class="job-report" role="status">
     <p>
-      ${ended} Moved ${plural((report.moved ?? 0) + (report.resumed ?? 0), 'message')} back to the queue, left ${formatCount(report.left ?? 0)}
+      ${ended} Moved ${plural((report.moved ?? 0) + (report.resumed ?? 0), 'message')} back to the queue, left ${formatCount(report.left ?? 0)}${' '}
       (examined ${formatCount(report.examined ?? 0)}).
     </p>
     ${causes.length === 0 ? null : html`<p>Why they were dead letters: ${causes.map(([cause, count]) => `${cause} ${count}`).join(', ')}.</p>`}

@@ -14,7 +14,7 @@ import type { SequencedMessage } from '../ordering-gaps.ts';
 import { ActionDialog } from './action-dialog.ts';
 import { getJson, postJson } from './api.ts';
 import { aggregatePath, formatTime, messagePath, text } from './format.ts';
-import { DataTable, LoadState, Notice, StatusBadge } from './page-parts.ts';
+import { DataTable, LoadState, Notice, numeric, StatusBadge } from './page-parts.ts';
 import { useResource } from './use-resource.ts';
 
 /** How often a message with a delivery in flight is read again. */
@@ -40,6 +40,8 @@ export function MessageView({ messageId }: { readonly messageId: string }): VNod
   }
   const message = data.message;
   const deliveries = data.deliveries ?? [];
+  const statuses =
+    deliveries.length === 0 ? [message.status] : deliveries.map((delivery) => delivery.delivery.status);
   const headers = (
     typeof message.headers === 'object' && message.headers !== null ? message.headers : {}
   ) as Record<string, unknown>;
@@ -80,8 +82,8 @@ export function MessageView({ messageId }: { readonly messageId: string }): VNod
       ${message.schemaVersion === undefined ? null : html`<div><dt>Schema</dt><dd>${text(message.schemaVersion)}</dd></div>`}
     </dl>
     <p class="actions">
-      <button type="button" onClick=${() => setAction({ kind: 'replay' })}>Replay…</button>
-      <button type="button" class="secondary" onClick=${() => setAction({ kind: 'cancel' })}>Cancel…</button>
+      <button type="button" disabled=${!statuses.some(canReplay)} title=${statuses.some(canReplay) ? undefined : 'nothing FAILED or CANCELLED to replay'} onClick=${() => setAction({ kind: 'replay' })}>Replay…</button>
+      <button type="button" class="secondary" disabled=${!statuses.some(canCancel)} title=${statuses.some(canCancel) ? undefined : 'nothing PENDING or FAILED to cancel'} onClick=${() => setAction({ kind: 'cancel' })}>Cancel…</button>
       <button type="button" class="secondary" onClick=${() => page.reload()}>Refresh</button>
       ${live ? html`<span class="hint" role="status">a delivery is in flight: refreshed every ${LIVE_REFRESH_MS / 1000} s</span>` : null}
     </p>
@@ -91,18 +93,18 @@ export function MessageView({ messageId }: { readonly messageId: string }): VNod
     ${
       deliveries.length === 0
         ? html`<h2>Delivery</h2>
-          <${DataTable} label="Delivery" head=${['Status', 'Attempts', 'Outcome', 'Last error', 'Sent', 'Confirmed', 'Updated']}>
+          <${DataTable} label="Delivery" head=${['Status', numeric('Attempts'), 'Outcome', 'Last error', 'Sent', 'Confirmed', 'Updated']}>
             <tr>${deliveryCells(message)}</tr>
           <//>`
         : html`<h2>Deliveries</h2>
-          <${DataTable} label="Deliveries" head=${['Subscriber', 'Status', 'Attempts', 'Outcome', 'Last error', 'Sent', 'Confirmed', 'Updated', 'Actions']}>
+          <${DataTable} label="Deliveries" head=${['Subscriber', 'Status', numeric('Attempts'), 'Outcome', 'Last error', 'Sent', 'Confirmed', 'Updated', 'Actions']}>
             ${deliveries.map(
               (delivery) => html`<tr data-subscriber=${delivery.subscriber}>
                 <th scope="row">${delivery.subscriber}</th>
                 ${deliveryCells(delivery.delivery)}
                 <td class="row-actions">
-                  <button type="button" class="small" aria-label=${`Replay ${delivery.subscriber}'s delivery`} onClick=${() => setAction({ kind: 'replay', subscriber: delivery.subscriber })}>Replay</button>
-                  <button type="button" class="small secondary" aria-label=${`Cancel ${delivery.subscriber}'s delivery`} onClick=${() => setAction({ kind: 'cancel', subscriber: delivery.subscriber })}>Cancel</button>
+                  <button type="button" class="small" disabled=${!canReplay(delivery.delivery.status)} aria-label=${`Replay ${delivery.subscriber}'s delivery`} onClick=${() => setAction({ kind: 'replay', subscriber: delivery.subscriber })}>Replay</button>
+                  <button type="button" class="small secondary" disabled=${!canCancel(delivery.delivery.status)} aria-label=${`Cancel ${delivery.subscriber}'s delivery`} onClick=${() => setAction({ kind: 'cancel', subscriber: delivery.subscriber })}>Cancel</button>
                 </td>
               </tr>`,
             )}
@@ -195,6 +197,16 @@ export function MessageView({ messageId }: { readonly messageId: string }): VNod
     }`;
 }
 
+/** Whether a replay takes a delivery in `status` (FAILED or CANCELLED → PENDING). */
+function canReplay(status: unknown): boolean {
+  return status === 'FAILED' || status === 'CANCELLED';
+}
+
+/** Whether a cancel takes a delivery in `status` (PENDING or FAILED → CANCELLED). */
+function canCancel(status: unknown): boolean {
+  return status === 'PENDING' || status === 'FAILED';
+}
+
 /** Whether one of the message's deliveries (or the message itself) is PENDING or SENT. */
 function isInFlight(data: MessagePage): boolean {
   const statuses =
@@ -222,7 +234,7 @@ function sequenceTable(sequences: readonly SequenceNeighbours[]): VNode {
     neighbour === undefined
       ? 'none'
       : html`seq ${neighbour.seq}: <a href=${messagePath(neighbour.messageId)}>${neighbour.messageId}</a> <${StatusBadge} status=${neighbour.status} />`;
-  return html`<${DataTable} label="Neighbours in the order key" head=${['Order key', 'Seq', 'Before', 'After']}>
+  return html`<${DataTable} label="Neighbours in the order key" head=${['Order key', numeric('Seq'), 'Before', 'After']}>
     ${sequences.map(
       (sequence) => html`<tr>
         <td>${sequence.orderKey}</td>

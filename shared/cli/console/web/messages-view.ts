@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { MessagePage } from '../../../admin/list-messages.ts';
 import { withQuery } from './api.ts';
 import { aggregatePath, formatCount, formatTime, messagePath } from './format.ts';
-import { DataTable, LoadState, StatusBadge } from './page-parts.ts';
+import { DataTable, LoadState, numeric, StatusBadge } from './page-parts.ts';
 import { navigate, type PageLocation } from './router.ts';
 import { useResource } from './use-resource.ts';
 
@@ -81,7 +81,7 @@ export function MessagesView({
       page.data === undefined
         ? null
         : html`<p class="meta">${formatCount(page.data.items.length)} on this page${page.data.cursor === undefined ? '' : ', more after it'}</p>
-          <${DataTable} label="Messages" head=${['Message', 'Subscriber', 'Status', 'Topic', 'Aggregate', 'Attempts', 'Created', 'Last error']}>
+          <${DataTable} label="Messages" head=${['Message', 'Subscriber', 'Status', 'Topic', 'Aggregate', numeric('Attempts'), 'Created', 'Last error']}>
             ${page.data.items.map(
               (item) => html`<tr>
                 <td><a href=${messagePath(item.messageId)}>${item.messageId}</a></td>

@@ -7,8 +7,13 @@ import type { VNode } from 'preact';
 import type { TopicCounts } from '../../../admin/outbox-stats.ts';
 import type { Overview, SubscriberOverview } from '../overview.ts';
 import { formatAge, formatCount, formatTime, messagePath } from './format.ts';
-import { DataTable, LoadState, Notice, StatusBadge } from './page-parts.ts';
+import { DataTable, LoadState, Notice, numeric, StatusBadge } from './page-parts.ts';
 import { useResource } from './use-resource.ts';
+
+/** The count columns of the topic and subscriber tables. */
+const COUNT_HEADS = ['PENDING', 'SENT', 'FAILED', 'CANCELLED', 'Oldest PENDING', 'Oldest unconfirmed'].map(
+  numeric,
+);
 
 /** How often the overview is read again. */
 const REFRESH_MS = 5_000;
@@ -52,7 +57,7 @@ export function OverviewView(): VNode {
         <p class="big"><b>${formatCount(stats.totals.SENT)}</b> SENT, unconfirmed</p>
         <p>oldest ${formatAge(oldestUnconfirmed)}</p>
         <p>
-          <a href="/failures" class=${stats.totals.FAILED > 0 ? 'alert' : ''}><b>${formatCount(stats.totals.FAILED)}</b> FAILED</a>
+          <a href="/failures" class=${stats.totals.FAILED > 0 ? 'alert' : ''}><b>${formatCount(stats.totals.FAILED)}</b> FAILED</a>${' '}
           · ${formatCount(stats.totals.CANCELLED)} CANCELLED
         </p>
       </li>
@@ -60,7 +65,7 @@ export function OverviewView(): VNode {
         <h2>Queues</h2>
         ${queueLines(data.subscribers)}
         <p>
-          <a href="/dead-letters" class=${deadLettered > 0 ? 'alert' : ''}><b>${formatCount(deadLettered)}</b> dead letters</a>
+          <a href="/dead-letters" class=${deadLettered > 0 ? 'alert' : ''}><b>${formatCount(deadLettered)}</b> ${deadLettered === 1 ? 'dead letter' : 'dead letters'}</a>
         </p>
       </li>
       <li class="stage">
@@ -73,13 +78,13 @@ export function OverviewView(): VNode {
             </ul>`
         }
         <p>
-          <a href="#gaps" class=${data.gaps.count > 0 ? 'alert' : ''}><b>${formatCount(data.gaps.count)}</b> ordering gaps</a>
+          <a href="#gaps" class=${data.gaps.count > 0 ? 'alert' : ''}><b>${formatCount(data.gaps.count)}</b> ${data.gaps.count === 1 ? 'ordering gap' : 'ordering gaps'}</a>
         </p>
       </li>
     </ol>
 
     <h2>By topic</h2>
-    <${DataTable} label="Counts by topic" head=${['Topic', 'PENDING', 'SENT', 'FAILED', 'CANCELLED', 'Oldest PENDING', 'Oldest unconfirmed']}>
+    <${DataTable} label="Counts by topic" head=${['Topic', ...COUNT_HEADS]}>
       ${Object.entries(stats.topics).map(([topic, counts]) =>
         countRow([html`<a href=${`/messages?topic=${encodeURIComponent(topic)}`}>${topic}</a>`], counts),
       )}
@@ -87,7 +92,7 @@ export function OverviewView(): VNode {
     ${
       stats.bySubscriber.some((row) => row.subscriber !== undefined)
         ? html`<h2>By subscriber</h2>
-          <${DataTable} label="Counts by topic and subscriber" head=${['Topic', 'Subscriber', 'PENDING', 'SENT', 'FAILED', 'CANCELLED', 'Oldest PENDING', 'Oldest unconfirmed']}>
+          <${DataTable} label="Counts by topic and subscriber" head=${['Topic', 'Subscriber', ...COUNT_HEADS]}>
             ${stats.bySubscriber.map((row) =>
               countRow(
                 [
@@ -107,7 +112,7 @@ export function OverviewView(): VNode {
     ${
       deadLetters.length === 0
         ? html`<p>No dead-letter queue is reachable.</p>`
-        : html`<${DataTable} label="Dead-letter queues" head=${['Queue', 'Whose', 'Topics', 'Messages', 'In flight']}>
+        : html`<${DataTable} label="Dead-letter queues" head=${['Queue', 'Whose', 'Topics', numeric('Messages'), numeric('In flight')]}>
           ${deadLetters.map(
             (queue) => html`<tr>
               <td><a href="/dead-letters">${queue.queueName}</a></td>
@@ -128,7 +133,7 @@ export function OverviewView(): VNode {
             A FAILED or CANCELLED message of an ordered topic holds back every later message of its order key: replay
             it, or skip it (<code>outbox skip --order-key K --seq N</code>).
           </p>
-          <${DataTable} label="Ordering gaps" head=${['Order key', 'Seq', 'Status', 'Message', 'Held back']}>
+          <${DataTable} label="Ordering gaps" head=${['Order key', numeric('Seq'), 'Status', 'Message', 'Held back']}>
             ${data.gaps.gaps.map(
               (gap) => html`<tr>
                 <td>${gap.orderKey}</td>
@@ -168,7 +173,7 @@ function subscriberLine(subscriber: SubscriberOverview, rows: Overview['stats'][
   const failed = own.reduce((sum, row) => sum + row.FAILED, 0);
   const inFlight = own.reduce((sum, row) => sum + row.PENDING + row.SENT, 0);
   return html`<li>
-    <b>${subscriber.subscriber}</b>:
+    <b>${subscriber.subscriber}</b>:${' '}
     <a href=${`/messages?status=FAILED&subscriber=${encodeURIComponent(subscriber.subscriber)}`} class=${failed > 0 ? 'alert' : ''}>${formatCount(failed)} FAILED</a>,
     ${' '}${formatCount(inFlight)} in flight
     ${subscriber.problem === undefined ? null : html`<p class="problem">${subscriber.problem}</p>`}

@@ -21,6 +21,17 @@ export function Notice({
     : html`<div class=${`notice notice-${kind}`} role="status">${children}</div>`;
 }
 
+/** A column heading of numbers: aligned right, as its cells are. */
+export interface NumericHead {
+  readonly label: string;
+  readonly numeric: true;
+}
+
+/** `label` as the heading of a column of numbers. */
+export function numeric(label: string): NumericHead {
+  return { label, numeric: true };
+}
+
 /** A table in a box that scrolls sideways on a phone's width; `label` names it for screen readers. */
 export function DataTable({
   label,
@@ -28,13 +39,19 @@ export function DataTable({
   children,
 }: {
   readonly label: string;
-  readonly head: readonly string[];
+  readonly head: readonly (string | NumericHead)[];
   readonly children: ComponentChildren;
 }): VNode {
   return html`<div class="table-wrap" role="region" aria-label=${label} tabindex="0">
     <table>
       <thead>
-        <tr>${head.map((cell) => html`<th scope="col">${cell}</th>`)}</tr>
+        <tr>
+          ${head.map((cell) =>
+            typeof cell === 'string'
+              ? html`<th scope="col">${cell}</th>`
+              : html`<th scope="col" class="num">${cell.label}</th>`,
+          )}
+        </tr>
       </thead>
       <tbody>${children}</tbody>
     </table>

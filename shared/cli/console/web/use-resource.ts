@@ -13,7 +13,7 @@ export interface Resource<T> {
 
 /**
  * `GET /api<path>`, again whenever `path` changes, and every `refreshMs` while the view is open (the page is
- * refreshed without a reload). A reload in progress is never started twice.
+ * refreshed without a reload). A reload asked for while one is under way follows it, never runs beside it.
  */
 export function useResource<T>(
   path: string | undefined,
@@ -23,11 +23,17 @@ export function useResource<T>(
   const [error, setError] = useState<Error | undefined>(undefined);
   const [loading, setLoading] = useState(path !== undefined);
   const inFlight = useRef(false);
+  /** A reload asked for while one was under way: it runs once that one ends, so it reads the newest data. */
+  const again = useRef(false);
   const latest = useRef(path);
   latest.current = path;
 
   const load = useCallback(() => {
-    if (path === undefined || inFlight.current) return;
+    if (path === undefined) return;
+    if (inFlight.current) {
+      again.current = true;
+      return;
+    }
     inFlight.current = true;
     setLoading(true);
     getJson<T>(path)
@@ -43,6 +49,10 @@ export function useResource<T>(
       .finally(() => {
         inFlight.current = false;
         setLoading(false);
+        if (again.current && latest.current === path) {
+          again.current = false;
+          load();
+        }
       });
   }, [path]);
 
