@@ -1,6 +1,6 @@
 /**
  * The console's JSON API, which its page calls: reads of the outbox and the subscribers' stacks, the single
- * actions (replay, cancel, erase) and the bulk jobs (a failure group's replay, a redrive). Every read and every
+ * actions (replay, cancel, skip, erase) and the bulk jobs (a failure group's replay, a redrive). Every read and every
  * change goes through the admin core (`OutboxAdmin`, `SubscriberAdmin` and their functions), the same code the CLI
  * and the admin API run: the console adds no write path of its own.
  */
@@ -8,6 +8,7 @@ import { AdminError, InvalidAdminRequestError, ReasonRequiredError } from '../..
 import { rateOf } from '../../admin/admin-input.ts';
 import { OutboxAdmin } from '../../admin/outbox-admin.ts';
 import { ConfigError, describeError } from '../../errors.ts';
+import { formatSkipOrderGap } from '../format-output.ts';
 import { readAggregatePage } from './aggregate-page.ts';
 import { readAudit } from './audit-entries.ts';
 import type { JobRegistry, JobSnapshot } from './bulk-jobs.ts';
@@ -73,6 +74,7 @@ export class ConsoleApi {
       ['GET', /^\/overview$/, async () => ok(await readOverview(this.#context))],
       ['GET', /^\/failures$/, async () => ok(await readFailures(this.#context.deps))],
       ['POST', /^\/failures\/replay$/, (request) => this.#replayGroup(request)],
+      ['POST', /^\/ordering\/skip$/, (request) => this.#skip(request)],
       ['GET', /^\/messages$/, (request) => this.#messages(request)],
       [
         'GET',
@@ -222,6 +224,18 @@ export class ConsoleApi {
         actor: await this.#context.actor(),
       }),
     );
+  }
+
+  async #skip(request: ApiRequest): Promise<ApiAnswer> {
+    const result = await new OutboxAdmin(this.#context.deps).skipOrderGap({
+      orderKey: textField(request.body, 'orderKey') ?? '',
+      seq: numberField(request.body, 'seq') ?? Number.NaN,
+      ...optional('subscriber', textField(request.body, 'subscriber')),
+      reason: textField(request.body, 'reason') ?? '',
+      actor: await this.#context.actor(),
+    });
+    // What the CLI prints for it: the skipped message, each cursor, what became of the next seq.
+    return ok({ result, summary: formatSkipOrderGap(result) });
   }
 
   async #replayGroup(request: ApiRequest): Promise<ApiAnswer> {

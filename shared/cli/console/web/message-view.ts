@@ -11,7 +11,7 @@ import type { MessageActionResult } from '../../../admin/message-actions.ts';
 import type { HistoryEntry } from '../../../outbox/history.ts';
 import type { MessagePage, SequenceNeighbours } from '../message-page.ts';
 import type { SequencedMessage } from '../ordering-gaps.ts';
-import { ActionDialog } from './action-dialog.ts';
+import { ActionDialog, type ActionDialogProps } from './action-dialog.ts';
 import { getJson, postJson } from './api.ts';
 import { aggregatePath, formatTime, messagePath, text } from './format.ts';
 import { DataTable, LoadState, Notice, numeric, StatusBadge } from './page-parts.ts';
@@ -20,7 +20,7 @@ import { useResource } from './use-resource.ts';
 /** How often a message with a delivery in flight is read again. */
 const LIVE_REFRESH_MS = 2_000;
 
-type Action = { readonly kind: 'replay' | 'cancel'; readonly subscriber?: string };
+type Action = { readonly kind: 'replay' | 'cancel' | 'skip'; readonly subscriber?: string };
 
 /** The message view. */
 export function MessageView({ messageId }: { readonly messageId: string }): VNode {
@@ -50,6 +50,17 @@ export function MessageView({ messageId }: { readonly messageId: string }): VNod
   const act = async (chosen: Action, values: Readonly<Record<string, string>>) => {
     const subscriber =
       values.subscriber === '' || values.subscriber === undefined ? chosen.subscriber : values.subscriber;
+    if (chosen.kind === 'skip') {
+      const skipped = await postJson<{ summary: string }>('/ordering/skip', {
+        orderKey: message.orderKey,
+        seq: message.seq,
+        reason: values.reason,
+        ...(subscriber === undefined || subscriber === '' ? {} : { subscriber }),
+      });
+      setResult(skipped.summary);
+      page.reload();
+      return;
+    }
     const answer = await postJson<MessageActionResult>(
       `/messages/${encodeURIComponent(messageId)}/${chosen.kind}`,
       {
@@ -84,6 +95,11 @@ export function MessageView({ messageId }: { readonly messageId: string }): VNod
     <p class="actions">
       <button type="button" disabled=${!statuses.some(canReplay)} title=${statuses.some(canReplay) ? undefined : 'nothing FAILED or CANCELLED to replay'} onClick=${() => setAction({ kind: 'replay' })}>Replay…</button>
       <button type="button" class="secondary" disabled=${!statuses.some(canCancel)} title=${statuses.some(canCancel) ? undefined : 'nothing PENDING or FAILED to cancel'} onClick=${() => setAction({ kind: 'cancel' })}>Cancel…</button>
+      ${
+        message.orderKey === undefined
+          ? null
+          : html`<button type="button" class="secondary" disabled=${!statuses.some(canSkip)} title=${statuses.some(canSkip) ? undefined : 'nothing PENDING, FAILED or CANCELLED to skip'} onClick=${() => setAction({ kind: 'skip' })}>Skip…</button>`
+      }
       <button type="button" class="secondary" onClick=${() => page.reload()}>Refresh</button>
       ${live ? html`<span class="hint" role="status">a delivery is in flight: refreshed every ${LIVE_REFRESH_MS / 1000} s</span>` : null}
     </p>
@@ -157,40 +173,7 @@ export function MessageView({ messageId }: { readonly messageId: string }): VNod
       action === undefined
         ? null
         : html`<${ActionDialog}
-          title=${`${action.kind === 'replay' ? 'Replay' : 'Cancel'} ${text(message.messageId)}`}
-          description=${html`<p>
-            ${
-              action.kind === 'replay'
-                ? 'FAILED or CANCELLED → PENDING, attempts reset: the sweeper sends it within a minute. A CONFIRMED delivery is never sent again.'
-                : 'PENDING or FAILED → CANCELLED: nothing sends it after that (a copy already in a queue may still be applied).'
-            }
-          </p>`}
-          confirmLabel=${action.kind === 'replay' ? 'Replay' : 'Cancel the message'}
-          fields=${
-            deliveries.length === 0
-              ? []
-              : [
-                  {
-                    name: 'subscriber',
-                    label: 'Deliveries',
-                    kind: 'select',
-                    initial: action.subscriber ?? '',
-                    options: [
-                      {
-                        value: '',
-                        label:
-                          action.kind === 'replay'
-                            ? 'every FAILED or CANCELLED delivery'
-                            : 'every PENDING or FAILED delivery',
-                      },
-                      ...deliveries.map((delivery) => ({
-                        value: delivery.subscriber,
-                        label: `only ${delivery.subscriber}'s`,
-                      })),
-                    ],
-                  },
-                ]
-          }
+          ...${dialogOf(action, message, deliveries)}
           onSubmit=${(values: Readonly<Record<string, string>>) => act(action, values)}
           onClose=${() => setAction(undefined)}
         />`
@@ -205,6 +188,78 @@ function canReplay(status: unknown): boolean {
 /** Whether a cancel takes a delivery in `status` (PENDING or FAILED → CANCELLED). */
 function canCancel(status: unknown): boolean {
   return status === 'PENDING' || status === 'FAILED';
+}
+
+/** Whether a skip takes a delivery in `status` (an ordering gap: PENDING, FAILED or CANCELLED). */
+function canSkip(status: unknown): boolean {
+  return status === 'PENDING' || status === 'FAILED' || status === 'CANCELLED';
+}
+
+/** What the dialog of `action` says and asks. */
+function dialogOf(
+  action: Action,
+  message: Readonly<Record<string, unknown>>,
+  deliveries: readonly { readonly subscriber: string }[],
+): Omit<ActionDialogProps, 'onSubmit' | 'onClose'> {
+  const id = text(message.messageId);
+  if (action.kind === 'skip') {
+    return {
+      title: `Skip ${text(message.orderKey)} seq ${text(message.seq)}`,
+      description: html`<p>
+        Closes the ordering gap this message leaves: it is cancelled and never replayed, the consumers move past seq
+        ${text(message.seq)} and apply the message after it.
+      </p>`,
+      confirmLabel: 'Skip',
+      fields:
+        deliveries.length === 0
+          ? []
+          : [
+              {
+                name: 'subscriber',
+                label: 'Whose sequence (each subscriber has its own)',
+                kind: 'select',
+                initial: action.subscriber ?? deliveries[0]?.subscriber ?? '',
+                options: deliveries.map((delivery) => ({
+                  value: delivery.subscriber,
+                  label: delivery.subscriber,
+                })),
+              },
+            ],
+    };
+  }
+  const replay = action.kind === 'replay';
+  return {
+    title: `${replay ? 'Replay' : 'Cancel'} ${id}`,
+    description: html`<p>
+      ${
+        replay
+          ? 'FAILED or CANCELLED → PENDING, attempts reset: the sweeper sends it within a minute. A CONFIRMED delivery is never sent again.'
+          : 'PENDING or FAILED → CANCELLED: nothing sends it after that (a copy already in a queue may still be applied).'
+      }
+    </p>`,
+    confirmLabel: replay ? 'Replay' : 'Cancel the message',
+    fields:
+      deliveries.length === 0
+        ? []
+        : [
+            {
+              name: 'subscriber',
+              label: 'Deliveries',
+              kind: 'select',
+              initial: action.subscriber ?? '',
+              options: [
+                {
+                  value: '',
+                  label: replay ? 'every FAILED or CANCELLED delivery' : 'every PENDING or FAILED delivery',
+                },
+                ...deliveries.map((delivery) => ({
+                  value: delivery.subscriber,
+                  label: `only ${delivery.subscriber}'s`,
+                })),
+              ],
+            },
+          ],
+  };
 }
 
 /** Whether one of the message's deliveries (or the message itself) is PENDING or SENT. */

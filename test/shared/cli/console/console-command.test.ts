@@ -43,7 +43,10 @@ describe('outbox console', () => {
     expect(signIn.status).toBe(303);
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     const session = await fetch(new URL('/api/session', url), { headers: { cookie } });
-    expect(await session.json()).toMatchObject({ stackName: STACK, topics: ['order.cancelled', 'order.created', 'payment.captured'] });
+    expect(await session.json()).toMatchObject({
+      stackName: STACK,
+      topics: ['order.cancelled', 'order.created', 'payment.captured'],
+    });
 
     stop.abort();
     expect(await exit).toBe(0);

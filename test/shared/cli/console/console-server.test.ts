@@ -4,8 +4,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningConsole } from '../../../../shared/cli/console/console-server.ts';
+import { MessageStatus } from '../../../../shared/message/message-status.ts';
 import { testMessageId } from '../../../support/factories.ts';
-import { auditRows, storedMessage } from '../../admin/admin-fixture.ts';
+import { auditRows, storedMessage, storeMessage } from '../../admin/admin-fixture.ts';
 import {
   type ConsoleFixture,
   consoleFixture,
@@ -155,6 +156,40 @@ describe('the console server', () => {
     expect((await json(noReason)).error.code).toBe('REASON_REQUIRED');
     await client.post(`/api/messages/${messageId}/cancel`, { reason: 'withdrawn' });
     expect((await client.post(`/api/messages/${messageId}/cancel`, { reason: 'again' })).status).toBe(409);
+  });
+
+  it("skips a subscriber's ordering gap with the reason and answers what the CLI would print", async () => {
+    const messageId = testMessageId(1);
+    await storeMessage(fixture.admin, {
+      messageId: `${messageId}#loyalty`,
+      subscriber: 'loyalty',
+      status: MessageStatus.FAILED,
+      orderKey: 'order#order-1#loyalty',
+      seq: 1,
+    });
+    const client = await signIn(running);
+
+    const answer = await client.post('/api/ordering/skip', {
+      orderKey: 'order#order-1',
+      seq: 1,
+      subscriber: 'loyalty',
+      reason: 'order withdrawn',
+    });
+
+    expect(answer.status).toBe(200);
+    const body = await json(answer);
+    expect(body.result).toMatchObject({
+      orderKey: 'order#order-1#loyalty',
+      seq: 1,
+      from: 'FAILED',
+      to: 'CANCELLED',
+    });
+    expect(body.summary).toMatch(/^skipped order#order-1#loyalty seq 1/);
+    expect((await storedMessage(fixture.admin, `${messageId}#loyalty`))?.status).toBe('CANCELLED');
+    expect(
+      (await client.post('/api/ordering/skip', { orderKey: 'order#order-1', seq: 1, subscriber: 'loyalty' }))
+        .status,
+    ).toBe(400);
   });
 
   it('groups the FAILED deliveries by cause, ids and numbers masked', async () => {
