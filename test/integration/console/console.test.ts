@@ -252,6 +252,7 @@ describeInBrowser('the operator console in Chromium, on the three services', () 
           topic: { DataType: 'String', StringValue: envelope.topic },
           dead_letter_reason: { DataType: 'String', StringValue: 'MAX_RECEIVES' },
           last_error: { DataType: 'String', StringValue: 'Error: points table throttled' },
+          receive_count: { DataType: 'Number', StringValue: '5' },
         },
       }),
     );
@@ -321,6 +322,7 @@ describeInBrowser('the operator console in Chromium, on the three services', () 
     await queue.getByRole('button', { name: /^Peek at / }).click();
     await queue.getByRole('cell', { name: 'MAX_RECEIVES' }).waitFor();
     await queue.getByRole('cell', { name: 'Error: points table throttled' }).waitFor();
+    await queue.getByRole('cell', { name: '5', exact: true }).waitFor();
     await shoot(page, 'dead-letters');
 
     await queue.getByRole('button', { name: /^Redrive / }).click();
@@ -364,7 +366,7 @@ describeInBrowser('the operator console in Chromium, on the three services', () 
     const phone = await context.newPage();
     await phone.setViewportSize({ width: 390, height: 844 });
     await phone.goto(new URL('/', consoleUrl).href);
-    await phone.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await phone.getByRole('heading', { name: 'Relay and sweeper' }).waitFor();
     const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await shoot(phone, 'overview-phone');
