@@ -84,6 +84,10 @@ describe('the packed library', () => {
     expect(files).toContain('package/dist/shared/index.d.ts');
     expect(files).toContain('package/dist/shared/lambda/entries/relay.js');
     expect(files).toContain('package/dist/infra/constructs/index.js');
+    // The operator console's page, bundled at build: the published `outbox console` serves it as it is.
+    expect(files).toContain('package/dist/shared/cli/console/web/console.js');
+    expect(files).toContain('package/dist/shared/cli/console/web/console.css');
+    expect(files.filter((file) => /console\/web\/.*\.ts$|build-console/.test(file))).toEqual([]);
     const outside = files.filter(
       (file) =>
         !/^package\/(package\.json|README\.md|LICENSE)$/.test(file) &&
@@ -181,6 +185,7 @@ describe('the packed library', () => {
     const { stdout } = await run(bin, ['--help'], { cwd: project });
     expect(stdout).toMatch(/Usage: outbox/);
     expect(stdout).toMatch(/recover/);
+    expect(stdout).toMatch(/console/);
     await expect(run(bin, ['list', '--limit', '0'], { cwd: project })).rejects.toMatchObject({
       cause: { code: 2 },
     });
