@@ -14,8 +14,8 @@ import {
   exampleTemplates,
   FUNCTIONS,
   LOCAL_STACKS,
-  messagesOf,
   outbox,
+  outboxRowsOf,
   placeOrder,
   pointsOf,
   putStock,
@@ -470,9 +470,10 @@ async function drive(app: Services): Promise<void> {
     reason: 'least privilege',
   });
   expect(erase.status).toBe(200);
+  // The order's page shows its own events only; the erases sent to the subscribers are rows of the outbox.
   await waitFor(async () => {
-    const messages = await messagesOf(runtime, created.orderId);
-    return messages.length === 2 && messages.every((m) => m.status === 'CONFIRMED') ? true : undefined;
+    const rows = await outboxRowsOf(runtime, created.orderId);
+    return rows.length === 2 && rows.every((row) => row.status === 'CONFIRMED') ? true : undefined;
   });
 
   // The deployed sweeper's own run: its backlog gauges read the due and attention indexes.
