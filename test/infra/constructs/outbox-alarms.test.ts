@@ -300,16 +300,22 @@ describe('TransactionalOutbox alarms', () => {
 });
 
 describe('TransactionalOutbox alarms per subscriber', () => {
+  /** Where the outbox's stack is: a subscriber in another account needs the producer's account named. */
+  const PRODUCER_ENV = { account: '123456789012', region: 'eu-west-1' };
   /** An outbox delivering the order topics to inventory and loyalty (FIFO, in another account), payments to a queue. */
   function subscribedService(props: Parameters<typeof outboxService>[0] = {}) {
-    const built = outboxService({
-      queues: { payments: { topics: ['payment.captured'] } },
-      subscribers: {
-        inventory: { topics: ['order.created', 'order.cancelled'] },
-        loyalty: { topics: ['order.created'], fifo: true, account: '210987654321', region: 'eu-central-1' },
+    const built = outboxService(
+      {
+        queues: { payments: { topics: ['payment.captured'] } },
+        subscribers: {
+          inventory: { topics: ['order.created', 'order.cancelled'] },
+          loyalty: { topics: ['order.created'], fifo: true, account: '210987654321', region: 'eu-central-1' },
+        },
+        ...props,
       },
-      ...props,
-    });
+      undefined,
+      PRODUCER_ENV,
+    );
     return { ...built, json: templateOf(built.stack) };
   }
   const SUBSCRIBER_ALARMS = [
@@ -408,18 +414,22 @@ describe('TransactionalOutbox alarms per subscriber', () => {
 
   it('keeps every alarm description within CloudWatch’s 1024 characters, with the longest names allowed', () => {
     const longest = 'a'.repeat(40);
-    const built = outboxService({
-      name: 'o'.repeat(34),
-      queues: { payments: { topics: ['payment.captured'] } },
-      subscribers: {
-        [longest]: {
-          topics: ['order.created'],
-          fifo: true,
-          account: '210987654321',
-          region: 'ap-southeast-2',
+    const built = outboxService(
+      {
+        name: 'o'.repeat(34),
+        queues: { payments: { topics: ['payment.captured'] } },
+        subscribers: {
+          [longest]: {
+            topics: ['order.created'],
+            fifo: true,
+            account: '210987654321',
+            region: 'ap-southeast-2',
+          },
         },
       },
-    });
+      undefined,
+      PRODUCER_ENV,
+    );
     const json = templateOf(built.stack);
     for (const id of idsOfType(json, 'AWS::CloudWatch::Alarm')) {
       expect(asDeployedAs('Shop', propertiesOf(json, id).AlarmDescription).length, id).toBeLessThanOrEqual(
