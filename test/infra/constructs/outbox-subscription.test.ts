@@ -179,9 +179,13 @@ describe("the producer's side", () => {
           loyalty: slow,
         });
       }
+      // The control topics (erase, skip) travel on the subscriber's queue too, so its
+      // inbox horizon must outlast their retries as well.
       expect(outbox.subscriptionSpec('loyalty').retryPolicies).toEqual({
         'order.created': slow,
         'order.cancelled': slow,
+        'outbox.erase': slow,
+        'outbox.skip': slow,
       });
       expect(outbox.subscriptionSpec('inventory').retryPolicies['order.created']).not.toEqual(slow);
     },
@@ -327,6 +331,77 @@ describe("the producer's side", () => {
       expect(() => outbox.addConsumer('Inventory', { queue: 'inventory', entry: CONSUMER_ENTRY })).toThrow(
         "'inventory' is a subscriber: add its consumer in its own stack with an OutboxSubscription",
       );
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    "refuses a subscriber named 'receipts', whose queue would be the receipt queue",
+    () => {
+      const stack = new Stack(testApp(), 'Orders');
+      new TransactionalOutbox(stack, 'Outbox', { subscribers: { receipts: { topics: ['order.created'] } } });
+
+      expect(() => templateOf(stack)).toThrow("subscriber 'receipts': the name is the receipt queue's");
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a subscriber of more topics than a receipt condition can list with the control topics',
+    () => {
+      const stack = new Stack(testApp(), 'Orders');
+      const topics = Array.from({ length: 99 }, (_, i) => `order.event${i}`);
+      new TransactionalOutbox(stack, 'Outbox', { subscribers: { inventory: { topics } } });
+
+      expect(() => templateOf(stack)).toThrow("subscriber 'inventory' receives 99 topics; at most 98");
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a subscriber declared in an account when the producer stack names none: nothing could address it back',
+    () => {
+      const stack = new Stack(testApp(), 'Orders');
+      new TransactionalOutbox(stack, 'Outbox', {
+        subscribers: { loyalty: { topics: ['order.created'], account: '222222222222' } },
+        claimCheck: false,
+      });
+
+      expect(() => templateOf(stack)).toThrow(
+        "subscriber 'loyalty' is declared in account 222222222222, and the outbox's stack has no account of its own",
+      );
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'gives outboxes whose names differ only in case or separators their own claim-check buckets',
+    () => {
+      const bucketOf = (name: string) => {
+        const stack = new Stack(testApp(), 'Orders', {
+          env: { account: '111111111111', region: 'eu-west-1' },
+        });
+        const outbox = new TransactionalOutbox(stack, 'Outbox', {
+          name,
+          subscribers: { inventory: { topics: ['order.created'] } },
+        });
+        const name_ = outbox.subscriptionSpec('inventory').claimCheckBucketName;
+        return typeof name_ === 'string' ? name_ : text(stack, name_);
+      };
+      const names = [
+        'Orders-Outbox',
+        'orders-outbox',
+        'orders_outbox',
+        'Orders-Outbox-For-The-Shop-A',
+        'Orders-Outbox-For-The-Shop-B',
+      ];
+      const buckets = names.map(bucketOf);
+
+      expect(new Set(buckets).size).toBe(names.length);
+      for (const bucket of buckets) {
+        expect(bucket).toMatch(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/);
+        expect(bucket).toContain('-111111111111-eu-west-1');
+      }
     },
     SYNTH_TIMEOUT_MS,
   );
