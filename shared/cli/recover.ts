@@ -11,8 +11,9 @@ import type { HealthCheck, HealthCheckContext } from './health-check.ts';
 export interface RecoverInput {
   readonly topic: string;
   /**
-   * One subscriber of the topic: only its FAILED deliveries are replayed and waited for. Its dead letters are in its
-   * own stack (`outbox redrive --stack <its stack>`), which the report names.
+   * One subscriber of the topic: only its FAILED deliveries are replayed and waited for, and no dead letter here is
+   * moved (the topic's own queue is not the subscriber's). Its dead letters are in its own stack
+   * (`outbox redrive --stack <its stack>`), which the report names.
    * @default - every subscriber, and the topic's own queue
    */
   readonly subscriber?: string;
@@ -149,15 +150,17 @@ export async function recoverTopic(deps: RecoverDeps, input: RecoverInput): Prom
       .filter((messageId) => !notReplayed.has(messageId));
   }
 
-  step(`moving the dead letters of ${topic} back to its queue`);
   const redriveCommon = { reason: input.reason, actor: input.actor, ratePerSecond: input.ratePerSecond };
-  // A topic delivered only to subscribers has no dead-letter queue here: theirs are in their own stacks.
-  const deadLetters = await admin
-    .redriveDeadLetters({ topic, ...redriveCommon, dryRun: true })
-    .catch((error: unknown) => {
-      if (error instanceof InvalidAdminRequestError && error.field === 'topic') return { queues: [] };
-      throw error;
-    });
+  // A topic delivered only to subscribers has no dead-letter queue here: theirs are in their own stacks. A named
+  // subscriber's dead letters are in its stack alone, so the topic's own queue here is left to a recover without one.
+  if (input.subscriber === undefined) step(`moving the dead letters of ${topic} back to its queue`);
+  const deadLetters =
+    input.subscriber !== undefined
+      ? { queues: [] }
+      : await admin.redriveDeadLetters({ topic, ...redriveCommon, dryRun: true }).catch((error: unknown) => {
+          if (error instanceof InvalidAdminRequestError && error.field === 'topic') return { queues: [] };
+          throw error;
+        });
   const redrivable = [
     ...new Set(
       deadLetters.queues.flatMap((queue) =>
@@ -202,7 +205,10 @@ export async function recoverTopic(deps: RecoverDeps, input: RecoverInput): Prom
         .map((entry) => String(entry.subscriber)),
     ),
   ].sort();
-  const deadLetterQueues = stats.deadLetterQueues.filter((queue) => queue.topics.includes(topic));
+  const deadLetterQueues =
+    input.subscriber === undefined
+      ? stats.deadLetterQueues.filter((queue) => queue.topics.includes(topic))
+      : [];
   const resolved =
     messages.length === 0 &&
     failed === 0 &&

@@ -179,6 +179,9 @@ describe('on the producer’s stack, per subscriber', () => {
       'the dead letters of loyalty are in their own stacks: outbox redrive --stack <its stack> --topic order.created',
     );
     expect(recovered.stdout).toContain('5. result      resolved: nothing remains');
+    // The topic's own queue (a topic being drained has one) is not the subscriber's: none of its dead letters move.
+    expect(recovered.stderr).not.toContain('moving the dead letters');
+    expect(recovered.stderr).toContain('replaying the FAILED messages of order.created');
     expect(recovered.code).toBe(0);
     expect(await scene.statusOf(first.messageId)).toEqual({ inventory: 'CONFIRMED', loyalty: 'CONFIRMED' });
     // Inventory's delivery of it, CONFIRMED before, was never sent again (its queue has only the second message).
