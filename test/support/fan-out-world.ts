@@ -28,6 +28,7 @@ import { type Subscriptions, subscriberQueueOf } from '../../shared/outbox/subsc
 import { ReceiptConfirmer, type ReceiptQueue } from '../../shared/receipts/receipt-confirmer.ts';
 import type { MessagePublisher } from '../../shared/relay/message-publisher.ts';
 import { relayMessages } from '../../shared/relay/relay-messages.ts';
+import { retryPolicyLookup } from '../../shared/retry/topic-policies.ts';
 import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../shared/sweeper/sweep.ts';
 import type { TransactWriteAction } from '../../shared/transaction/transaction-limits.ts';
 import { MemoryAdminQueues } from '../shared/admin/admin-fixture.ts';
@@ -66,6 +67,11 @@ export const ORDERED_ORDER_CREATED: OrderedTopic = { scope: 'order', gapTimeoutM
 export interface WorldOptions {
   /** The retry policy's attempts (and delivery rounds). @default 4 */
   readonly maxAttempts?: number;
+  /**
+   * Per subscriber, the attempts of its own retry policy (as `subscribers.<name>.retryPolicy` sets), through the
+   * relay's and sweeper's real lookup; a subscriber not named takes the topic's. @default {}
+   */
+  readonly subscriberMaxAttempts?: Partial<Record<Subscriber, number>>;
   /**
    * `order.created` is ordered per aggregate ({@link ORDERED_ORDER_CREATED}), numbered from the `sequences`
    * table; each subscriber's plan also appends the seq it applied to its row of the `ledger` table (`seqs`).
@@ -229,7 +235,15 @@ export function world(options: WorldOptions = {}) {
     publisher,
     queueFor: (topic: string, subscriber?: string) =>
       subscriber === undefined ? undefined : subscriberQueueOf(SUBSCRIPTIONS, topic, subscriber),
-    retryPolicyFor: () => policy,
+    retryPolicyFor: retryPolicyLookup(
+      { 'order.created': policy },
+      Object.fromEntries(
+        Object.entries(options.subscriberMaxAttempts ?? {}).map(([name, maxAttempts]) => [
+          name,
+          { ...policy, maxAttempts },
+        ]),
+      ),
+    ),
     clock: clock.now,
     random: () => 0.5,
   };

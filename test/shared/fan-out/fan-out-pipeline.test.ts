@@ -135,6 +135,36 @@ describe('fan-out: one message, a delivery per subscriber', () => {
     ]);
   });
 
+  it('retries each delivery by its subscriber’s own policy: loyalty’s fails after its 2 attempts, inventory’s goes on', async () => {
+    const w = world({ maxAttempts: 10, subscriberMaxAttempts: { loyalty: 2 } });
+    await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));
+    w.down.add('inventory');
+    w.down.add('loyalty');
+    await w.write(1);
+    await w.relay();
+    for (let round = 0; round < 3; round += 1) {
+      w.clock.advance(600_000);
+      await w.sweep();
+    }
+    const statuses = async () =>
+      Object.fromEntries((await w.rows()).map((row) => [row.subscriber, [row.status, row.attempts]]));
+    expect(await statuses()).toEqual({
+      inventory: [MessageStatus.PENDING, 4],
+      loyalty: [MessageStatus.FAILED, 2],
+    });
+
+    w.down.clear();
+    w.clock.advance(600_000);
+    await w.sweep();
+    expect(await w.consume('inventory')).toMatchObject([{ kind: 'APPLIED' }]);
+    expect(await w.consume('loyalty')).toEqual([]);
+    await w.applyReceipts();
+    expect(await statuses()).toEqual({
+      inventory: [MessageStatus.CONFIRMED, 5],
+      loyalty: [MessageStatus.FAILED, 2],
+    });
+  });
+
   it('a subscriber that never comes back leaves its own delivery FAILED; the message is FAILED, the other confirmed', async () => {
     const w = world({ maxAttempts: 2 });
     await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));
