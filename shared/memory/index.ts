@@ -12,12 +12,12 @@
 export { AUDIT_KEYS } from '../aws/audit-table.ts';
 /* The pipeline's parts the drill, the bench and the local runtime compose over the doubles above. */
 export { cursorKeyOf, INBOX_KEYS, inboxDeliveryCheck } from '../aws/inbox-table.ts';
-export { OUTBOX_KEYS } from '../aws/outbox-table.ts';
 /**
  * Tooling: the producer's update of a delivery by its subscriber's receipt, on a clock of the caller's (the scale
  * drill's is simulated); `ReceiptConfirmer` below is the subscriber's half.
  */
 export { DynamoDeliveryConfirmer } from '../aws/outbox-table/delivery-confirmer.ts';
+export { OUTBOX_KEYS } from '../aws/outbox-table.ts';
 export { SEQUENCE_KEYS } from '../aws/sequence-table.ts';
 /** Tooling: what an outbox stream record announces to the relay: a message to send, or nothing. */
 export { readStreamRecord } from '../aws/stream-records.ts';
@@ -35,6 +35,8 @@ export { historyOf } from '../outbox/history.ts';
 /** Tooling: a new PENDING outbox item for an envelope, as the writer puts it in the transaction. */
 export { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem } from '../outbox/outbox-item.ts';
 export type { OutboxStore, SweepStore } from '../outbox/outbox-store.ts';
+/** Tooling: a subscriber's confirmation by receipt, on a timer of the caller's (the scale drill's flushes at once). */
+export { ReceiptConfirmer, type ReceiptQueue } from '../receipts/receipt-confirmer.ts';
 export {
   MESSAGE_ATTRIBUTES,
   type MessagePublisher,
@@ -43,8 +45,6 @@ export {
 } from '../relay/message-publisher.ts';
 /** Tooling: the wire envelope the relay sends for an outbox item. */
 export { type RelayDeps, toEnvelope } from '../relay/relay-messages.ts';
-/** Tooling: a subscriber's confirmation by receipt, on a timer of the caller's (the scale drill's flushes at once). */
-export { ReceiptConfirmer, type ReceiptQueue } from '../receipts/receipt-confirmer.ts';
 export { DEFAULT_RETRY_POLICY } from '../retry/retry-policy.ts';
 export { DEFAULT_SWEEPER_SETTINGS, type SweeperSettings, type SweepReport, sweep } from '../sweeper/sweep.ts';
 /** Tooling: DynamoDB's size of an item, as the writer checks its 400 KB limit. */
