@@ -498,7 +498,8 @@ async function driveUntilSettled(run: DrillRun) {
     queueUrl: output(run.runtime, QUEUE_OUTPUTS.inventory.queue),
     instances: CONSUMER_SCALE_OUT,
   });
-  const stopping = stopSubscriber(run);
+  const ended = new AbortController();
+  const stopping = stopSubscriber(run, ended.signal);
   // Awaited below; an early failure must not count as an unhandled rejection meanwhile.
   stopping.catch(() => {});
   try {
@@ -513,6 +514,8 @@ async function driveUntilSettled(run: DrillRun) {
     return { writeMs, settleMs, sweepers, consumers, stop };
   } finally {
     trace('stopping the sweepers and the extra consumers');
+    // A run that failed before the stop ended must not wait for it: the stop gives up, loyalty running again.
+    ended.abort();
     await Promise.all([sweepers.stop(), consumers.stop(), stopping.catch(() => {})]);
   }
 }
@@ -523,12 +526,18 @@ async function driveUntilSettled(run: DrillRun) {
  * its own — for {@link STOP_BOUND_DEADLINES} confirmation deadlines more at most; then starts it again. Looks at the
  * outbox (and inventory's inbox, for its parked rows) no more than a third of the time, as the settle loop does.
  */
-async function stopSubscriber(run: DrillRun): Promise<StopFacts> {
+async function stopSubscriber(run: DrillRun, ended: AbortSignal): Promise<StopFacts> {
   const { runtime, config } = run;
   const pollers = runtime.pollers.filter((poller) => poller.functionName === CONSUMERS[STOPPED_SUBSCRIBER]);
   if (pollers.length === 0) throw new Error(`no poller invokes ${CONSUMERS[STOPPED_SUBSCRIBER]}`);
   const until = async (reached: () => boolean) => {
-    while (!reached()) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!reached()) {
+      if (ended.aborted) {
+        for (const poller of pollers) poller.resume();
+        throw new Error(`the run ended before ${STOPPED_SUBSCRIBER}'s stop did`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   };
   await until(() => run.acknowledged.size >= STOP_WINDOW.from * config.orders);
   trace(`stopping ${STOPPED_SUBSCRIBER}'s consumer`);
@@ -547,7 +556,8 @@ async function stopSubscriber(run: DrillRun): Promise<StopFacts> {
     trace(
       `${open.length} open, ${open.filter((delivery) => delivery.ownDelay === undefined).length} on their way`,
     );
-    if (open.every((delivery) => delivery.ownDelay !== undefined) || Date.now() >= bound) break;
+    if (open.every((delivery) => delivery.ownDelay !== undefined) || Date.now() >= bound || ended.aborted)
+      break;
     const scanMs = Date.now() - lookedAt;
     await new Promise((resolve) => setTimeout(resolve, Math.max(SETTLE_POLL_MS, 2 * scanMs)));
   }

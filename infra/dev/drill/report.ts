@@ -76,7 +76,8 @@ export function formatReport(result: DrillResult): string {
   const lines = [
     `Fault drill (${result.mode}): ${config.orders} orders to ${SUBSCRIBERS.join(' and ')}, seed ${config.seed}, ` +
       `poison rate ${config.poisonRate}; ${stop.subscriber} stopped from ${STOP_WINDOW.from * 100} % to ` +
-      `${STOP_WINDOW.to * 100} % of the writes (and until ${stop.running} settled what was written meanwhile)`,
+      `${STOP_WINDOW.to * 100} % of the writes (and until ${stop.running} had done all it could with what was ` +
+      'written meanwhile)',
     '',
     'Faults injected',
     table(Object.entries(result.injected).map(([kind, count]) => [kind, `${count} (rate ${rates[kind]})`])),
