@@ -55,13 +55,25 @@ export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
   const add = (name: string, by = 1) => {
     counts[name] = (counts[name] ?? 0) + by;
   };
-  for (const { subscriber, row } of view.index.deliveries())
-    add(`${subscriber} deliveries ${String(row.status)}`);
-  for (const row of view.index.rogueRows) add(`rogue deliveries ${String(row.status)}`);
-  for (const row of view.index.controlRows) add(`operator's control deliveries ${String(row.status)}`);
+  const byStatus = (rows: Iterable<Record<string, unknown>>, what: string) => {
+    const statuses = [...rows].map((row) => String(row.status));
+    for (const status of [...new Set(statuses)].sort(byStatusOrder))
+      add(`${what} ${status}`, statuses.filter((one) => one === status).length);
+  };
   for (const subscriber of SUBSCRIBERS) {
-    for (const row of snapshot.subscribers[subscriber].inbox)
-      add(`${subscriber} inbox ${String(row.outcome)}`);
+    byStatus(
+      [...view.index.deliveries()]
+        .filter((delivery) => delivery.subscriber === subscriber)
+        .map(({ row }) => row),
+      `${subscriber} deliveries`,
+    );
+  }
+  byStatus(view.index.rogueRows, 'rogue deliveries');
+  byStatus(view.index.controlRows, "operator's control deliveries");
+  for (const subscriber of SUBSCRIBERS) {
+    const outcomes = snapshot.subscribers[subscriber].inbox.map((row) => String(row.outcome));
+    for (const outcome of [...new Set(outcomes)].sort())
+      add(`${subscriber} inbox ${outcome}`, outcomes.filter((one) => one === outcome).length);
   }
   let hotApplied = 0;
   for (const orderId of snapshot.hotOrders) {
@@ -86,6 +98,15 @@ export function outcomeCounts(snapshot: DrillSnapshot): Record<string, number> {
     operator.erased.map((row) => String(row.aggregateId)),
   ).size;
   return counts;
+}
+
+/** The order the report lists statuses in: settled ones first, then the open ones. */
+const STATUS_ORDER = ['CONFIRMED', 'FAILED', 'CANCELLED', 'SENT', 'PENDING'];
+
+function byStatusOrder(a: string, b: string): number {
+  const rank = (status: string) =>
+    STATUS_ORDER.includes(status) ? STATUS_ORDER.indexOf(status) : STATUS_ORDER.length;
+  return rank(a) - rank(b) || a.localeCompare(b);
 }
 
 /** What a drill run counted along the way, besides the tables. */
