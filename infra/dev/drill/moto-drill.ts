@@ -138,6 +138,8 @@ function settleTimeoutMs(orders: number): number {
 }
 /** The shortest pause between two looks at the tables while the pipeline settles. */
 const SETTLE_POLL_MS = 1_000;
+/** The shortest pause between two looks at the outbox while the stopped subscriber waits to start again. */
+const STOP_POLL_MS = 5_000;
 const CLIENT_CONCURRENCY = 8;
 /** The example's functions by their names in the app (`<stack>/<construct path>`). */
 const FUNCTIONS = {
@@ -550,16 +552,20 @@ async function stopSubscriber(run: DrillRun, ended: AbortSignal): Promise<StopFa
   let open: OpenDelivery[] = [];
   for (;;) {
     const lookedAt = Date.now();
-    const outbox = await scanAll(runtime, 'outbox');
-    const inventoryInbox = await scanAll(runtime, 'inventoryInbox');
-    open = openDeliveries({ run, outbox, inventoryInbox, window: { from: stoppedAt, to: plannedRestartAt } });
+    open = openDeliveries({
+      run,
+      outbox: await scanAll(runtime, 'outbox'),
+      window: { from: stoppedAt, to: plannedRestartAt },
+    });
     trace(
       `${open.length} open, ${open.filter((delivery) => delivery.ownDelay === undefined).length} on their way`,
     );
     if (open.every((delivery) => delivery.ownDelay !== undefined) || Date.now() >= bound || ended.aborted)
       break;
+    // While orders are still being written, a scan of the outbox competes with their writes on the one emulator:
+    // looked at no more than a fifth of the time, every few seconds.
     const scanMs = Date.now() - lookedAt;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(SETTLE_POLL_MS, 2 * scanMs)));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(STOP_POLL_MS, 4 * scanMs)));
   }
   const awaited = countAwaited(await scanAll(runtime, 'outbox'), { from: stoppedAt, to: plannedRestartAt });
   trace(`starting ${STOPPED_SUBSCRIBER}'s consumer again`);
@@ -597,33 +603,29 @@ function countAwaited(
   return outbox.filter((row) => isAwaited(row, window)).length;
 }
 
-/** The running subscriber's deliveries written in `window` that are neither settled nor stalled as designed. */
+/**
+ * The running subscriber's deliveries written in `window` that are neither settled nor held as designed behind a
+ * FAILED predecessor (whether such a one is parked as it should be, the invariants check from the inbox at the end).
+ */
 function openDeliveries(of: {
   readonly run: DrillRun;
   readonly outbox: readonly Record<string, unknown>[];
-  readonly inventoryInbox: readonly Record<string, unknown>[];
   readonly window: { readonly from: number; readonly to: number };
 }): OpenDelivery[] {
-  const { run, outbox, inventoryInbox, window } = of;
-  const parked = (row: Record<string, unknown>) => String(row.messageId).startsWith('parked#');
-  const stalled = stalledDeliveries(outbox, {
-    inventory: { inbox: inventoryInbox.filter((row) => !parked(row)), parked: inventoryInbox.filter(parked) },
-    loyalty: { inbox: [], parked: [] },
-  });
+  const { run, outbox, window } = of;
   const bySequence = new Map(outbox.map((row) => [`${String(row.orderKey)}#${String(row.seq)}`, row]));
+  const predecessorOf = (row: Record<string, unknown>) =>
+    typeof row.seq === 'number' && row.seq > 1
+      ? bySequence.get(`${String(row.orderKey)}#${row.seq - 1}`)
+      : undefined;
+  const settled = (row: Record<string, unknown>) =>
+    SETTLED_STATUSES.has(row.status) || predecessorOf(row)?.status === MessageStatus.FAILED;
   const now = Date.now();
-  const settled = (row: Record<string, unknown>) => {
-    const stall = stalled.get(String(row.messageId));
-    return SETTLED_STATUSES.has(row.status) || (stall !== undefined && stall.problem === undefined);
-  };
   return outbox
     .filter((row) => isAwaited(row, window) && !settled(row))
     .map((row) => {
       const key = String(row.messageId);
-      const predecessor =
-        typeof row.seq === 'number' && row.seq > 1
-          ? bySequence.get(`${String(row.orderKey)}#${row.seq - 1}`)
-          : undefined;
+      const predecessor = predecessorOf(row);
       const trouble = run.trouble.of(key) ?? run.receiptFaults.troubleOf(key);
       const ownDelay = ownDelayOf(row, {
         ...(predecessor === undefined ? {} : { predecessor }),
@@ -794,16 +796,29 @@ async function writeOrders(run: DrillRun): Promise<void> {
   await Promise.all(Array.from({ length: CLIENT_CONCURRENCY }, canceller));
 }
 
+/**
+ * How long a client keeps retrying a request answered 5xx before it gives up (and the drill fails): a busy moto
+ * times the 10 s API functions out by the dozen, so a client backs off exponentially to 5 s between tries, as an
+ * SDK's retries would, for a few minutes.
+ */
+const CLIENT_PATIENCE_MS = 5 * 60_000;
+
+/** The pause before retry `attempt` of a request answered 5xx: 100 ms doubling, at most 5 s. */
+function clientBackoffMs(attempt: number): number {
+  return Math.min(5_000, 100 * 2 ** (attempt - 1));
+}
+
 /** POSTs the cancel of one order, retrying a 5xx (a repeated cancel is answered 409: already cancelled). */
 async function postCancel(runtime: LocalRuntime, orderId: string): Promise<void> {
+  const giveUpAt = Date.now() + CLIENT_PATIENCE_MS;
   for (let attempt = 1; ; attempt += 1) {
     const response = await fetch(`${runtime.apiUrl}/orders/${encodeURIComponent(orderId)}/cancel`, {
       method: 'POST',
     });
     if (response.status === 202 || response.status === 409) return;
-    if (response.status < 500 || attempt >= 20)
+    if (response.status < 500 || Date.now() >= giveUpAt)
       throw new Error(`POST /orders/${orderId}/cancel answered ${response.status}: ${await response.text()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    await new Promise((resolve) => setTimeout(resolve, clientBackoffMs(attempt)));
   }
 }
 
@@ -812,6 +827,7 @@ async function postCancel(runtime: LocalRuntime, orderId: string): Promise<void>
  * message when the answer names it (a 409 does not).
  */
 async function postOrder(runtime: LocalRuntime, request: OrderRequest): Promise<string | undefined> {
+  const giveUpAt = Date.now() + CLIENT_PATIENCE_MS;
   for (let attempt = 1; ; attempt += 1) {
     const response = await fetch(`${runtime.apiUrl}/orders`, {
       method: 'POST',
@@ -822,9 +838,9 @@ async function postOrder(runtime: LocalRuntime, request: OrderRequest): Promise<
     // idempotency key); 409 only when it raced a concurrent attempt of itself.
     if (response.status === 201) return ((await response.json()) as { messageId?: string }).messageId;
     if (response.status === 409) return undefined;
-    if (response.status < 500 || attempt >= 20)
+    if (response.status < 500 || Date.now() >= giveUpAt)
       throw new Error(`POST /orders answered ${response.status}: ${await response.text()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    await new Promise((resolve) => setTimeout(resolve, clientBackoffMs(attempt)));
   }
 }
 
@@ -902,9 +918,9 @@ async function waitUntilSettled(run: DrillRun, messages: number): Promise<void> 
       );
     }
     if (unsettled.length === 0 && outbox.length >= rows && operator.done()) return;
-    // The scans cost the emulator what they cost the pipeline: polled at most a third of the time, the watcher
-    // never takes the backend it watches (three consistent scans took seconds on a busy moto, polled every second).
+    // The scans cost the emulator what they cost the pipeline: polled at most a quarter of the time, the watcher
+    // never takes the backend it watches (three consistent scans take seconds on a busy moto).
     const scanMs = Date.now() - polledAt;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(SETTLE_POLL_MS, 2 * scanMs)));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(SETTLE_POLL_MS, 3 * scanMs)));
   }
 }
