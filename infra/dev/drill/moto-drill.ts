@@ -140,7 +140,14 @@ function settleTimeoutMs(orders: number): number {
 const SETTLE_POLL_MS = 1_000;
 /** The shortest pause between two looks at the outbox while the stopped subscriber waits to start again. */
 const STOP_POLL_MS = 5_000;
-const CLIENT_CONCURRENCY = 8;
+/**
+ * Clients writing orders at once. Every order's transaction holds moto for as long as it takes moto to copy the outbox
+ * table with its whole stream (moto copies each table a transaction touches, to restore it on a cancel), and the
+ * forwarder hands moto one transaction at a time: at 8 clients, with the consumers' transactions between them,
+ * CreateOrder (10 s) timed out by the hundred at 200 orders. Every retry of an order written after all is a cancelled
+ * transaction, and moto keeps each table it restored from (its stream iterators hold it): moto grew past 20 GB.
+ */
+const CLIENT_CONCURRENCY = 3;
 /** The example's functions by their names in the app (`<stack>/<construct path>`). */
 const FUNCTIONS = {
   createOrder: 'OutboxOrders/CreateOrder',
@@ -691,7 +698,8 @@ interface OrderRequest {
 
 /**
  * Creates the orders through the API with a few concurrent clients that retry a 5xx with the same id. Halfway
- * through, the burst: every hot-SKU order posted at once, and the rogue messages written beside them.
+ * through, the burst: every hot-SKU order posted one after another by as many clients more, and the rogue messages
+ * written beside them.
  */
 async function writeOrders(run: DrillRun): Promise<void> {
   const { config, random, poisoned, stalled, progress, acknowledged } = run;
@@ -769,7 +777,14 @@ async function writeOrders(run: DrillRun): Promise<void> {
   let burst: Promise<unknown> | undefined;
   const burstWhenHalfway = () => {
     if (burst !== undefined || acknowledged.size < regularOrders / 2) return;
-    burst = Promise.all([...requests.slice(regularOrders).map(post), writeRogueMessages(run)]);
+    // The burst's orders follow one another as fast as the clients take them (all at once, they timed CreateOrder
+    // out on moto, see CLIENT_CONCURRENCY): they still wait in inventory's queue together.
+    const hot = requests.slice(regularOrders);
+    let nextHot = 0;
+    const hotClient = async () => {
+      for (let request = hot[nextHot++]; request !== undefined; request = hot[nextHot++]) await post(request);
+    };
+    burst = Promise.all([...Array.from({ length: CLIENT_CONCURRENCY }, hotClient), writeRogueMessages(run)]);
     // Awaited once the clients are done; an early failure must not count as an unhandled rejection meanwhile.
     burst.catch(() => {});
   };
