@@ -58,6 +58,7 @@ import {
 } from './faults.ts';
 import { drillResult } from './invariants.ts';
 import { output, readDeadLetters, scanAll } from './moto-tables.ts';
+import { withUntrackedMotoModels } from './moto-untracked-models.ts';
 import { MetricsTally } from './observed-metrics.ts';
 import {
   DrillOperator,
@@ -273,71 +274,74 @@ export async function runMotoDrill(config: DrillConfig, progress: Progress): Pro
     Array.from({ length: config.skus }, (_, i) => [skuName(i), config.initialStock]),
   );
   initialStock.set(HOT_SKU, hotStock(config.orders));
-  const runtime = await startLocalRuntime({
-    port: 0,
-    log: () => {},
-    pollIntervalMs: 100,
-    templates: synthExampleTemplates({ emulator: true }),
-    handlers: {
-      [FUNCTIONS.createOrder]: (_base, env) => {
-        const base = createOrderHandler.withEnv({ ...env, ...overrides });
-        return async (event, context) => {
-          // Throttled before the write: nothing is written and the client retries (see below).
-          if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
-          return base(event as APIGatewayProxyEvent, context);
-        };
-      },
-      [FUNCTIONS.cancelOrder]: (_base, env) => {
-        const base = cancelOrderHandler.withEnv({ ...env, ...overrides });
-        return async (event, context) => {
-          if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
-          return base(event as APIGatewayProxyEvent, context);
-        };
-      },
-      [FUNCTIONS.relay]: (_base, env) => {
-        const deps = relayDeps({ ...env, ...overrides });
-        const relay: RelayDeps = {
-          ...deps,
-          publisher: faultyPublisher(deps.publisher, faults, {
-            poisoned: (message, queueUrl) => poisonedAt(queueUrl)(message),
-            timedOut,
-          }),
-          store: throttledStore(crashingAfterSend(deps.store, faults, crashed), faults),
-        };
-        return async (event) => {
-          const records = (event as DynamoDBStreamEvent).Records.filter((record) => {
-            if (!faults.roll('droppedStreamRecord')) return true;
-            trouble.noteStreamMiss(String(record.dynamodb?.Keys?.messageId?.S), 'dropped');
-            return false;
+  const templates = synthExampleTemplates({ emulator: true });
+  const runtime = await withUntrackedMotoModels(() =>
+    startLocalRuntime({
+      port: 0,
+      log: () => {},
+      pollIntervalMs: 100,
+      templates,
+      handlers: {
+        [FUNCTIONS.createOrder]: (_base, env) => {
+          const base = createOrderHandler.withEnv({ ...env, ...overrides });
+          return async (event, context) => {
+            // Throttled before the write: nothing is written and the client retries (see below).
+            if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
+            return base(event as APIGatewayProxyEvent, context);
+          };
+        },
+        [FUNCTIONS.cancelOrder]: (_base, env) => {
+          const base = cancelOrderHandler.withEnv({ ...env, ...overrides });
+          return async (event, context) => {
+            if (faults.roll('dynamoThrottle')) return { statusCode: 500, body: '{"error":"throttled"}' };
+            return base(event as APIGatewayProxyEvent, context);
+          };
+        },
+        [FUNCTIONS.relay]: (_base, env) => {
+          const deps = relayDeps({ ...env, ...overrides });
+          const relay: RelayDeps = {
+            ...deps,
+            publisher: faultyPublisher(deps.publisher, faults, {
+              poisoned: (message, queueUrl) => poisonedAt(queueUrl)(message),
+              timedOut,
+            }),
+            store: throttledStore(crashingAfterSend(deps.store, faults, crashed), faults),
+          };
+          return async (event) => {
+            const records = (event as DynamoDBStreamEvent).Records.filter((record) => {
+              if (!faults.roll('droppedStreamRecord')) return true;
+              trouble.noteStreamMiss(String(record.dynamodb?.Keys?.messageId?.S), 'dropped');
+              return false;
+            });
+            const { response, report } = await relayStreamEvent({ Records: records }, relay, quiet);
+            sendTally.add(sendMetrics(report.topics));
+            return response;
+          };
+        },
+        [FUNCTIONS.receipts]: (_base, env) => {
+          // The receipts function's core, as its handler composes it; its hop's faults are the receipts' own.
+          const confirmer = new DynamoDeliveryConfirmer({
+            client: createDocumentClient(awsClientConfig(env)),
+            tableName: readSetting(env, OutboxSettings.outboxTable),
+            retentionDays: readSetting(env, OutboxSettings.retentionDays),
+            subscribers: topicsBySubscriber(env),
           });
-          const { response, report } = await relayStreamEvent({ Records: records }, relay, quiet);
-          sendTally.add(sendMetrics(report.topics));
-          return response;
-        };
+          return async (event) => {
+            const { response, report } = await applyReceiptEvent(event as SQSEvent, {
+              confirmer,
+              logger: quiet,
+            });
+            receiptTally.add(report);
+            return response;
+          };
+        },
+        [CONSUMERS.inventory]: consumerHandler('inventory'),
+        [CONSUMERS.loyalty]: consumerHandler('loyalty'),
+        // The drill runs two sweepers of its own, continuously (below).
+        [FUNCTIONS.sweeper]: () => async () => ({}),
       },
-      [FUNCTIONS.receipts]: (_base, env) => {
-        // The receipts function's core, as its handler composes it; its hop's faults are the receipts' own.
-        const confirmer = new DynamoDeliveryConfirmer({
-          client: createDocumentClient(awsClientConfig(env)),
-          tableName: readSetting(env, OutboxSettings.outboxTable),
-          retentionDays: readSetting(env, OutboxSettings.retentionDays),
-          subscribers: topicsBySubscriber(env),
-        });
-        return async (event) => {
-          const { response, report } = await applyReceiptEvent(event as SQSEvent, {
-            confirmer,
-            logger: quiet,
-          });
-          receiptTally.add(report);
-          return response;
-        };
-      },
-      [CONSUMERS.inventory]: consumerHandler('inventory'),
-      [CONSUMERS.loyalty]: consumerHandler('loyalty'),
-      // The drill runs two sweepers of its own, continuously (below).
-      [FUNCTIONS.sweeper]: () => async () => ({}),
-    },
-  });
+    }),
+  );
 
   try {
     subscriberOfQueue = new Map(
