@@ -163,6 +163,17 @@ export const ALARM_DEFAULTS = {
   oldestPendingAge: Duration.minutes(15),
   /** The relay is this far behind the stream; records expire after 24 h and the mapping gives up after 1 h. */
   relayIteratorAge: Duration.minutes(5),
+  /**
+   * A receipt comes seconds after the send, and a lost one costs one round (the confirm deadline, 5 minutes by
+   * default): a delivery unconfirmed for 15 minutes has gone about three rounds without one.
+   */
+  unconfirmedAge: Duration.minutes(15),
+  /**
+   * A consumer takes a message within seconds. One it cannot apply stays in the queue through its receives (five,
+   * three minutes apart with the default visibility timeout) before it is dead-lettered, which raises an alarm of
+   * its own: twice that long means the queue is not being drained.
+   */
+  queueMessageAge: Duration.minutes(30),
   errors: 0,
   throttles: 0,
 } as const;

@@ -15,7 +15,8 @@ export interface OutboxAlarmThresholds {
    */
   readonly failureQueueMessages?: number;
   /**
-   * FAILED messages of a topic (the sweeper's `FailedMessages` gauge).
+   * FAILED messages of a topic, and FAILED deliveries to a subscriber over all its topics (the sweeper's
+   * `FailedMessages` gauge).
    * @default 0
    */
   readonly failedMessages?: number;
@@ -35,6 +36,19 @@ export interface OutboxAlarmThresholds {
    * @default Duration.minutes(5)
    */
   readonly relayIteratorAge?: Duration;
+  /**
+   * How long a delivery to a subscriber may wait for its receipt: the age, since it was written, of the
+   * subscriber's oldest SENT and unconfirmed delivery (the sweeper's `OldestUnconfirmedAgeSeconds` of the
+   * subscriber). It grows while the subscriber's consumer is down or behind, or its receipts are lost.
+   * @default Duration.minutes(15)
+   */
+  readonly unconfirmedAge?: Duration;
+  /**
+   * Age of the oldest message in a subscriber's queue (`OutboxSubscription`: the queue's
+   * `ApproximateAgeOfOldestMessage`).
+   * @default Duration.minutes(30)
+   */
+  readonly queueMessageAge?: Duration;
   /**
    * Failed invocations of a function the outbox built, per period.
    * @default 0
@@ -73,7 +87,13 @@ export function checkedThresholds(
     const value = thresholds[name];
     if (!Number.isFinite(value) || value < 0) problem(`${name} must be 0 or more, got ${value}`);
   }
-  for (const name of ['oldestPendingAge', 'relayIteratorAge', 'period'] as const) {
+  for (const name of [
+    'oldestPendingAge',
+    'relayIteratorAge',
+    'unconfirmedAge',
+    'queueMessageAge',
+    'period',
+  ] as const) {
     if (thresholds[name].isUnresolved()) {
       problem(`${name} must be known at synth`);
       return { ...thresholds, [name]: ALARM_DEFAULTS[name] };

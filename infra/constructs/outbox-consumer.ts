@@ -101,6 +101,11 @@ export interface ConsumerFunctionWiring {
   readonly monitoring: OutboxMonitoring;
   /** The retry policy of each topic's deliveries to this consumer. */
   readonly retryPolicyFor: (topic: string) => RetryPolicy;
+  /**
+   * Every topic whose copies can reach this consumer, for its inbox retention: its topics and, for a subscriber, the
+   * outbox's own messages. @default topics
+   */
+  readonly horizonTopics?: readonly string[];
   /** How long the producer waits for a confirmation before it resends (ms). */
   readonly confirmDeadlineMs: number;
   /** The settings of how it confirms: the outbox's (OUTBOX_TABLE…) or a receipt queue's (RECEIPT_QUEUE_URL…). */
@@ -211,7 +216,7 @@ function checkInboxRetention(
 ): void {
   const queueRetentionMs = wiring.queue.settings.retentionPeriod.toMilliseconds();
   const deadLetterRetentionMs = wiring.queue.settings.deadLetterRetention.toMilliseconds();
-  for (const topic of wiring.topics) {
+  for (const topic of wiring.horizonTopics ?? wiring.topics) {
     const horizonMs = redeliveryHorizonMs({
       policy: wiring.retryPolicyFor(topic),
       confirmDeadlineMs: wiring.confirmDeadlineMs,

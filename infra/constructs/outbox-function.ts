@@ -98,6 +98,17 @@ export class OutboxFunction extends nodejs.NodejsFunction {
         ...(metricsNamespace === undefined ? {} : { POWERTOOLS_METRICS_NAMESPACE: metricsNamespace }),
       },
     });
+    if (functionProps.role !== undefined && rolePath !== undefined) {
+      // Another stack's resource policies allow the roles under this path (an outbox's senders, a subscriber's
+      // consumer): a role given without it would be refused there, and only on AWS (emulators do not enforce IAM).
+      this.node.addValidation({
+        validate: () => [
+          `OutboxFunction ${id}: a role of your own (role, or an outbox's or subscription's functionProps.role) ` +
+            `cannot be given here: the other side's ` +
+            `resource policies allow only the roles under the IAM path ${rolePath}, which this function's own role has`,
+        ],
+      });
+    }
     if (functionProps.role === undefined) {
       // Lambda creates the function's log streams and puts its events there, with the function's role.
       iam.Grant.addToPrincipal({

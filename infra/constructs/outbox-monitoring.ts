@@ -11,8 +11,9 @@ import type { OrderedTopic } from '../../shared/ordering/ordering.ts';
 import { ALARM_DEFAULTS } from './defaults.ts';
 import { checkedThresholds, type OutboxAlarmThresholds } from './outbox-alarm-thresholds.ts';
 import { kebabCase, type OutboxFunction } from './outbox-function.ts';
-import { OutboxMetricName, outboxMetric } from './outbox-metrics.ts';
+import { OutboxMetricName, outboxMetric, outboxSubscriberMetric } from './outbox-metrics.ts';
 import type { OutboxScope } from './outbox-scope.ts';
+import { receiptQueueName, subscriberQueueName } from './subscription-names.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 
 /** Props of {@link OutboxMonitoring}. */
@@ -40,6 +41,17 @@ export interface TopicPublishers {
   readonly sweeper: string;
 }
 
+/** What the alarms of a subscriber's deliveries read, and what their text names. */
+export interface SubscriberMonitoring extends TopicPublishers {
+  /** The subscriber's queue, which its own stack creates (`<outbox name>-<subscriber>`). */
+  readonly queueName: string;
+  /** The outbox's receipt queue, where the subscriber's receipts arrive. */
+  readonly receiptQueueName: string;
+  /** The subscriber's account and region, when the outbox declares them. */
+  readonly account?: string;
+  readonly region?: string;
+}
+
 /** An ordered topic's sweeper, and the gap timeout the alarm's text names. */
 export interface OrderedTopicMonitoring {
   readonly sweeper: string;
@@ -49,6 +61,7 @@ export interface OrderedTopicMonitoring {
 
 /** Dashboard widths: CloudWatch's grid is 24 columns. */
 const FULL_WIDTH = 24;
+const QUARTER_WIDTH = FULL_WIDTH / 4;
 const GRAPH_HEIGHT = 6;
 
 /**
@@ -92,7 +105,10 @@ class RenderedWidget extends cloudwatch.ConcreteWidget {
 export class OutboxMonitoring extends Construct {
   /** The topic every alarm notifies. */
   public readonly alarmTopic: sns.ITopic;
-  /** The alarms by name: `deadLetters/<queue>`, `failedMessages/<topic>`, `errors/<function id>`, ... */
+  /**
+   * The alarms by name: `deadLetters/<queue>`, `failedMessages/<topic>`, `failedDeliveries/<subscriber>`,
+   * `errors/<function id>`, ...
+   */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   /** The outbox's dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
@@ -154,6 +170,30 @@ export class OutboxMonitoring extends Construct {
       description:
         `Messages in the dead-letter queue of ${queueName}: its consumer could not apply them. Fix the ` +
         'consumer, then redrive them (`npx outbox redrive`, or `npx outbox recover --topic <topic>`).',
+    });
+  }
+
+  /**
+   * Alarms when the oldest message of queue `name` is older than `queueMessageAge` (`queueAge/<name>`), and draws
+   * that age: its consumer is not keeping up, failing or not running.
+   */
+  watchQueueAge(name: string, queue: sqs.IQueue): void {
+    const metric = queue.metricApproximateAgeOfOldestMessage({
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: this.#thresholds.period,
+    });
+    this.dashboard.addWidgets(
+      this.#graph(`${name}: age of the oldest message (s)`, [metric.with({ label: name })], FULL_WIDTH),
+    );
+    const maxAge = this.#thresholds.queueMessageAge.toSeconds();
+    this.#alarm(`queueAge/${name}`, {
+      metric,
+      threshold: maxAge,
+      description:
+        `The oldest message in the ${name} queue has waited more than ${maxAge} s: its consumer is not keeping ` +
+        'up (raise its concurrency), failing (its errors alarm, its logs) or not running (its event source mapping). ' +
+        'A message it cannot apply goes to the dead-letter queue (its deadLetters alarm). ' +
+        '`npx outbox stats --stack <this stack>` shows the queue and its dead letters.',
     });
   }
 
@@ -288,6 +328,104 @@ export class OutboxMonitoring extends Construct {
         `A message of topic ${topic} has been PENDING for more than ${maxAge} s: its sends keep failing, or ` +
         'neither the relay nor the sweeper runs. `npx outbox stats` shows the backlog; look at the relay and ' +
         "the sweeper's errors and at the topic queue.",
+    });
+  }
+
+  /**
+   * Alarms on a subscriber's FAILED deliveries (`failedDeliveries/<subscriber>`) and on its oldest delivery
+   * waiting for a receipt (`unconfirmedAge/<subscriber>`), over all its topics, and draws its backlog, that age,
+   * its failed deliveries and its sends, from the metrics the relay and the sweeper publish per subscriber.
+   */
+  watchSubscriber(subscriber: string, watched: SubscriberMonitoring): void {
+    const { namespace } = this.#props;
+    const period = this.#thresholds.period;
+    const gauge = (name: OutboxMetricName) =>
+      outboxSubscriberMetric({
+        namespace,
+        name,
+        service: watched.sweeper,
+        subscriber,
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period,
+      });
+    // Both the relay and the sweeper send, so a subscriber's counts are the sum of the two.
+    const sent = (name: OutboxMetricName, id: string) =>
+      new cloudwatch.MathExpression({
+        expression: `FILL(${id}Relay, 0) + FILL(${id}Sweeper, 0)`,
+        usingMetrics: {
+          [`${id}Relay`]: outboxSubscriberMetric({
+            namespace,
+            name,
+            service: watched.relay,
+            subscriber,
+            period,
+          }),
+          [`${id}Sweeper`]: outboxSubscriberMetric({
+            namespace,
+            name,
+            service: watched.sweeper,
+            subscriber,
+            period,
+          }),
+        },
+        label: name,
+        period,
+      });
+    const failed = gauge(OutboxMetricName.FAILED_MESSAGES);
+    const unconfirmedAge = gauge(OutboxMetricName.OLDEST_UNCONFIRMED_AGE_SECONDS);
+    const labelled = (metric: cloudwatch.Metric) => metric.with({ label: metric.metricName });
+    const graph = (title: string, metrics: cloudwatch.IMetric[]) =>
+      this.#graph(`${subscriber}: ${title}`, metrics, QUARTER_WIDTH);
+    this.dashboard.addWidgets(
+      new cloudwatch.TextWidget({
+        markdown: `## Subscriber \`${subscriber}\``,
+        width: FULL_WIDTH,
+        height: 1,
+      }),
+    );
+    this.dashboard.addWidgets(
+      graph('backlog', [
+        labelled(gauge(OutboxMetricName.BACKLOG_PENDING)),
+        labelled(gauge(OutboxMetricName.BACKLOG_SENT_UNCONFIRMED)),
+      ]),
+      graph('waiting (s)', [
+        labelled(unconfirmedAge),
+        labelled(gauge(OutboxMetricName.OLDEST_PENDING_AGE_SECONDS)),
+      ]),
+      graph('failed deliveries', [labelled(failed), sent(OutboxMetricName.MESSAGES_FAILED, 'failed')]),
+      graph('sends', [
+        sent(OutboxMetricName.MESSAGES_SENT, 'sent'),
+        sent(OutboxMetricName.SEND_FAILURES, 'sendFailures'),
+      ]),
+    );
+    const where = [
+      watched.account === undefined ? [] : [`account ${watched.account}`],
+      watched.region === undefined ? [] : [`region ${watched.region}`],
+    ].flat();
+    const ownStack =
+      `its queue ${watched.queueName} (its age, its dead letters) and its consumer have their alarms in its own stack ` +
+      `(its OutboxSubscription${where.length === 0 ? '' : `, ${where.join(', ')}`}): ` +
+      '`npx outbox stats --stack <its stack>`.';
+    this.#alarm(`failedDeliveries/${subscriber}`, {
+      metric: failed,
+      threshold: this.#thresholds.failedMessages,
+      description:
+        `FAILED deliveries to subscriber ${subscriber}: nothing retries them. ` +
+        `\`npx outbox stats --subscriber ${subscriber}\`, ` +
+        `\`npx outbox list --status FAILED --subscriber ${subscriber}\`, \`npx outbox show <id>\` (lastError says ` +
+        `why); fix the cause, then \`npx outbox replay <id> --subscriber ${subscriber} --reason <why>\` (a topic's: ` +
+        `\`npx outbox replay --topic <topic> --subscriber ${subscriber} --reason <why>\`). For ${subscriber}, ${ownStack}`,
+    });
+    const maxAge = this.#thresholds.unconfirmedAge.toSeconds();
+    this.#alarm(`unconfirmedAge/${subscriber}`, {
+      metric: unconfirmedAge,
+      threshold: maxAge,
+      description:
+        `A delivery to subscriber ${subscriber} has waited more than ${maxAge} s for its receipt (SENT, not ` +
+        `confirmed): ${subscriber}'s consumer is down, failing or behind, or its receipts do not reach the receipt ` +
+        `queue ${watched.receiptQueueName}. The sweeper resends it past each confirm deadline until its attempts run out ` +
+        `(then FAILED). \`npx outbox stats --subscriber ${subscriber}\`, ` +
+        `\`npx outbox list --status SENT --subscriber ${subscriber}\`. For ${subscriber}, ${ownStack}`,
     });
   }
 
@@ -427,12 +565,24 @@ export interface OutboxMonitoringOptions {
   /** Every topic the outbox routes. */
   readonly topics: Iterable<string>;
   readonly orderedTopics: Readonly<Record<string, OrderedTopic>>;
+  /** The outbox's subscribers, each watched over all its topics. @default - none */
+  readonly subscribers?: WatchedSubscribers;
+}
+
+/** The subscribers an outbox declares, as its monitoring names them. */
+export interface WatchedSubscribers {
+  /** The outbox's name, which its subscribers' queue names and its receipt queue's start with. */
+  readonly outboxName: string;
+  /** Each subscriber as declared (`subscribers.<name>`): whether its queue is FIFO, where its stack is. */
+  readonly declared: Readonly<
+    Record<string, { readonly fifo?: boolean; readonly account?: string; readonly region?: string }>
+  >;
 }
 
 /**
  * The outbox's alarms and dashboard (`Monitoring`, in the outbox), watching the dead-letter queues, the failure
- * queue, the relay, the sweeper and each topic; the archiver, the consumers and the admin API are added to it
- * when they are built.
+ * queue, the relay, the sweeper, each topic and each subscriber; the archiver, the consumers and the admin API are
+ * added to it when they are built.
  */
 export function newOutboxMonitoring(outbox: OutboxScope, options: OutboxMonitoringOptions): OutboxMonitoring {
   const monitoring = newMonitoring(outbox, options);
@@ -442,11 +592,22 @@ export function newOutboxMonitoring(outbox: OutboxScope, options: OutboxMonitori
   monitoring.watchFailureQueue(options.failureQueue);
   monitoring.watchRelay(options.relay);
   monitoring.watchFunction(options.sweeper);
+  const publishers = { relay: options.relay.serviceName, sweeper: options.sweeper.serviceName };
   for (const topic of options.topics) {
-    const publishers = { relay: options.relay.serviceName, sweeper: options.sweeper.serviceName };
     monitoring.watchTopic(topic, publishers);
     const ordering = options.orderedTopics[topic];
     if (ordering !== undefined) monitoring.watchOrderingGaps(topic, { ...publishers, ...ordering });
+  }
+  if (options.subscribers === undefined) return monitoring;
+  const { outboxName, declared } = options.subscribers;
+  for (const [name, subscriber] of Object.entries(declared)) {
+    monitoring.watchSubscriber(name, {
+      ...publishers,
+      queueName: subscriberQueueName(outboxName, name, subscriber.fifo === true),
+      receiptQueueName: receiptQueueName(outboxName),
+      ...(subscriber.account === undefined ? {} : { account: subscriber.account }),
+      ...(subscriber.region === undefined ? {} : { region: subscriber.region }),
+    });
   }
   return monitoring;
 }

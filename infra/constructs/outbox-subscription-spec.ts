@@ -44,7 +44,10 @@ export interface OutboxSubscriptionSpec {
    * not be read, so the subscriber's queue and dead-letter queue must not keep messages longer.
    */
   readonly claimCheckExpirationDays?: number;
-  /** Per topic, the retry policy of this subscriber's deliveries: with the confirm deadline, how late a copy can come. */
+  /**
+   * Per topic, the retry policy of this subscriber's deliveries — its topics' and the outbox's own messages'
+   * (`outbox.erase`, `outbox.skip`), which come on the same queue: with the confirm deadline, how late a copy can come.
+   */
   readonly retryPolicies: Readonly<Record<string, RetryPolicy>>;
   /** How long the producer waits for a delivery's receipt before it resends (doubling per round). */
   readonly confirmDeadlineMs: number;

@@ -6,10 +6,11 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { CLAIM_CHECK_PREFIX } from '../../shared/claim-check/claim-check-reference.ts';
+import { CONTROL_TOPICS } from '../../shared/message/control-topics.ts';
 import { topicSchema } from '../../shared/message/envelope.ts';
 import { redeliveryHorizonMs } from '../../shared/outbox/redelivery-horizon.ts';
 import { subscriberNameSchema } from '../../shared/receipts/receipt.ts';
-import { DEFAULT_RETRY_POLICY } from '../../shared/retry/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../shared/retry/retry-policy.ts';
 import { METRICS_DEFAULTS } from './defaults.ts';
 import type { ReportProblem, SettingValues } from './function-settings.ts';
 import { grantKeyUse, KEY_ACTIONS } from './key-grants.ts';
@@ -26,12 +27,12 @@ import type { OutboxScope } from './outbox-scope.ts';
 import type { OutboxSubscriptionSpec } from './outbox-subscription-spec.ts';
 import { newAuditTable } from './outbox-tables.ts';
 import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
+import { rolesUnderPathStatement } from './subscriber-grants.ts';
 import {
   OUTBOX_NAME_PATTERN,
   queueArnOf,
   queueUrlOf,
   receiptQueueName,
-  rolesUnderPath,
   senderRolePath,
   subscriberQueueName,
   subscriberRolePath,
@@ -116,7 +117,10 @@ export class OutboxSubscription extends Construct {
   public readonly auditTable: dynamodb.Table;
   /** The topic every alarm of the subscription notifies. */
   public readonly alarmTopic: sns.ITopic;
-  /** The alarms by name: `deadLetters/<subscriber>`, `errors/Consumer`, `throttles/Consumer`. */
+  /**
+   * The alarms by name: `deadLetters/<subscriber>`, `queueAge/<subscriber>` (`alarmThresholds.queueMessageAge`),
+   * `errors/Consumer`, `throttles/Consumer`.
+   */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
   /** The subscription's dashboard. */
   public readonly dashboard: cloudwatch.Dashboard;
@@ -156,14 +160,22 @@ export class OutboxSubscription extends Construct {
       subscriber: spec.subscriber,
     });
     // Only the producer's relay and sweeper send here: the roles under its senders' path, in its account.
-    const senders = producerSenders(spec, producer.account);
-    this.queue.queue.addToResourcePolicy(senders(['sqs:SendMessage'], [this.queue.queue.queueArn]));
-    props.encryptionKey?.addToResourcePolicy(senders([...KEY_ACTIONS.write], ['*']));
+    const senders = { account: producer.account, path: senderRolePath(spec.outboxName) };
+    this.queue.queue.addToResourcePolicy(
+      rolesUnderPathStatement(senders, {
+        actions: ['sqs:SendMessage'],
+        resources: [this.queue.queue.queueArn],
+      }),
+    );
+    props.encryptionKey?.addToResourcePolicy(
+      rolesUnderPathStatement(senders, { actions: KEY_ACTIONS.write, resources: ['*'] }),
+    );
 
     this.auditTable = newAuditTable(parts, props.auditTableProps ?? {});
 
     const monitoring = newMonitoring(parts, props);
     monitoring.watchDeadLetters(spec.subscriber, this.queue.deadLetterQueue);
+    monitoring.watchQueueAge(spec.subscriber, this.queue.queue);
     this.alarmTopic = monitoring.alarmTopic;
     this.alarms = monitoring.alarms;
     this.dashboard = monitoring.dashboard;
@@ -186,7 +198,9 @@ export class OutboxSubscription extends Construct {
         queueLabel: `subscriber '${spec.subscriber}''s queue`,
         orderedTopics: spec.orderedTopics,
         monitoring,
-        retryPolicyFor: (topic) => spec.retryPolicies[topic] ?? DEFAULT_RETRY_POLICY,
+        retryPolicyFor: (topic) => retryPolicyOf(spec, topic),
+        // The outbox's own messages (erase, skip) come on the same queue: their copies too must meet an inbox row.
+        horizonTopics: [...spec.topics, ...CONTROL_TOPICS],
         confirmDeadlineMs: spec.confirmDeadlineMs,
         confirmation,
         subscriber: spec.subscriber,
@@ -225,22 +239,11 @@ export class OutboxSubscription extends Construct {
   }
 }
 
-/** A statement of the queue's (or key's) policy allowing exactly the producer's senders `actions`. */
-function producerSenders(
-  spec: OutboxSubscriptionSpec,
-  account: string | undefined,
-): (actions: readonly string[], resources: readonly string[]) => iam.PolicyStatement {
-  return (actions, resources) =>
-    new iam.PolicyStatement({
-      principals: [
-        account === undefined ? new iam.AccountRootPrincipal() : new iam.AccountPrincipal(account),
-      ],
-      actions: [...actions],
-      resources: [...resources],
-      conditions: {
-        ArnLike: { 'aws:PrincipalArn': rolesUnderPath(senderRolePath(spec.outboxName), account) },
-      },
-    });
+/** The retry policy of `topic`'s deliveries to the subscriber, as the producer declared it. */
+function retryPolicyOf(spec: OutboxSubscriptionSpec, topic: string): RetryPolicy {
+  return Object.hasOwn(spec.retryPolicies, topic)
+    ? (spec.retryPolicies[topic] ?? DEFAULT_RETRY_POLICY)
+    : DEFAULT_RETRY_POLICY;
 }
 
 /** `s3:GetObject` under `claim-check/` of the producer's bucket, as a consumer reads claim-checked payloads. */
@@ -299,7 +302,7 @@ function checkClaimCheckExpiration(
   const { settings } = subscription.queue;
   for (const topic of spec.topics) {
     const horizonMs = redeliveryHorizonMs({
-      policy: spec.retryPolicies[topic] ?? DEFAULT_RETRY_POLICY,
+      policy: retryPolicyOf(spec, topic),
       confirmDeadlineMs: spec.confirmDeadlineMs,
       queueRetentionMs: settings.retentionPeriod.toMilliseconds(),
       deadLetterRetentionMs: settings.deadLetterRetention.toMilliseconds(),

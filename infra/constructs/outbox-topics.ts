@@ -2,7 +2,7 @@
  * The topics of a `TransactionalOutbox`: the queue (with its dead-letter queue) each group of topics is routed
  * to, and which topics are ordered — each prop checked, a bad one reported under its name.
  */
-import type { Duration } from 'aws-cdk-lib';
+import { type Duration, Stack, Token } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { topicSchema } from '../../shared/message/envelope.ts';
 import {
@@ -15,13 +15,19 @@ import {
   scopeSchema,
 } from '../../shared/ordering/ordering.ts';
 import { subscriberNameSchema } from '../../shared/receipts/receipt.ts';
-import { MAX_SUBSCRIBERS_PER_TOPIC } from '../../shared/settings/outbox-settings.ts';
+import {
+  MAX_SUBSCRIBERS_PER_TOPIC,
+  MAX_TOPICS_PER_SUBSCRIBER,
+} from '../../shared/settings/outbox-settings.ts';
 import type { ReportProblem } from './function-settings.ts';
 import type { OutboxScope } from './outbox-scope.ts';
 import { QueueWithDlq, type QueueWithDlqProps } from './queue-with-dlq.ts';
 import { queueArnOf, queueUrlOf, subscriberQueueName } from './subscription-names.ts';
 import { markOutboxRole, OutboxResourceRole } from './template-metadata.ts';
 import type { TransactionalOutboxProps } from './transactional-outbox-props.ts';
+
+/** Subscriber names whose queue would take another queue's name (`<outbox name>-receipts`). */
+const RESERVED_SUBSCRIBER_NAMES: ReadonlySet<string> = new Set(['receipts']);
 
 /** The shortest gap timeout: the one ORDERED_TOPICS accepts. */
 const MIN_GAP_TIMEOUT_MS = 1_000;
@@ -103,6 +109,28 @@ export function subscriberQueues(
       );
     }
     if (subscriber.topics.length === 0) outbox.report(`subscriber '${name}' receives no topic`);
+    if (RESERVED_SUBSCRIBER_NAMES.has(name)) {
+      outbox.report(
+        `subscriber '${name}': the name is the receipt queue's (<outbox name>-${name}); choose another`,
+      );
+    }
+    if (subscriber.topics.length > MAX_TOPICS_PER_SUBSCRIBER) {
+      outbox.report(
+        `subscriber '${name}' receives ${subscriber.topics.length} topics; at most ${MAX_TOPICS_PER_SUBSCRIBER} (a receipt's condition lists them with the outbox's own)`,
+      );
+    }
+    const stack = Stack.of(outbox.scope);
+    for (const [field, declared, own] of [
+      ['account', subscriber.account, stack.account],
+      ['region', subscriber.region, stack.region],
+    ] as const) {
+      if (declared !== undefined && Token.isUnresolved(own)) {
+        outbox.report(
+          `subscriber '${name}' is declared in ${field} ${declared}, and the outbox's stack has no ${field} of its own ` +
+            `(env): give the stack its ${field}, so the subscriber can address the outbox's receipt queue and roles there`,
+        );
+      }
+    }
     const queueName = subscriberQueueName(props.outboxName, name, subscriber.fifo === true);
     const where = { account: subscriber.account, region: subscriber.region };
     const queue = sqs.Queue.fromQueueAttributes(outbox.scope, `${pascalCase(name)}SubscriberQueue`, {

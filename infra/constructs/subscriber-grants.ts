@@ -16,8 +16,31 @@ import type { OutboxSubscriberProps } from './transactional-outbox-props.ts';
 
 /** The subscribers of an outbox, by name, and the outbox's name their role paths derive from. */
 export interface SubscriberPrincipals {
+  /** The outbox's name, the base of every path. */
   readonly outboxName: string;
+  /** The subscribers as the producer declares them (their accounts). */
   readonly subscribers: Readonly<Record<string, OutboxSubscriberProps>>;
+}
+
+/**
+ * A resource-policy statement allowing `actions` on `resources` to exactly the roles under `path` in `account` (the
+ * stack's own when undefined): the account as the principal, narrowed by `aws:PrincipalArn`.
+ */
+export function rolesUnderPathStatement(
+  roles: { readonly account: string | undefined; readonly path: string | readonly string[] },
+  statement: { readonly actions: readonly string[]; readonly resources: readonly string[] },
+): iam.PolicyStatement {
+  const paths = typeof roles.path === 'string' ? [roles.path] : roles.path;
+  return new iam.PolicyStatement({
+    principals: [
+      roles.account === undefined ? new iam.AccountRootPrincipal() : new iam.AccountPrincipal(roles.account),
+    ],
+    actions: [...statement.actions],
+    resources: [...statement.resources],
+    conditions: {
+      ArnLike: { 'aws:PrincipalArn': paths.map((path) => rolesUnderPath(path, roles.account)) },
+    },
+  });
 }
 
 /**
@@ -28,24 +51,13 @@ export function subscriberStatements(
   principals: SubscriberPrincipals,
   statement: { readonly actions: readonly string[]; readonly resources: readonly string[] },
 ): iam.PolicyStatement[] {
-  const patternsByAccount = new Map<string | undefined, string[]>();
+  const pathsByAccount = new Map<string | undefined, string[]>();
   for (const [name, subscriber] of Object.entries(principals.subscribers)) {
-    const pattern = rolesUnderPath(subscriberRolePath(principals.outboxName, name), subscriber.account);
-    patternsByAccount.set(subscriber.account, [
-      ...(patternsByAccount.get(subscriber.account) ?? []),
-      pattern,
-    ]);
+    const path = subscriberRolePath(principals.outboxName, name);
+    pathsByAccount.set(subscriber.account, [...(pathsByAccount.get(subscriber.account) ?? []), path]);
   }
-  return [...patternsByAccount].map(
-    ([account, patterns]) =>
-      new iam.PolicyStatement({
-        principals: [
-          account === undefined ? new iam.AccountRootPrincipal() : new iam.AccountPrincipal(account),
-        ],
-        actions: [...statement.actions],
-        resources: [...statement.resources],
-        conditions: { ArnLike: { 'aws:PrincipalArn': patterns } },
-      }),
+  return [...pathsByAccount].map(([account, paths]) =>
+    rolesUnderPathStatement({ account, path: paths }, statement),
   );
 }
 

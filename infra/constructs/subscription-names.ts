@@ -46,13 +46,21 @@ export function subscriberRolePath(outboxName: string, subscriber: string): stri
 }
 
 /**
- * The name of the claim-check bucket of an outbox that has subscribers: the outbox's name in lowercase (its first 30
- * characters), the account and the region, which keeps it unique across S3 and within its 63 characters. The
- * subscribers read payloads from it, so they derive it too.
+ * The name of the claim-check bucket of an outbox that has subscribers: the outbox's name in lowercase (its first 24
+ * characters), a hash of the whole name (so names that differ only in case, `_` and `-`, or past the 24th character
+ * never share a bucket), the account and the region: unique across S3 and within its 63 characters. The subscribers
+ * read payloads from it, so they derive it too.
  */
 export function claimCheckBucketNameOf(outboxName: string, where: AccountRegion = {}): string {
-  const prefix = outboxName.toLowerCase().replaceAll('_', '-').slice(0, 30).replace(/-+$/, '');
-  return `${prefix}-${where.account ?? Aws.ACCOUNT_ID}-${where.region ?? Aws.REGION}`;
+  const prefix = outboxName.toLowerCase().replaceAll('_', '-').slice(0, 24).replace(/-+$/, '');
+  return `${prefix}-${nameHash(outboxName)}-${where.account ?? Aws.ACCOUNT_ID}-${where.region ?? Aws.REGION}`;
+}
+
+/** Six base-36 characters of a 32-bit FNV-1a hash of `name`: the same on both sides, from the name alone. */
+function nameHash(name: string): string {
+  let hash = 0x811c9dc5;
+  for (const char of name) hash = Math.imul(hash ^ (char.codePointAt(0) ?? 0), 0x01000193) >>> 0;
+  return hash.toString(36).padStart(6, '0').slice(-6);
 }
 
 /** The ARN of queue `name` in `where` (the stack's own account and region where not given). */

@@ -141,8 +141,9 @@ export interface TransactionalOutboxProps {
   /**
    * The outbox's name: the base of the names it shares with its subscribers (their queues
    * `<name>-<subscriber>`, its receipt queue `<name>-receipts`, the IAM paths of the roles on either side), which
-   * both sides derive instead of referencing each other. 1–34 letters, digits, `-` or `_`, unique in its account
-   * and region. Changing it renames those queues: deploy the subscribers again after.
+   * both sides derive instead of referencing each other. 1–34 letters, digits, `-` or `_`, unique in its account:
+   * the IAM paths of its roles are account-wide, so a stack deployed to two regions of one account gives each copy a
+   * name of its own (the region in it, say). Changing it renames those queues: deploy the subscribers again after.
    * @default - `<stack name>-<construct path>` (e.g. `OutboxOrders-Outbox`), or a shortened unique form of it when
    * that is longer than 34 characters
    */

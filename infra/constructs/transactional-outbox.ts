@@ -115,12 +115,13 @@ export class TransactionalOutbox extends Construct {
   public readonly alarmTopic: sns.ITopic;
   /**
    * The alarms by name: `deadLetters/<queue>`, `relayFailures`, `failedMessages/<topic>`,
-   * `oldestPendingAge/<topic>`, `orderingGaps/<topic>` (ordered topics), `relayIteratorAge`, and
+   * `oldestPendingAge/<topic>`, `orderingGaps/<topic>` (ordered topics), `relayIteratorAge`,
+   * `failedDeliveries/<subscriber>` and `unconfirmedAge/<subscriber>` for each subscriber, and
    * `errors/<function id>` and `throttles/<function id>` for the relay, the sweeper, the archiver, each consumer and
    * the admin API.
    */
   public readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
-  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's metrics. */
+  /** The outbox's CloudWatch dashboard: alarms, queues, functions, and each topic's and subscriber's metrics. */
   public readonly dashboard: cloudwatch.Dashboard;
   /** The archive of expired messages, when `archive` is set. */
   public readonly archiveBucket: s3.IBucket | undefined;
@@ -143,6 +144,7 @@ export class TransactionalOutbox extends Construct {
   #receipts: OutboxReceipts | undefined;
   #admin: OutboxAdmin | undefined;
   #sequenceTable: dynamodb.Table | undefined;
+  #policies: SubscriberPolicies | undefined;
 
   constructor(scope: Construct, id: string, props: TransactionalOutboxProps) {
     super(scope, id);
@@ -232,6 +234,7 @@ export class TransactionalOutbox extends Construct {
         ...(hasSubscribers ? CONTROL_TOPICS : []),
       ]),
       orderedTopics: this.orderedTopics,
+      subscribers: { outboxName: this.outboxName, declared: props.subscribers ?? {} },
     });
     if (hasSubscribers) {
       this.#receipts = new OutboxReceipts(this.#outbox, {
@@ -273,17 +276,22 @@ export class TransactionalOutbox extends Construct {
             // Subscribers in other stacks read payloads from it: they derive its name as they derive their queue's.
             ...(hasSubscribers ? { bucketName: claimCheckBucketNameOf(this.outboxName, this.#place()) } : {}),
             subscriberPolicies: Object.entries(props.subscribers ?? {}).flatMap(([name, subscriber]) =>
-              subscriber.topics.map((topic) => this.#subscriberPolicies().policyFor(topic, name)),
+              [...subscriber.topics, ...CONTROL_TOPICS].map((topic) =>
+                this.#subscriberPolicies().policyFor(topic, name),
+              ),
             ),
           });
     // Subscribers in other stacks read the payloads of their deliveries (a bucket you passed in keeps its policy).
-    if (this.claimCheck !== undefined && hasSubscribers && props.claimCheck !== false) {
-      if (props.claimCheck?.bucket === undefined) {
-        allowClaimCheckReadsBy(this.claimCheck.bucket, {
-          outboxName: this.outboxName,
-          subscribers: props.subscribers ?? {},
-        });
-      }
+    if (
+      this.claimCheck !== undefined &&
+      hasSubscribers &&
+      props.claimCheck !== false &&
+      props.claimCheck?.bucket === undefined
+    ) {
+      allowClaimCheckReadsBy(this.claimCheck.bucket, {
+        outboxName: this.outboxName,
+        subscribers: props.subscribers ?? {},
+      });
     }
     this.archiver = archive?.archiver;
     if (archive !== undefined) this.#monitoring.watchFunction(archive.archiver);
@@ -492,11 +500,9 @@ export class TransactionalOutbox extends Construct {
           `${Object.keys(this.#props.subscribers ?? {}).join(', ') || 'none'}`,
       );
     }
-    const stack = Stack.of(this);
     const topics = [...declared.topics];
     const policies = this.#subscriberPolicies();
-    const producerAccount = literalOrUndefined(stack.account);
-    const producerRegion = literalOrUndefined(stack.region);
+    const { account: producerAccount, region: producerRegion } = this.#place();
     return {
       outboxName: this.outboxName,
       subscriber,
@@ -529,8 +535,9 @@ export class TransactionalOutbox extends Construct {
                   }),
             claimCheckExpirationDays: this.claimCheck.expiration.toDays(),
           }),
+      // Its topics' and the outbox's own messages' (erase, skip), which come on the same queue.
       retryPolicies: Object.fromEntries(
-        topics.map((topic) => [topic, policies.policyFor(topic, subscriber)]),
+        [...topics, ...CONTROL_TOPICS].map((topic) => [topic, policies.policyFor(topic, subscriber)]),
       ),
       confirmDeadlineMs: millisecondsOf(
         this.#props.confirmDeadline,
@@ -546,11 +553,13 @@ export class TransactionalOutbox extends Construct {
     return { account: literalOrUndefined(stack.account), region: literalOrUndefined(stack.region) };
   }
 
-  /** The retry policy of each topic and subscriber, as the relay and the sweeper look them up. */
-  #subscriberPolicies(): {
-    readonly bySubscriber: Readonly<Record<string, RetryPolicy>>;
-    readonly policyFor: (topic: string, subscriber?: string) => RetryPolicy;
-  } {
+  /** The retry policy of each topic and subscriber, as the relay and the sweeper look them up (built once). */
+  #subscriberPolicies(): SubscriberPolicies {
+    this.#policies ??= this.#newSubscriberPolicies();
+    return this.#policies;
+  }
+
+  #newSubscriberPolicies(): SubscriberPolicies {
     const bySubscriber = Object.fromEntries(
       Object.entries(this.#props.subscribers ?? {}).flatMap(([name, subscriber]) =>
         subscriber.retryPolicy === undefined ? [] : [[name, subscriber.retryPolicy]],
@@ -657,4 +666,10 @@ function checkedOutboxName(outbox: Construct, name: string | undefined, report: 
     separator: '-',
     allowedSpecialCharacters: '-_',
   });
+}
+
+/** The retry policies of an outbox's deliveries: per subscriber, and the lookup the relay and the sweeper use. */
+interface SubscriberPolicies {
+  readonly bySubscriber: Readonly<Record<string, RetryPolicy>>;
+  readonly policyFor: (topic: string, subscriber?: string) => RetryPolicy;
 }

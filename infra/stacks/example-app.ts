@@ -95,8 +95,8 @@ export function createExampleApp(app: App, options: ExampleAppOptions = {}): Exa
     orderEvents: orders.outbox.subscriptionSpec(ORDER_SUBSCRIBERS.loyalty),
     description: 'Serverless transactional outbox example: the loyalty service (a subscriber)',
   });
-  inventory.addDependency(orders, 'the producer creates the receipt queue its subscribers send to');
-  loyalty.addDependency(orders, 'the producer creates the receipt queue its subscribers send to');
+  inventory.addStackDependency(orders, 'the producer creates the receipt queue its subscribers send to');
+  loyalty.addStackDependency(orders, 'the producer creates the receipt queue its subscribers send to');
   return { orders, inventory, loyalty };
 }
 

@@ -2,8 +2,8 @@ import { CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type { Construct } from 'constructs';
 import { grantOnTable, OutboxSubscription, type OutboxSubscriptionSpec } from 'serverless-outbox/cdk';
-import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-request.ts';
 import { functionEntry, ServiceApi, type ServiceStackProps, serviceTable } from './service-api.ts';
+import { addStockRoutes } from './service-routes.ts';
 
 /** Props of the {@link OutboxInventoryStack}. */
 export interface OutboxInventoryStackProps extends ServiceStackProps {
@@ -53,21 +53,7 @@ export class OutboxInventoryStack extends Stack {
       description: 'The inventory service of the transactional outbox example',
     });
     this.api = service.api;
-    const putStock = service.function('PutStock', 'inventory/put-stock/handler.ts', {
-      INVENTORY_TABLE: inventory.tableName,
-    });
-    grantOnTable(inventory, putStock, ['dynamodb:PutItem']);
-    const getStock = service.function('GetStock', 'inventory/get-stock/handler.ts', {
-      INVENTORY_TABLE: inventory.tableName,
-    });
-    grantOnTable(inventory, getStock, ['dynamodb:GetItem']);
-    const skuResource = this.api.root.addResource('inventory').addResource('{sku}');
-    service.route(skuResource, 'PUT', {
-      target: putStock,
-      pathParameters: ['sku'],
-      body: { name: 'putStock', schema: stockRequestSchema },
-    });
-    service.route(skuResource, 'GET', { target: getStock, pathParameters: ['sku'] });
+    addStockRoutes(service, { inventory });
     service.harden();
 
     const outputs = {

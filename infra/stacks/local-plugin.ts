@@ -147,6 +147,7 @@ const plugin: LocalPlugin = {
     // The operator's command finds the stack through CloudFormation, which every backend answers.
     'operate it:',
     `  AWS_ENDPOINT_URL=${runtime.endpoint} npm run outbox -- stats`,
+    `  AWS_ENDPOINT_URL=${runtime.endpoint} npm run outbox -- console   # the operator console in a browser`,
     `  npm run outbox -- call GET /inventory/SKU-APPLE --url ${runtime.apiUrl}`,
   ],
   async status(runtime) {

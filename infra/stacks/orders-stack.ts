@@ -1,11 +1,10 @@
 import { CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type { Construct } from 'constructs';
-import { grantOnTable, TransactionalOutbox } from 'serverless-outbox/cdk';
-import { cancelOrderRequestSchema } from '../../functions/orders/cancel-order/cancel-request.ts';
-import { orderRequestSchema } from '../../functions/orders/create-order/order-request.ts';
+import { TransactionalOutbox } from 'serverless-outbox/cdk';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import { ServiceApi, type ServiceStackProps, serviceTable } from './service-api.ts';
+import { addOrderRoutes } from './service-routes.ts';
 
 /** The subscribers of the order service's events: each a service of its own, in its own stack. */
 export const ORDER_SUBSCRIBERS = { inventory: 'inventory', loyalty: 'loyalty' } as const;
@@ -66,36 +65,7 @@ export class OutboxOrdersStack extends Stack {
       description: 'The order service of the transactional outbox example, and its outbox operations',
     });
     this.api = service.api;
-    const createOrder = service.function('CreateOrder', 'orders/create-order/handler.ts', {
-      ORDERS_TABLE: orders.tableName,
-    });
-    grantOnTable(orders, createOrder, ['dynamodb:PutItem']);
-    this.outbox.bindWriter(createOrder);
-    const cancelOrder = service.function('CancelOrder', 'orders/cancel-order/handler.ts', {
-      ORDERS_TABLE: orders.tableName,
-    });
-    // Reads the order's lines, then updates its status with the message in one transaction.
-    grantOnTable(orders, cancelOrder, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    this.outbox.bindWriter(cancelOrder);
-    const getOrder = service.function('GetOrder', 'orders/get-order/handler.ts', {
-      ORDERS_TABLE: orders.tableName,
-    });
-    grantOnTable(orders, getOrder, ['dynamodb:GetItem']);
-    this.outbox.bindReader(getOrder);
-
-    const ordersResource = this.api.root.addResource('orders');
-    service.route(ordersResource, 'POST', {
-      target: createOrder,
-      body: { name: 'createOrder', schema: orderRequestSchema },
-    });
-    const orderResource = ordersResource.addResource('{orderId}');
-    service.route(orderResource, 'GET', { target: getOrder, pathParameters: ['orderId'] });
-    // No body, or `{}`: API Gateway validates a missing body as `{}`, and the handler accepts both.
-    service.route(orderResource.addResource('cancel'), 'POST', {
-      target: cancelOrder,
-      pathParameters: ['orderId'],
-      body: { name: 'cancelOrder', schema: cancelOrderRequestSchema },
-    });
+    addOrderRoutes(service, { orders, outbox: this.outbox });
     // Operations under /admin, IAM-authorised only: list, show, replay, cancel, stats, erase, skip.
     this.outbox.addAdminApi(this.api);
     service.harden();

@@ -3,6 +3,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { AuditLog, RedriveJournalRow } from '../admin/admin-ports.ts';
@@ -53,6 +54,37 @@ export async function readAuditTrail(
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
   return rows;
+}
+
+/** One page of {@link scanAuditRows}. */
+export interface AuditScanPage {
+  /** The rows of the page, in the table's order (by subject, not by time); the redrive journal's rows included. */
+  readonly rows: readonly AuditRow[];
+  /** Where the next page starts; absent after the last one. */
+  readonly nextKey?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One page of every audit row, whatever its subject (a Scan, read-only): for an operator who asks "who did what"
+ * across the outbox rather than about one message. The audit table holds operators' actions and the redrive
+ * journal, never a message; the console reads a bounded number of pages of it.
+ */
+export async function scanAuditRows(
+  client: Pick<DynamoDBDocumentClient, 'send'>,
+  auditTable: string,
+  page: { readonly limit: number; readonly startKey?: Readonly<Record<string, unknown>> },
+): Promise<AuditScanPage> {
+  const result = await client.send(
+    new ScanCommand({
+      TableName: auditTable,
+      Limit: page.limit,
+      ...(page.startKey === undefined ? {} : { ExclusiveStartKey: { ...page.startKey } }),
+    }),
+  );
+  return {
+    rows: (result.Items ?? []) as AuditRow[],
+    ...(result.LastEvaluatedKey === undefined ? {} : { nextKey: result.LastEvaluatedKey }),
+  };
 }
 
 /** {@link AuditLog} on a DynamoDB table. */

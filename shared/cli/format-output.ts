@@ -472,7 +472,7 @@ export function formatSkipOrderGap(result: SkipOrderGapResult): string {
 export function formatRecover(report: RecoverReport): string {
   const { health, replay, redrive, wait, unresolved } = report;
   const lines = [
-    `recover ${report.topic}`,
+    `recover ${report.topic}${report.subscriber === undefined ? '' : ` (subscriber ${report.subscriber})`}`,
     `  1. downstream  ${health.checked ? (health.healthy ? 'healthy' : 'UNHEALTHY') : 'not checked'}: ${health.detail}`,
   ];
   if (report.outcome === 'UNHEALTHY') {
@@ -484,8 +484,14 @@ export function formatRecover(report: RecoverReport): string {
       ? '  2. replay      no FAILED messages'
       : `  2. replay      ${replay.replayed} of ${replay.total} FAILED message(s) replayed (skipped ${replay.skipped}, failed ${replay.failed})`,
     redrive === undefined
-      ? '  3. redrive     no dead letters of the topic'
+      ? '  3. redrive     no dead letters of the topic here'
       : `  3. redrive     ${redrive.moved + redrive.resumed} dead letter(s) moved back to the topic's queue`,
+    ...((report.subscribersElsewhere ?? []).length === 0
+      ? []
+      : [
+          `                the dead letters of ${(report.subscribersElsewhere ?? []).join(', ')} are in their own stacks: ` +
+            `outbox redrive --stack <its stack> --topic ${report.topic} --reason <why>`,
+        ]),
     wait.tracked === 0
       ? '  4. wait        nothing to wait for'
       : `  4. wait        ${wait.confirmed} of ${wait.tracked} CONFIRMED after ${wait.waitedSeconds}s` +

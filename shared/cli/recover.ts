@@ -1,4 +1,4 @@
-import { MessageNotFoundError } from '../admin/admin-errors.ts';
+import { InvalidAdminRequestError, MessageNotFoundError } from '../admin/admin-errors.ts';
 import type { BulkReplayProgress, BulkReplayReport } from '../admin/bulk-replay.ts';
 import type { OutboxAdmin } from '../admin/outbox-admin.ts';
 import type { DeadLetterDepth } from '../admin/outbox-stats.ts';
@@ -10,6 +10,13 @@ import type { HealthCheck, HealthCheckContext } from './health-check.ts';
 /** What `recover` works on and how. */
 export interface RecoverInput {
   readonly topic: string;
+  /**
+   * One subscriber of the topic: only its FAILED deliveries are replayed and waited for, and no dead letter here is
+   * moved (the topic's own queue is not the subscriber's). Its dead letters are in its own stack
+   * (`outbox redrive --stack <its stack>`), which the report names.
+   * @default - every subscriber, and the topic's own queue
+   */
+  readonly subscriber?: string;
   readonly reason: string;
   readonly actor: string;
   /** Replays and dead-letter moves per second at most. */
@@ -56,6 +63,13 @@ export interface UnresolvedMessage {
 /** What `recover` did and what remains. */
 export interface RecoverReport {
   readonly topic: string;
+  /** The subscriber recovered, when one was named. */
+  readonly subscriber?: string;
+  /**
+   * The topic's subscribers, whose dead letters are in their own stacks (the producer's redrive cannot reach them):
+   * what an operator redrives there.
+   */
+  readonly subscribersElsewhere?: readonly string[];
   readonly outcome: RecoverOutcome;
   readonly health: { readonly checked: boolean; readonly healthy: boolean; readonly detail: string };
   /** Absent when there was nothing FAILED to replay (or the downstream was unhealthy). */
@@ -104,6 +118,8 @@ export async function recoverTopic(deps: RecoverDeps, input: RecoverInput): Prom
   if (health.checked && !health.healthy) {
     return {
       topic,
+      ...(input.subscriber === undefined ? {} : { subscriber: input.subscriber }),
+      subscribersElsewhere: [],
       outcome: RecoverOutcome.UNHEALTHY,
       health,
       wait: noWait,
@@ -111,7 +127,12 @@ export async function recoverTopic(deps: RecoverDeps, input: RecoverInput): Prom
     };
   }
 
-  const common = { reason: input.reason, actor: input.actor, ratePerSecond: input.ratePerSecond };
+  const common = {
+    reason: input.reason,
+    actor: input.actor,
+    ratePerSecond: input.ratePerSecond,
+    ...(input.subscriber === undefined ? {} : { subscriber: input.subscriber }),
+  };
   step(`replaying the FAILED messages of ${topic}`);
   const candidates = await admin.bulkReplay({ topic, ...common, dryRun: true });
   let replay: BulkReplayReport | undefined;
@@ -129,8 +150,17 @@ export async function recoverTopic(deps: RecoverDeps, input: RecoverInput): Prom
       .filter((messageId) => !notReplayed.has(messageId));
   }
 
-  step(`moving the dead letters of ${topic} back to its queue`);
-  const deadLetters = await admin.redriveDeadLetters({ topic, ...common, dryRun: true });
+  const redriveCommon = { reason: input.reason, actor: input.actor, ratePerSecond: input.ratePerSecond };
+  // A topic delivered only to subscribers has no dead-letter queue here: theirs are in their own stacks. A named
+  // subscriber's dead letters are in its stack alone, so the topic's own queue here is left to a recover without one.
+  if (input.subscriber === undefined) step(`moving the dead letters of ${topic} back to its queue`);
+  const deadLetters =
+    input.subscriber !== undefined
+      ? { queues: [] }
+      : await admin.redriveDeadLetters({ topic, ...redriveCommon, dryRun: true }).catch((error: unknown) => {
+          if (error instanceof InvalidAdminRequestError && error.field === 'topic') return { queues: [] };
+          throw error;
+        });
   const redrivable = [
     ...new Set(
       deadLetters.queues.flatMap((queue) =>
@@ -143,7 +173,7 @@ export async function recoverTopic(deps: RecoverDeps, input: RecoverInput): Prom
     redrive = await admin.redriveDeadLetters({
       topic,
       messageIds: redrivable,
-      ...common,
+      ...redriveCommon,
       dryRun: false,
       ...(deps.onRedriveProgress === undefined ? {} : { onProgress: deps.onRedriveProgress }),
     });
@@ -158,18 +188,35 @@ export async function recoverTopic(deps: RecoverDeps, input: RecoverInput): Prom
     step(`waiting up to ${input.waitSeconds}s for ${tracked.size} message(s) to be CONFIRMED`);
   const waited = await waitForConfirmation(deps, { ids: [...tracked.keys()], input });
 
-  const stats = await admin.stats();
+  const stats = await admin.stats(input.subscriber === undefined ? {} : { subscriber: input.subscriber });
   const messages = [...waited.statuses]
     .filter(([, status]) => status !== MessageStatus.CONFIRMED)
     .map(([messageId, status]) => ({ messageId, status, step: tracked.get(messageId) ?? 'replay' }));
-  const failed = stats.topics[topic]?.FAILED ?? 0;
-  const deadLetterQueues = stats.deadLetterQueues.filter((queue) => queue.topics.includes(topic));
+  const failed =
+    input.subscriber === undefined
+      ? (stats.topics[topic]?.FAILED ?? 0)
+      : stats.bySubscriber
+          .filter((entry) => entry.topic === topic && entry.subscriber === input.subscriber)
+          .reduce((sum, entry) => sum + entry.FAILED, 0);
+  const subscribersElsewhere = [
+    ...new Set(
+      stats.bySubscriber
+        .filter((entry) => entry.topic === topic && entry.subscriber !== undefined)
+        .map((entry) => String(entry.subscriber)),
+    ),
+  ].sort();
+  const deadLetterQueues =
+    input.subscriber === undefined
+      ? stats.deadLetterQueues.filter((queue) => queue.topics.includes(topic))
+      : [];
   const resolved =
     messages.length === 0 &&
     failed === 0 &&
     deadLetterQueues.every((queue) => queue.messages + queue.inFlight === 0);
   return {
     topic,
+    ...(input.subscriber === undefined ? {} : { subscriber: input.subscriber }),
+    subscribersElsewhere,
     outcome: resolved ? RecoverOutcome.RESOLVED : RecoverOutcome.UNRESOLVED,
     health,
     ...(replay === undefined ? {} : { replay }),
@@ -221,7 +268,7 @@ async function waitForConfirmation(
     for (let start = 0; start < pending.length; start += LOOKUP_CONCURRENCY) {
       await Promise.all(
         pending.slice(start, start + LOOKUP_CONCURRENCY).map(async (messageId) => {
-          statuses.set(messageId, await statusOf(deps, messageId));
+          statuses.set(messageId, await statusOf(deps, { messageId, subscriber: input.subscriber }));
         }),
       );
     }
@@ -236,9 +283,16 @@ async function waitForConfirmation(
   return { statuses, waitedSeconds: Math.round((deps.clock().getTime() - started) / 1_000), timedOut };
 }
 
-async function statusOf(deps: RecoverDeps, messageId: string): Promise<string> {
+/** The message's status, or its delivery's to `subscriber` when one is named. */
+async function statusOf(
+  deps: RecoverDeps,
+  of: { readonly messageId: string; readonly subscriber: string | undefined },
+): Promise<string> {
   try {
-    return String((await deps.admin.showMessage(messageId)).message.status);
+    const details = await deps.admin.showMessage(of.messageId);
+    if (of.subscriber === undefined) return String(details.message.status);
+    const delivery = details.deliveries?.find((entry) => entry.subscriber === of.subscriber);
+    return delivery === undefined ? 'GONE' : String(delivery.delivery.status);
   } catch (error) {
     if (error instanceof MessageNotFoundError) return 'GONE';
     throw error;

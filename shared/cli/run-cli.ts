@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { monotonicFactory } from 'ulid';
 import type { AdminDeps } from '../admin/admin-deps.ts';
@@ -19,12 +20,16 @@ import {
   type AwsClientConfig,
   awsClientConfig,
   createDocumentClient,
+  createS3Client,
   createSqsClient,
 } from '../aws/clients.ts';
 import { dynamoAdminDeps } from '../aws/dynamo-admin-deps.ts';
+import { S3ClaimCheckStore } from '../aws/s3-claim-check-store.ts';
 import { SqsAdminQueues } from '../aws/sqs-admin-queues.ts';
+import type { ClaimCheckStore } from '../claim-check/claim-check-store.ts';
 import { ConfigError, describeError, OutboxError } from '../errors.ts';
 import { type ApiAnswer, callApi, isLocalApi, LOCAL_SIGNING_CREDENTIALS, signingRegion } from './call-api.ts';
+import { DEFAULT_CONSOLE_PORT, runConsoleCommand } from './console/console-command.ts';
 import { EXIT_CODES_HELP, ExitCode, exitCodeOf, exitCodeOfHttpStatus } from './exit-codes.ts';
 import {
   formatActionResult,
@@ -71,6 +76,8 @@ export interface CliClients {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Pause between two looks at the messages `recover` waits for. @default 2000 */
   readonly recoverPollIntervalMs?: number;
+  /** Stops `outbox console`. @default SIGINT or SIGTERM */
+  readonly consoleStop?: AbortSignal;
 }
 
 /** Where the CLI reads and writes. */
@@ -91,8 +98,12 @@ const EMULATOR_DEFAULTS = {
 
 const DEFAULTS = { ratePerSecond: 10, waitSeconds: 300 } as const;
 
-/** The stack output that holds the REST API's URL (the example stack's `apiUrl`). */
+/**
+ * The stack output that holds the REST API's URL: `apiUrl`, or the one output named `<service>ApiUrl` (the example's
+ * `ordersApiUrl`, `inventoryApiUrl`, `loyaltyApiUrl`, one in each service's stack).
+ */
 const API_URL_OUTPUT = 'apiUrl';
+const API_URL_SUFFIX = 'ApiUrl';
 
 interface GlobalOptions {
   readonly stack?: string;
@@ -445,6 +456,10 @@ function buildProgram(io: CliIo, runner: Runner): Command {
         'DLQ, wait until they are CONFIRMED, print what remains (exit 0 only when nothing does)',
     )
     .requiredOption('--topic <topic>', 'the topic to recover')
+    .option(
+      '--subscriber <name>',
+      'a topic delivered to subscribers: recover only this subscriber (its FAILED deliveries; its dead letters are in its own stack)',
+    )
     .option('--health <module>', 'a module exporting checkHealth(topic, context) → {healthy, detail}')
     .option(
       '--rate <n>',
@@ -462,6 +477,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
     .action(function (this: Command) {
       const options = this.opts<{
         topic: string;
+        subscriber?: string;
         health?: string;
         rate: number;
         wait: number;
@@ -474,10 +490,20 @@ function buildProgram(io: CliIo, runner: Runner): Command {
             : await loadHealthCheck(options.health, io.cwd ?? process.cwd());
         const admin = await session.admin();
         const outbox = await session.outbox();
-        if (outbox.topicQueues[options.topic] === undefined) {
+        const topics = [
+          ...new Set([...Object.keys(outbox.topicQueues), ...Object.keys(outbox.subscriptions)]),
+        ];
+        if (!topics.includes(options.topic)) {
           throw new InvalidAdminRequestError(
             '--topic',
-            `is not a topic of the outbox in ${outbox.stackName} (${Object.keys(outbox.topicQueues).join(', ') || 'none'})`,
+            `is not a topic of the outbox in ${outbox.stackName} (${topics.join(', ') || 'none'})`,
+          );
+        }
+        const subscribers = Object.keys(outbox.subscriptions[options.topic] ?? {});
+        if (options.subscriber !== undefined && !subscribers.includes(options.subscriber)) {
+          throw new InvalidAdminRequestError(
+            '--subscriber',
+            `is not a subscriber of ${options.topic} (${subscribers.join(', ') || 'none'})`,
           );
         }
         const progress = progressReporter(io.stderr);
@@ -498,6 +524,7 @@ function buildProgram(io: CliIo, runner: Runner): Command {
           },
           {
             topic: options.topic,
+            ...(options.subscriber === undefined ? {} : { subscriber: options.subscriber }),
             reason: options.reason ?? `outbox recover --topic ${options.topic}`,
             actor: await session.actor(),
             ratePerSecond: options.rate,
@@ -561,6 +588,39 @@ function buildProgram(io: CliIo, runner: Runner): Command {
         );
         session.print({ ...answer, body: parsedBody(answer.body) }, () => formatAnswer(answer));
         return exitCodeOfHttpStatus(answer.status);
+      });
+    });
+
+  program
+    .command('console')
+    .description(
+      'serve the operator console, a web page on 127.0.0.1 only: the pipeline, failures by cause, messages, ' +
+        'dead letters and the audit trail, and their repairs through the same operations as these commands; ' +
+        'prints one URL that signs your browser in once',
+    )
+    .option(
+      '--port <n>',
+      `the port on 127.0.0.1 (0 picks a free one)`,
+      portOption('--port'),
+      DEFAULT_CONSOLE_PORT,
+    )
+    .option(
+      '--subscriber-stack <name...>',
+      "subscribers' own stacks (their queues and dead letters), instead of looking for them",
+    )
+    .action(function (this: Command) {
+      const options = this.opts<{ port: number; subscriberStack?: string[] }>();
+      return action(this, async ({ session }) => {
+        await runConsoleCommand(
+          session,
+          {
+            port: options.port,
+            subscriberStacks: options.subscriberStack ?? [],
+            ...(io.clients?.consoleStop === undefined ? {} : { stop: io.clients.consoleStop }),
+          },
+          io,
+        );
+        return undefined;
       });
     });
 
@@ -629,6 +689,7 @@ class Session {
   #command = '';
   #discovered: Promise<DiscoveredStack> | undefined;
   #admin: Promise<OutboxAdmin> | undefined;
+  #adminDepsOfOutbox: Promise<AdminDeps> | undefined;
   #actor: Promise<string> | undefined;
 
   constructor(io: CliIo) {
@@ -712,32 +773,65 @@ class Session {
     const stackName = await chooseStackName(cloudFormation, {
       ...(this.#stack === undefined ? {} : { stack: this.#stack }),
     });
-    const url = (await readStackOutputs(cloudFormation, stackName))[API_URL_OUTPUT];
+    const outputs = await readStackOutputs(cloudFormation, stackName);
+    const named = Object.entries(outputs).filter(([name]) => name.endsWith(API_URL_SUFFIX));
+    const url = outputs[API_URL_OUTPUT] ?? (named.length === 1 ? named[0]?.[1] : undefined);
     if (url === undefined) {
       throw new StackDiscoveryError(
         stackName,
-        `has no ${API_URL_OUTPUT} output: give the API URL with --url`,
+        named.length > 1
+          ? `has several API URL outputs (${named.map(([name]) => name).join(', ')}): give the API URL with --url`
+          : `has no ${API_URL_OUTPUT} (or <service>${API_URL_SUFFIX}) output: give the API URL with --url`,
       );
     }
     return url;
   }
 
   admin(): Promise<OutboxAdmin> {
-    this.#admin ??= (async () => {
+    this.#admin ??= (async () => new OutboxAdmin(await this.adminDeps()))();
+    return this.#admin;
+  }
+
+  /** The operations core's dependencies on the stack's outbox, which `admin()` (and the console) works on. */
+  adminDeps(): Promise<AdminDeps> {
+    this.#adminDepsOfOutbox ??= (async () => {
       const outbox = await this.outbox();
       const deps = this.#io.clients?.adminDeps?.(outbox, this.config) ?? this.#adminDeps(outbox);
       // A DLQ that fits no route fails now, not in the middle of a redrive.
       deadLetterRoutes(deps);
-      return new OutboxAdmin(deps);
+      return deps;
     })();
-    return this.#admin;
+    return this.#adminDepsOfOutbox;
   }
 
   /** The operations on a subscriber's own stack. */
   subscriberAdmin(subscriber: DiscoveredSubscriber): SubscriberAdmin {
-    const deps =
-      this.#io.clients?.subscriberDeps?.(subscriber, this.config) ?? this.#subscriberDeps(subscriber);
-    return new SubscriberAdmin(deps);
+    return new SubscriberAdmin(this.subscriberDeps(subscriber));
+  }
+
+  /** The dependencies of the operations on a subscriber's own stack. */
+  subscriberDeps(subscriber: DiscoveredSubscriber): SubscriberAdminDeps {
+    return this.#io.clients?.subscriberDeps?.(subscriber, this.config) ?? this.#subscriberDeps(subscriber);
+  }
+
+  /** The emulator's endpoint (`AWS_ENDPOINT_URL`); `undefined` on AWS. */
+  get endpoint(): string | undefined {
+    return this.onEmulator ? this.#io.env.AWS_ENDPOINT_URL : undefined;
+  }
+
+  /** A Document client of the session's (the console reads the audit tables with it). */
+  documentClient(): DynamoDBDocumentClient {
+    return this.#own(createDocumentClient(this.config));
+  }
+
+  /** Where claim-checked payloads are read from (S3). */
+  claimCheckStore(): ClaimCheckStore {
+    return new S3ClaimCheckStore(this.#own(createS3Client(this.config)));
+  }
+
+  /** The session's CloudFormation client. */
+  cloudFormation(): CloudFormationClient {
+    return this.#cloudFormation();
   }
 
   actor(): Promise<string> {
@@ -856,6 +950,17 @@ function integerOption(flag: string): (value: string) => number {
     const number = Number(value);
     if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < 1) {
       throw new InvalidArgumentError(`${flag} must be a whole number above 0, got ${value}`);
+    }
+    return number;
+  };
+}
+
+/** A port option: 0 (a free one) to 65535. */
+function portOption(flag: string): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!/^\d+$/.test(value.trim()) || number > 65_535) {
+      throw new InvalidArgumentError(`${flag} must be a port number from 0 to 65535, got ${value}`);
     }
     return number;
   };

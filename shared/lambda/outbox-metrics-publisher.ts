@@ -3,6 +3,7 @@ import type { MetricsOptions, MetricUnit as Unit } from '@aws-lambda-powertools/
 import { ConfigError } from '../errors.ts';
 import {
   DEFAULT_METRICS_NAMESPACE,
+  type MetricsBySubscriber,
   type MetricsByTopic,
   OUTBOX_METRIC_DIMENSIONS,
   OutboxMetricName,
@@ -10,9 +11,12 @@ import {
 } from '../observability/metric-names.ts';
 import type { Env } from '../settings/setting.ts';
 
-/** Publishes outbox metrics, each topic's with its own `topic` dimension. */
+/**
+ * Publishes outbox metrics, each topic's with its own `topic` dimension; and each subscriber's, with `subscriber`:
+ * per topic (`topic` and `subscriber`), and over all its topics (`subscriber` alone).
+ */
 export interface OutboxMetricsPublisher {
-  publish(byTopic: MetricsByTopic): void;
+  publish(byTopic: MetricsByTopic, bySubscriber?: MetricsBySubscriber): void;
 }
 
 /**
@@ -36,6 +40,7 @@ const UNITS: Record<OutboxMetricName, Unit> = {
   [OutboxMetricName.BACKLOG_PENDING]: MetricUnit.Count,
   [OutboxMetricName.BACKLOG_SENT_UNCONFIRMED]: MetricUnit.Count,
   [OutboxMetricName.OLDEST_PENDING_AGE_SECONDS]: MetricUnit.Seconds,
+  [OutboxMetricName.OLDEST_UNCONFIRMED_AGE_SECONDS]: MetricUnit.Seconds,
   [OutboxMetricName.FAILED_MESSAGES]: MetricUnit.Count,
   [OutboxMetricName.ORDERING_GAPS]: MetricUnit.Count,
 };
@@ -59,7 +64,10 @@ export interface OutboxMetricsOptions {
  * local runtime decides for itself).
  * @example
  * const metrics = createOutboxMetrics(env, { defaultService: 'outbox-relay', logger });
- * metrics.publish({ 'order.created': { MessagesSent: 3 } });
+ * metrics.publish(
+ *   { 'order.created': { MessagesSent: 3 } },
+ *   { inventory: { topics: { 'order.created': { MessagesSent: 2 } }, total: { MessagesSent: 2 } } },
+ * );
  */
 export function createOutboxMetrics(env: Env, options: OutboxMetricsOptions): OutboxMetricsPublisher {
   const namespace = env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE;
@@ -70,22 +78,39 @@ export function createOutboxMetrics(env: Env, options: OutboxMetricsOptions): Ou
     serviceName: env.POWERTOOLS_SERVICE_NAME ?? options.defaultService,
     logger: options.logger,
   });
+  const { topic, subscriber } = OUTBOX_METRIC_DIMENSIONS;
   return {
-    publish(byTopic) {
-      for (const [topic, values] of Object.entries(byTopic).sort(([a], [b]) => a.localeCompare(b))) {
-        publishTopic(metrics, topic, values);
+    publish(byTopic, bySubscriber = {}) {
+      for (const [name, values] of sortedEntries(byTopic))
+        publishDocument(metrics, { [topic]: name }, values);
+      for (const [name, own] of sortedEntries(bySubscriber)) {
+        publishDocument(metrics, { [subscriber]: name }, own.total);
+        for (const [topicName, values] of sortedEntries(own.topics)) {
+          publishDocument(metrics, { [topic]: topicName, [subscriber]: name }, values);
+        }
       }
     },
   };
 }
 
-/** One EMF document per topic (EMF has one dimension set per document), more when it holds many values. */
-function publishTopic(metrics: Metrics, topic: string, values: TopicMetricValues): void {
+function sortedEntries<T>(record: Readonly<Record<string, T>>): [string, T][] {
+  return Object.entries(record).sort(([a], [b]) => a.localeCompare(b));
+}
+
+/**
+ * One EMF document per dimension set (EMF has one per document here: a value published under two sets would be
+ * counted in each), more when it holds many values. The `service` dimension is Powertools' default.
+ */
+function publishDocument(
+  metrics: Metrics,
+  dimensions: Readonly<Record<string, string>>,
+  values: TopicMetricValues,
+): void {
   const series = (Object.entries(values) as [OutboxMetricName, number | readonly number[]][]).map(
     ([name, value]) => ({ name, values: typeof value === 'number' ? [value] : value }),
   );
   for (let offset = 0; series.some((s) => s.values.length > offset); offset += MAX_VALUES_PER_FLUSH) {
-    metrics.addDimension(OUTBOX_METRIC_DIMENSIONS.topic, topic);
+    for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
     for (const { name, values: all } of series) {
       for (const value of all.slice(offset, offset + MAX_VALUES_PER_FLUSH)) {
         metrics.addMetric(name, UNITS[name], value);

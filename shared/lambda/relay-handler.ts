@@ -7,7 +7,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import { type DynamoOutboxStoreOptions, DynamoRelayStore } from '../aws/outbox-table/relay-store.ts';
 import { SqsPublisher } from '../aws/sqs-publisher.ts';
-import { sendMetrics } from '../observability/report-metrics.ts';
+import { sendMetrics, subscriberSendMetrics } from '../observability/report-metrics.ts';
 import { subscriberQueueOf } from '../outbox/subscriptions.ts';
 import type { RelayDeps } from '../relay/relay-messages.ts';
 import { retryPolicyLookup } from '../retry/topic-policies.ts';
@@ -77,7 +77,8 @@ export function outboxStoreOptions(env: Env, parts: RelayParts): DynamoOutboxSto
  * The outbox stream → SQS relay as a Lambda handler: forwards each new message to its topic's queue, marks it
  * SENT or records the failed attempt on the message, and reports as batch item failures only the records
  * whose outcome could not be recorded. It publishes MessagesSent, SendFailures, RetriesScheduled and
- * MessagesFailed per topic, traces its SDK calls, and passes each message's trace on to SQS.
+ * MessagesFailed per topic, and MessagesSent, SendFailures and MessagesFailed of each subscriber's deliveries (per
+ * topic and over all), traces its SDK calls, and passes each message's trace on to SQS.
  * `TransactionalOutbox` deploys it with its settings.
  * @example
  * export const handler = createRelayHandler();
@@ -94,7 +95,7 @@ export function createRelayHandler(): EnvHandler<DynamoDBStreamEvent, DynamoDBBa
     });
     return middy(async (event: DynamoDBStreamEvent) => {
       const { response, report } = await relayStreamEvent(event, deps, logger);
-      metrics.publish(sendMetrics(report.topics));
+      metrics.publish(sendMetrics(report.topics), subscriberSendMetrics(report.topics));
       return response;
     })
       .use(captureLambdaHandler(tracer, { captureResponse: false }))

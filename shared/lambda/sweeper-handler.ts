@@ -2,7 +2,6 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { countOutbox, type OutboxCounts } from '../admin/outbox-stats.ts';
 import { awsClientConfig, createDocumentClient, createSqsClient } from '../aws/clients.ts';
 import { inboxDeliveryCheck } from '../aws/inbox-table.ts';
 import { DynamoOutboxStore, readOutboxPartition } from '../aws/outbox-table.ts';
@@ -11,12 +10,16 @@ import { pageBudget } from '../observability/page-budget.ts';
 import {
   backlogMetrics,
   mergeMetrics,
+  mergeSubscriberMetrics,
   orderingGapMetrics,
   sendMetrics,
+  subscriberBacklogMetrics,
+  subscriberSendMetrics,
 } from '../observability/report-metrics.ts';
 import { orderedTopic } from '../ordering/ordering.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readSetting } from '../settings/setting.ts';
+import { type Backlog, readBacklog } from '../sweeper/backlog-gauges.ts';
 import { DEFAULT_SWEEPER_SETTINGS, type SweeperDeps, type SweepReport, sweep } from '../sweeper/sweep.ts';
 import { createLogger } from './create-logger.ts';
 import { createTracer } from './create-tracer.ts';
@@ -67,9 +70,10 @@ export function sweeperDeps(
  * The scheduled sweeper as a Lambda handler: sends due retries and lost stream records, recovers expired
  * claims and reconciles unconfirmed messages until shortly before its timeout. Each run it publishes, per
  * topic, its sends (MessagesSent, SendFailures, RetriesScheduled, MessagesFailed), OrderingGaps of each ordered
- * topic, and the backlog gauges
- * (BacklogPending, BacklogSentUnconfirmed, OldestPendingAgeSeconds, FailedMessages), read from the due and
- * attention indexes at the start of the run. `TransactionalOutbox` deploys it on a schedule with its settings.
+ * topic, and the backlog gauges (BacklogPending, BacklogSentUnconfirmed, OldestPendingAgeSeconds,
+ * OldestUnconfirmedAgeSeconds, FailedMessages), read from the due and attention indexes at the start of the run;
+ * and of each subscriber's deliveries, per topic and over all its topics, the same gauges and its MessagesSent,
+ * SendFailures and MessagesFailed. `TransactionalOutbox` deploys it on a schedule with its settings.
  * @example
  * export const handler = createSweeperHandler();
  */
@@ -82,14 +86,18 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
     const client = tracer.captureAWSv3Client(createDocumentClient(clients));
     const base = sweeperDeps(env, { client, sqsClient: tracer.captureAWSv3Client(createSqsClient(clients)) });
     const topics = Object.keys(readSetting(env, OutboxSettings.topicQueues));
+    const subscriptions = readSetting(env, OutboxSettings.subscriptions);
     const orderedTopics = Object.keys(readSetting(env, OutboxSettings.orderedTopics));
     const outboxTable = readSetting(env, OutboxSettings.outboxTable);
 
-    /** The backlog per topic, or undefined (with a warning) when it could not be read: the sweep goes on. */
-    const readBacklog = async (): Promise<OutboxCounts | undefined> => {
+    /**
+     * The backlog per topic and subscriber, or undefined (with a warning) when it could not be read: the sweep goes
+     * on.
+     */
+    const backlogGauges = async (): Promise<Backlog | undefined> => {
       const budget = pageBudget(client, BACKLOG_GAUGE_MAX_PAGES);
       try {
-        const counts = await countOutbox(
+        const backlog = await readBacklog(
           {
             outbox: {
               readPartition: (partition, attributes) =>
@@ -98,14 +106,14 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
             dueShards: base.settings.dueShards,
             clock: base.clock,
           },
-          { topics },
+          { topics, subscriptions },
         );
         if (budget.exhausted()) {
           logger.warn('backlog gauges are lower bounds: the indexes hold more than the per-run read budget', {
             maxPages: BACKLOG_GAUGE_MAX_PAGES,
           });
         }
-        return counts;
+        return backlog;
       } catch (error) {
         logger.warn('backlog gauges not published: the indexes could not be read', {
           error: describeError(error),
@@ -121,7 +129,7 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
           owner: context.awsRequestId,
           remainingMs: () => context.getRemainingTimeInMillis(),
         }),
-        readBacklog(),
+        backlogGauges(),
       ]);
       for (const { outcome, error, ...message } of report.problems) {
         // A gap names the message its successors wait for; only an operator can release it.
@@ -138,7 +146,14 @@ export function createSweeperHandler(): EnvHandler<unknown, SweepReport> {
         sendMetrics(report.topics),
         orderingGapMetrics(report.orderingGaps, orderedTopics),
       );
-      metrics.publish(backlog === undefined ? sent : mergeMetrics(sent, backlogMetrics(backlog)));
+      const sentBySubscriber = subscriberSendMetrics(report.topics);
+      if (backlog === undefined) metrics.publish(sent, sentBySubscriber);
+      else {
+        metrics.publish(
+          mergeMetrics(sent, backlogMetrics(backlog)),
+          mergeSubscriberMetrics(sentBySubscriber, subscriberBacklogMetrics(backlog)),
+        );
+      }
       const { problems: _problems, ...summary } = report;
       logger.info('sweep finished', summary);
       return report;

@@ -26,8 +26,10 @@ export { DeadLetterCause, readDeadLetter } from '../consumer/dead-letter-cause.t
 export { DEFAULT_VISIBILITY_BACKOFF } from '../consumer/failure-handling.ts';
 export { OutboxMetricName, UNKNOWN_TOPIC } from '../observability/metric-names.ts';
 export {
+  OUTBOX_NAME_METADATA,
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
   OUTBOX_TOPICS_METADATA,
 } from '../observability/resource-roles.ts';
 export { DEFAULT_GAP_TIMEOUT_MS } from '../ordering/ordering.ts';

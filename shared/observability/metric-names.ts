@@ -1,7 +1,8 @@
 /**
  * The metrics the shipped functions publish with Powertools Metrics (embedded metric format), in the outbox's
- * namespace, with the publishing function's `service` and the message's `topic` as dimensions. The publishers
- * and the CDK alarms and dashboard read these names from here, so they cannot disagree.
+ * namespace, with the publishing function's `service` and the message's `topic` as dimensions; the relay's and the
+ * sweeper's figures of deliveries to subscribers also with `subscriber` (per topic, and over all its topics). The
+ * publishers and the CDK alarms and dashboard read these names from here, so they cannot disagree.
  */
 
 /** The namespace the outbox's metrics go to unless the construct is given another. */
@@ -37,6 +38,11 @@ export const OutboxMetricName = {
   BACKLOG_SENT_UNCONFIRMED: 'BacklogSentUnconfirmed',
   /** Sweeper, each run: age of the oldest PENDING message. */
   OLDEST_PENDING_AGE_SECONDS: 'OldestPendingAgeSeconds',
+  /**
+   * Sweeper, each run: age (since it was created) of the oldest SENT message not confirmed yet; for a subscriber,
+   * how long its oldest delivery has waited for its receipt.
+   */
+  OLDEST_UNCONFIRMED_AGE_SECONDS: 'OldestUnconfirmedAgeSeconds',
   /** Sweeper, each run: FAILED messages (a gauge, not a count of new failures). */
   FAILED_MESSAGES: 'FailedMessages',
   /**
@@ -49,8 +55,15 @@ export const OutboxMetricName = {
 /** A value of {@link OutboxMetricName}. */
 export type OutboxMetricName = (typeof OutboxMetricName)[keyof typeof OutboxMetricName];
 
-/** The dimensions of every outbox metric. */
-export const OUTBOX_METRIC_DIMENSIONS = { service: 'service', topic: 'topic' } as const;
+/**
+ * The dimensions of the outbox metrics: every one has `service`; a topic's has `topic`, a subscriber's figure of
+ * one topic `topic` and `subscriber`, a subscriber's figure over all its topics `subscriber`.
+ */
+export const OUTBOX_METRIC_DIMENSIONS = {
+  service: 'service',
+  topic: 'topic',
+  subscriber: 'subscriber',
+} as const;
 
 /** The `topic` dimension of a message whose stored item or record could not be read. */
 export const UNKNOWN_TOPIC = '(unknown)';
@@ -60,3 +73,13 @@ export type TopicMetricValues = Partial<Record<OutboxMetricName, number | readon
 
 /** {@link TopicMetricValues} by topic. */
 export type MetricsByTopic = Readonly<Record<string, TopicMetricValues>>;
+
+/** The values of one subscriber's metrics: of its deliveries of each topic, and of all of them together. */
+export interface SubscriberMetricValues {
+  readonly topics: MetricsByTopic;
+  /** Over every topic: counts added up, the oldest of the ages. */
+  readonly total: TopicMetricValues;
+}
+
+/** {@link SubscriberMetricValues} by subscriber. */
+export type MetricsBySubscriber = Readonly<Record<string, SubscriberMetricValues>>;

@@ -1,8 +1,10 @@
 /**
  * A message delivered to subscribers is stored as one outbox row per delivery; a message written before subscribers
  * existed, or of a topic without any, is one row. What a producer shows of an aggregate's messages is each message
- * once, with its deliveries. Pure.
+ * once, with its deliveries — its own messages, not the outbox's about the aggregate (an erase or a skip sent to a
+ * subscriber, `outbox.*`), which the operator tools show. Pure.
  */
+import { isControlTopic } from '../message/control-topics.ts';
 import { unscopedKeyOf } from '../message/delivery-id.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
@@ -62,6 +64,7 @@ export function gatherDeliveries(rows: readonly Readonly<Record<string, unknown>
   const deliveriesById = new Map<string, Readonly<Record<string, unknown>>[]>();
   for (const row of rows) {
     if (typeof row.messageId !== 'string') continue;
+    if (typeof row.topic === 'string' && isControlTopic(row.topic)) continue;
     const messageId = deliveredMessageIdOf(row.messageId, row.subscriber);
     if (messageId === undefined) {
       messages.push(row as GatheredMessage);

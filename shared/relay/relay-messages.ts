@@ -9,7 +9,7 @@ import type { SendFailureDecision } from '../retry/send-failure-decision.ts';
 import { decideAfterSendFailure } from '../retry/send-failure-decision.ts';
 import { packRunsForSendMessageBatch } from './batch-entries.ts';
 import type { MessagePublisher, PublishResult } from './message-publisher.ts';
-import { type SendCountsByTopic, type SendProblem, topicCounts } from './send-counts.ts';
+import { countSend, type SendCountsByTopic, type SendProblem } from './send-counts.ts';
 import { messageSizeBytes, SQS_MAX_MESSAGE_BYTES } from './wire-format.ts';
 
 /** A message that can never be sent as stored; it fails alone, FAILED with the reason. */
@@ -20,6 +20,7 @@ export interface UnsendableMessage {
   readonly reason: string;
   /** When the stored item still names them. */
   readonly topic?: string;
+  readonly subscriber?: string;
   readonly aggregateId?: string;
 }
 
@@ -71,7 +72,7 @@ export interface RelayReport {
    * must retry them. The only records reported as batch item failures.
    */
   readonly unrecorded: readonly string[];
-  /** What happened per topic: SQS's answers and the outcomes recorded. */
+  /** What happened per topic (and per subscriber of each): SQS's answers and the outcomes recorded. */
   readonly topics: Readonly<SendCountsByTopic>;
   /** Each message whose send did not end SENT, with why. */
   readonly problems: readonly SendProblem[];
@@ -142,11 +143,11 @@ export async function relayMessages(inputs: readonly RelayInput[], deps: RelayDe
     else if (settled.outcome === 'ALREADY_ADVANCED') counts.alreadyAdvanced += 1;
     else if (settled.outcome === 'RETRY_SCHEDULED') {
       counts.retryScheduled += 1;
-      topicCounts(topics, subject.topic).retryScheduled += 1;
+      countSend(topics, subject, 'retryScheduled');
       problems.push({ ...subject, outcome: 'RETRY_SCHEDULED', error: settled.error ?? '' });
     } else {
       counts.failed += 1;
-      topicCounts(topics, subject.topic).failed += 1;
+      countSend(topics, subject, 'failed');
       problems.push({ ...subject, outcome: 'FAILED', error: settled.error ?? '' });
     }
   }
@@ -174,9 +175,7 @@ function prepare(message: OutboxItem): Prepared | UnsendableMessage {
     const bytes = messageSizeBytes(envelope);
     if (bytes > SQS_MAX_MESSAGE_BYTES) {
       return {
-        messageId: message.messageId,
-        topic: message.topic,
-        aggregateId: message.aggregateId,
+        ...unsendableSubject(message),
         attempts,
         reason: `message is ${bytes} bytes on the wire; SQS accepts at most ${SQS_MAX_MESSAGE_BYTES}`,
       };
@@ -184,19 +183,31 @@ function prepare(message: OutboxItem): Prepared | UnsendableMessage {
     return { message, envelope, bytes };
   } catch (error) {
     return {
-      messageId: message.messageId,
-      topic: message.topic,
-      aggregateId: message.aggregateId,
+      ...unsendableSubject(message),
       attempts,
       reason: `cannot be sent as stored: ${describeError(error)}`,
     };
   }
 }
 
+/** What an unsendable message's failure names: its id, topic, subscriber (of a delivery) and aggregate. */
+function unsendableSubject(
+  message: OutboxItem,
+): Pick<UnsendableMessage, 'messageId' | 'topic' | 'subscriber' | 'aggregateId'> {
+  return {
+    messageId: message.messageId,
+    topic: message.topic,
+    ...(message.subscriber === undefined ? {} : { subscriber: message.subscriber }),
+    aggregateId: message.aggregateId,
+  };
+}
+
 /** The message an outcome is about, as its log line names it. */
 interface Subject {
   readonly messageId: string;
   readonly topic: string;
+  /** The subscriber, for a delivery to one: its sends are counted for it too. */
+  readonly subscriber?: string;
   readonly aggregateId?: string;
 }
 
@@ -214,6 +225,7 @@ function subjectOf(message: OutboxItem | UnsendableMessage): Subject {
   return {
     messageId: message.messageId,
     topic: message.topic ?? UNKNOWN_TOPIC,
+    ...(message.subscriber === undefined ? {} : { subscriber: message.subscriber }),
     ...(message.aggregateId === undefined ? {} : { aggregateId: message.aggregateId }),
   };
 }
@@ -423,14 +435,14 @@ function settleBatch(
       const mark = byId.get(id);
       if (mark === undefined) return [];
       const { message } = mark.prepared;
-      topicCounts(topics, message.topic).accepted += 1;
+      countSend(topics, message, 'accepted');
       return [Promise.resolve<Settled>({ kind: 'recorded', subject: subjectOf(message), outcome: 'SENT' })];
     }),
     ...result.failed.flatMap(({ messageId, error }) => {
       const mark = byId.get(messageId);
       if (mark === undefined) return [];
       const { message } = mark.prepared;
-      topicCounts(topics, message.topic).sendFailures += 1;
+      countSend(topics, message, 'sendFailures');
       return [recordRetry(message, { error, markedAt: mark.markedAt }, deps)];
     }),
   ];

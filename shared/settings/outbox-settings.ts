@@ -75,7 +75,7 @@ export const MAX_SUBSCRIBERS_PER_TOPIC = 10;
  * The most topics of one subscriber: a receipt's condition lists them with the control topics, which every
  * subscriber may confirm, and DynamoDB's IN takes 100 values.
  */
-const MAX_TOPICS_PER_SUBSCRIBER = 100 - CONTROL_TOPICS.length;
+export const MAX_TOPICS_PER_SUBSCRIBER = 100 - CONTROL_TOPICS.length;
 
 /** SQS's redrive policy allows 1–1000 receives. */
 const MAX_RECEIVE_COUNT = 1_000;

@@ -10,12 +10,7 @@ import {
   type SweepStore,
 } from '../outbox/outbox-store.ts';
 import { type RelayDeps, relayMessages } from '../relay/relay-messages.ts';
-import {
-  addSendCounts,
-  type SendCountsByTopic,
-  type SendProblem,
-  topicCounts,
-} from '../relay/send-counts.ts';
+import { addSendCounts, countSend, type SendCountsByTopic, type SendProblem } from '../relay/send-counts.ts';
 import { hasAttemptsLeft } from '../retry/retry-policy.ts';
 
 /** Asks a topic's downstream whether it applied a message (reconciliation). */
@@ -130,7 +125,7 @@ export interface SweepReport {
   unrecorded: number;
   /** Store or downstream calls that failed; their messages fall due again when the lease ends. */
   errors: number;
-  /** Sends and FAILED transitions per topic, which the sweeper function publishes as metrics. */
+  /** Sends and FAILED transitions per topic and subscriber, which the sweeper function publishes as metrics. */
   topics: SendCountsByTopic;
   /** Each message whose send did not end SENT, or that became FAILED, with why. */
   problems: SendProblem[];
@@ -707,6 +702,7 @@ async function holdFrom(
       report.problems.push({
         messageId: message.messageId,
         topic: message.topic,
+        ...(message.subscriber === undefined ? {} : { subscriber: message.subscriber }),
         aggregateId: message.aggregateId,
         ...(message.orderKey === undefined ? {} : { orderKey: message.orderKey }),
         ...(message.seq === undefined ? {} : { seq: message.seq }),
@@ -720,15 +716,21 @@ async function holdFrom(
 /** A message this run moved to FAILED itself (not through a send). */
 function countFailed(
   report: SweepReport,
-  message: { readonly messageId: string; readonly topic: string; readonly aggregateId?: string },
+  message: {
+    readonly messageId: string;
+    readonly topic: string;
+    readonly subscriber?: string;
+    readonly aggregateId?: string;
+  },
   error: string,
 ): void {
   report.failed += 1;
-  topicCounts(report.topics, message.topic).failed += 1;
-  const { messageId, topic, aggregateId } = message;
+  countSend(report.topics, message, 'failed');
+  const { messageId, topic, subscriber, aggregateId } = message;
   report.problems.push({
     messageId,
     topic,
+    ...(subscriber === undefined ? {} : { subscriber }),
     ...(aggregateId === undefined ? {} : { aggregateId }),
     outcome: 'FAILED',
     error,

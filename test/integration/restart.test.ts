@@ -50,14 +50,20 @@ async function startCli(): Promise<NpmStart> {
   return cli;
 }
 
-/** The example stack's outputs, read from the emulator itself. */
+/** The example's stacks, as npm start deploys them. */
+const STACKS = ['OutboxOrders-local', 'OutboxInventory-local', 'OutboxLoyalty-local'] as const;
+
+/** The outputs of the example's stacks (their names are unique across them), read from the emulator itself. */
 async function stackOutputs(): Promise<Record<string, string>> {
   const client = new CloudFormationClient(emulatorClientConfig(moto.endpoint));
-  const { Stacks } = await client.send(new DescribeStacksCommand({ StackName: 'OutboxExample-local' }));
+  const outputs: Record<string, string> = {};
+  for (const StackName of STACKS) {
+    const { Stacks } = await client.send(new DescribeStacksCommand({ StackName }));
+    for (const output of Stacks?.[0]?.Outputs ?? [])
+      outputs[output.OutputKey ?? ''] = output.OutputValue ?? '';
+  }
   client.destroy();
-  return Object.fromEntries(
-    (Stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]),
-  );
+  return outputs;
 }
 
 /** Every item of a table, straight from the emulator (no runtime needed). */
@@ -83,7 +89,7 @@ describeOnMoto(NEEDS_MOTO)('npm start against an emulator that outlives it', () 
 
   it('takes orders, then dies with SIGKILL while their messages are in flight', async () => {
     const first = await startCli();
-    expect(first.output()).toMatch(/stack\s+OutboxExample-local \(created\)/);
+    for (const stack of STACKS) expect(first.output()).toMatch(new RegExp(`stack\\s+${stack} \\(created\\)`));
     expect(first.output()).toContain('stock      SKU-APPLE=100');
     const responses = await Promise.all(
       orderIds.map((orderId, index) =>
@@ -119,7 +125,8 @@ describeOnMoto(NEEDS_MOTO)('npm start against an emulator that outlives it', () 
 
     const outbox = await scanTable(outputs.outboxTableName ?? '');
     statusesAtKill = outbox.map((message) => message.status?.S ?? '');
-    expect(statusesAtKill).toHaveLength(ORDERS);
+    // One delivery per subscriber, inventory's and loyalty's.
+    expect(statusesAtKill).toHaveLength(ORDERS * 2);
     expect(statusesAtKill.filter((status) => status !== 'CONFIRMED').length).toBeGreaterThan(0);
   });
 
@@ -127,7 +134,9 @@ describeOnMoto(NEEDS_MOTO)('npm start against an emulator that outlives it', () 
     'starts again on the same stack, keeps every row and finishes what was in flight, once',
     async () => {
       const second = await startCli();
-      expect(second.output()).toMatch(/stack\s+OutboxExample-local \(unchanged, kept with its data\)/);
+      for (const stack of STACKS) {
+        expect(second.output()).toMatch(new RegExp(`stack\\s+${stack} \\(unchanged, kept with its data\\)`));
+      }
       expect(second.output()).toContain('stock      kept as it was: SKU-APPLE');
 
       const outputs = await stackOutputs();
@@ -151,8 +160,13 @@ describeOnMoto(NEEDS_MOTO)('npm start against an emulator that outlives it', () 
       expect(await available(second.apiUrl, 'SKU-APPLE')).toBe(100 - ordered);
       const orders = await scanTable(outputs.ordersTableName ?? '');
       expect(orders.map((order) => order.orderId?.S).sort()).toEqual([...orderIds].sort());
-      const inbox = await scanTable(outputs.inboxTableName ?? '');
-      expect(inbox.filter((row) => row.outcome?.S === 'APPLIED')).toHaveLength(ORDERS);
+      // Each subscriber applied each order once, in its own inbox.
+      const inventoryInbox = await scanTable(outputs.inventoryInboxTableName ?? '');
+      expect(inventoryInbox.filter((row) => row.outcome?.S === 'APPLIED')).toHaveLength(ORDERS);
+      const loyaltyInbox = await scanTable(outputs.loyaltyInboxTableName ?? '');
+      expect(loyaltyInbox.filter((row) => row.outcome?.S === 'AWARDED')).toHaveLength(ORDERS);
+      const points = await (await fetch(`${second.apiUrl}/loyalty/c-restart`)).json();
+      expect(points).toEqual({ customerId: 'c-restart', points: ordered * 10 });
 
       second.child.kill('SIGINT');
       expect(await second.exited).toEqual({ code: 0, signal: null });

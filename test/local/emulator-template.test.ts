@@ -115,6 +115,52 @@ describe('templateForEmulator', () => {
     expect(result.Resources.Relay?.Properties?.Environment).toEqual({ Variables: { DUE_SHARDS: '16' } });
   });
 
+  it('keeps SUBSCRIPTIONS (derived queue URLs, which the operator tools read) and the subscriber metadata', () => {
+    const template = cdkTemplate();
+    const relay = template.Resources.Relay;
+    const derived = {
+      'Fn::Join': [
+        '',
+        ['{"order.created":{"loyalty":"https://sqs.', { Ref: 'AWS::Region' }, '/Orders-loyalty"}}'],
+      ],
+    };
+    const result = templateForEmulator(
+      {
+        ...template,
+        Resources: {
+          ...template.Resources,
+          Relay: {
+            ...relay,
+            Type: 'AWS::Lambda::Function',
+            Metadata: {
+              'serverless-outbox:subscriber': 'loyalty',
+              'serverless-outbox:outbox': 'Orders',
+              'aws:cdk:path': 'x',
+            },
+            Properties: {
+              ...relay?.Properties,
+              Environment: {
+                Variables: {
+                  SUBSCRIPTIONS: derived,
+                  MIXED: { 'Fn::Join': ['', ['x', { Ref: 'Table' }]] },
+                  TABLE: { Ref: 'Table' },
+                },
+              },
+            },
+          },
+        },
+      },
+      STACK,
+    );
+    expect(result.Resources.Relay?.Properties?.Environment).toEqual({
+      Variables: { SUBSCRIPTIONS: derived },
+    });
+    expect(result.Resources.Relay?.Metadata).toEqual({
+      'serverless-outbox:subscriber': 'loyalty',
+      'serverless-outbox:outbox': 'Orders',
+    });
+  });
+
   it('turns templates that differ only in code, intrinsic environment values or metadata into the same template', () => {
     const changed = cdkTemplate();
     const relay = changed.Resources.Relay;

@@ -84,6 +84,10 @@ describe('the packed library', () => {
     expect(files).toContain('package/dist/shared/index.d.ts');
     expect(files).toContain('package/dist/shared/lambda/entries/relay.js');
     expect(files).toContain('package/dist/infra/constructs/index.js');
+    // The operator console's page, bundled at build: the published `outbox console` serves it as it is.
+    expect(files).toContain('package/dist/shared/cli/console/web/console.js');
+    expect(files).toContain('package/dist/shared/cli/console/web/console.css');
+    expect(files.filter((file) => /console\/web\/.*\.ts$|build-console/.test(file))).toEqual([]);
     const outside = files.filter(
       (file) =>
         !/^package\/(package\.json|README\.md|LICENSE)$/.test(file) &&
@@ -136,11 +140,52 @@ describe('the packed library', () => {
     }
   }, 300_000);
 
+  it('synthesizes a producer and its subscriber in stacks of their own, neither referring to the other', async () => {
+    const outdir = join(project, 'cdk.out.services');
+    // Bundling was proven above; the template is what this checks.
+    await run('node', ['dist/src/services.js'], {
+      cwd: project,
+      env: {
+        ...process.env,
+        CDK_OUTDIR: outdir,
+        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }),
+      },
+    });
+    type Template = {
+      Resources: Record<
+        string,
+        { Type: string; Properties?: Record<string, unknown>; Metadata?: Record<string, string> }
+      >;
+    };
+    const read = (name: string) =>
+      JSON.parse(readFileSync(join(outdir, `${name}.template.json`), 'utf8')) as Template;
+    const orders = read('ShopOrders');
+    const stock = read('ShopStock');
+    const entries = (template: Template) =>
+      Object.values(template.Resources)
+        .filter((resource) => resource.Type === 'AWS::Lambda::Function')
+        .map((resource) => resource.Metadata?.['serverless-outbox:entry'])
+        .sort();
+    expect(entries(orders)).toEqual([
+      'node_modules/serverless-outbox/dist/shared/lambda/entries/receipts.js',
+      'node_modules/serverless-outbox/dist/shared/lambda/entries/relay.js',
+      'node_modules/serverless-outbox/dist/shared/lambda/entries/sweeper.js',
+      'src/place-order.ts',
+    ]);
+    expect(entries(stock)).toEqual(['src/reserve-stock.ts']);
+    const queueNames = Object.values(stock.Resources)
+      .filter((resource) => resource.Type === 'AWS::SQS::Queue')
+      .map((resource) => resource.Properties?.QueueName);
+    expect(queueNames).toContain('ShopOrders-Outbox-stock');
+    for (const template of [orders, stock]) expect(JSON.stringify(template)).not.toContain('Fn::ImportValue');
+  }, 300_000);
+
   it('installs the outbox command, which answers --help and refuses a bad argument with exit code 2', async () => {
     const bin = join(project, 'node_modules', '.bin', 'outbox');
     const { stdout } = await run(bin, ['--help'], { cwd: project });
     expect(stdout).toMatch(/Usage: outbox/);
     expect(stdout).toMatch(/recover/);
+    expect(stdout).toMatch(/console/);
     await expect(run(bin, ['list', '--limit', '0'], { cwd: project })).rejects.toMatchObject({
       cause: { code: 2 },
     });

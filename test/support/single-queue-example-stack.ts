@@ -2,9 +2,6 @@ import { CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import type { Construct } from 'constructs';
 import { grantOnTable, TransactionalOutbox } from 'serverless-outbox/cdk';
-import { stockRequestSchema } from '../../functions/inventory/put-stock/stock-request.ts';
-import { cancelOrderRequestSchema } from '../../functions/orders/cancel-order/cancel-request.ts';
-import { orderRequestSchema } from '../../functions/orders/create-order/order-request.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../functions/orders/order.ts';
 import {
   functionEntry,
@@ -12,6 +9,7 @@ import {
   type ServiceStackProps,
   serviceTable,
 } from '../../infra/stacks/service-api.ts';
+import { addOrderRoutes, addStockRoutes } from '../../infra/stacks/service-routes.ts';
 
 /** Props of the {@link SingleQueueExampleStack}. */
 export interface SingleQueueExampleStackProps extends ServiceStackProps {
@@ -82,51 +80,8 @@ export class SingleQueueExampleStack extends Stack {
       description: 'Orders and inventory of the transactional outbox example',
     });
     this.api = service.api;
-    const createOrder = service.function('CreateOrder', 'orders/create-order/handler.ts', {
-      ORDERS_TABLE: orders.tableName,
-    });
-    grantOnTable(orders, createOrder, ['dynamodb:PutItem']);
-    this.outbox.bindWriter(createOrder);
-    const cancelOrder = service.function('CancelOrder', 'orders/cancel-order/handler.ts', {
-      ORDERS_TABLE: orders.tableName,
-    });
-    // Reads the order's lines, then updates its status with the message in one transaction.
-    grantOnTable(orders, cancelOrder, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    this.outbox.bindWriter(cancelOrder);
-    const getOrder = service.function('GetOrder', 'orders/get-order/handler.ts', {
-      ORDERS_TABLE: orders.tableName,
-    });
-    grantOnTable(orders, getOrder, ['dynamodb:GetItem']);
-    this.outbox.bindReader(getOrder);
-    const putStock = service.function('PutStock', 'inventory/put-stock/handler.ts', {
-      INVENTORY_TABLE: inventory.tableName,
-    });
-    grantOnTable(inventory, putStock, ['dynamodb:PutItem']);
-    const getStock = service.function('GetStock', 'inventory/get-stock/handler.ts', {
-      INVENTORY_TABLE: inventory.tableName,
-    });
-    grantOnTable(inventory, getStock, ['dynamodb:GetItem']);
-
-    const ordersResource = this.api.root.addResource('orders');
-    service.route(ordersResource, 'POST', {
-      target: createOrder,
-      body: { name: 'createOrder', schema: orderRequestSchema },
-    });
-    const orderResource = ordersResource.addResource('{orderId}');
-    service.route(orderResource, 'GET', { target: getOrder, pathParameters: ['orderId'] });
-    // No body, or `{}`: API Gateway validates a missing body as `{}`, and the handler accepts both.
-    service.route(orderResource.addResource('cancel'), 'POST', {
-      target: cancelOrder,
-      pathParameters: ['orderId'],
-      body: { name: 'cancelOrder', schema: cancelOrderRequestSchema },
-    });
-    const skuResource = this.api.root.addResource('inventory').addResource('{sku}');
-    service.route(skuResource, 'PUT', {
-      target: putStock,
-      pathParameters: ['sku'],
-      body: { name: 'putStock', schema: stockRequestSchema },
-    });
-    service.route(skuResource, 'GET', { target: getStock, pathParameters: ['sku'] });
+    addOrderRoutes(service, { orders, outbox: this.outbox });
+    addStockRoutes(service, { inventory });
     // Operations under /admin, IAM-authorised only: list, show, replay, cancel, redrive, stats, erase.
     this.outbox.addAdminApi(this.api);
     service.harden();

@@ -1,7 +1,8 @@
 /**
- * One latency run: the example app on the local runtime's embedded backend, orders POSTed at a steady pace,
- * each watched through `GET /orders/{id}` until its message is CONFIRMED. The timestamps the relay and the
- * consumer write (`sentAt`, `confirmedAt`) mark the hops, so how often the watcher looks does not matter.
+ * One latency run: the example app (every stack) on the local runtime's embedded backend, orders POSTed at a steady
+ * pace, each watched through `GET /orders/{id}` until its message is CONFIRMED: every delivery confirmed, by each
+ * subscriber's receipt. The timestamps the relay and the receipts write (`sentAt`, `confirmedAt` of each delivery)
+ * mark the hops, so how often the watcher looks does not matter.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LocalRuntime, startLocalRuntime } from '../local/host/runtime.ts';
@@ -15,8 +16,8 @@ import type { BatchingWindows } from './latency-model.ts';
 
 /** What one run does. */
 export interface LatencyRunOptions {
-  readonly template: CloudFormationTemplate;
-  readonly stackName: string;
+  /** The app's stacks, in the order they deploy. */
+  readonly stacks: readonly { readonly stackName: string; readonly template: CloudFormationTemplate }[];
   readonly projectDir: string;
   readonly orders: number;
   /** Time between two POSTs; each is sent without waiting for the one before (open loop). */
@@ -31,11 +32,11 @@ export interface LatencyRunOptions {
 export interface OrderTiming {
   readonly orderId: string;
   readonly answeredMs: number;
-  /** When the relay marked the message SENT; `undefined` when it never was. */
+  /** When the relay marked the message SENT (its last delivery); `undefined` when it never was. */
   readonly sentMs: number | undefined;
-  /** When the consumer confirmed it; `undefined` when it never did. */
+  /** When its last delivery was confirmed; `undefined` when one never was. */
   readonly confirmedMs: number | undefined;
-  /** What the consumer recorded (`APPLIED`…), once CONFIRMED. */
+  /** What the inventory recorded (`APPLIED`…), once CONFIRMED. */
   readonly outcome: string | undefined;
 }
 
@@ -97,8 +98,7 @@ export async function runLatency(options: LatencyRunOptions): Promise<LatencyRun
   const runtime = await startLocalRuntime({
     backend: 'embedded',
     port: 0,
-    template: options.template,
-    stackName: options.stackName,
+    templates: options.stacks,
     projectDir: options.projectDir,
     pollIntervalMs: options.pollIntervalMs,
     log: (line) => log.push(line),
@@ -213,19 +213,31 @@ async function postOrder(api: ApiClient, index: number): Promise<Posted> {
   return { orderId: body.orderId, startedAt, answeredMs: Date.now() - startedAt };
 }
 
-/** The order's message as `GET /orders/{id}` shows it. */
+/**
+ * The order's message as `GET /orders/{id}` shows it: SENT when its last delivery was, CONFIRMED (its derived status)
+ * when its last delivery was confirmed, with the inventory's outcome. A message of one delivery (a topic without
+ * subscribers) has its times itself.
+ */
 async function readMessage(api: ApiClient, orderId: string): Promise<Watched> {
   const { body } = await api.send('GET', `/orders/${orderId}`);
   const messages = Array.isArray(body.messages) ? (body.messages as Record<string, unknown>[]) : [];
   const message = messages[0] ?? {};
+  const deliveries = Array.isArray(message.deliveries)
+    ? (message.deliveries as Record<string, unknown>[])
+    : [message];
   const time = (value: unknown): number | undefined =>
     typeof value === 'string' ? Date.parse(value) : undefined;
+  const last = (field: string): number | undefined => {
+    const times = deliveries.map((delivery) => time(delivery[field]));
+    return times.some((at) => at === undefined) ? undefined : Math.max(...(times as number[]));
+  };
+  const inventory = deliveries.find((delivery) => delivery.subscriber === 'inventory') ?? deliveries[0] ?? {};
+  const sentAt = last('sentAt');
+  const confirmedAt = last('confirmedAt');
   return {
-    ...(time(message.sentAt) === undefined ? {} : { sentAt: time(message.sentAt) }),
-    ...(message.status === 'CONFIRMED' && time(message.confirmedAt) !== undefined
-      ? { confirmedAt: time(message.confirmedAt) }
-      : {}),
-    ...(typeof message.outcome === 'string' ? { outcome: message.outcome } : {}),
+    ...(sentAt === undefined ? {} : { sentAt }),
+    ...(message.status === 'CONFIRMED' && confirmedAt !== undefined ? { confirmedAt } : {}),
+    ...(typeof inventory.outcome === 'string' ? { outcome: inventory.outcome } : {}),
   };
 }
 

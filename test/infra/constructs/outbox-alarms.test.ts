@@ -299,6 +299,146 @@ describe('TransactionalOutbox alarms', () => {
   });
 });
 
+describe('TransactionalOutbox alarms per subscriber', () => {
+  /** Where the outbox's stack is: a subscriber in another account needs the producer's account named. */
+  const PRODUCER_ENV = { account: '123456789012', region: 'eu-west-1' };
+  /** An outbox delivering the order topics to inventory and loyalty (FIFO, in another account), payments to a queue. */
+  function subscribedService(props: Parameters<typeof outboxService>[0] = {}) {
+    const built = outboxService(
+      {
+        queues: { payments: { topics: ['payment.captured'] } },
+        subscribers: {
+          inventory: { topics: ['order.created', 'order.cancelled'] },
+          loyalty: { topics: ['order.created'], fifo: true, account: '210987654321', region: 'eu-central-1' },
+        },
+        ...props,
+      },
+      undefined,
+      PRODUCER_ENV,
+    );
+    return { ...built, json: templateOf(built.stack) };
+  }
+  const SUBSCRIBER_ALARMS = [
+    'failedDeliveries/inventory',
+    'unconfirmedAge/inventory',
+    'failedDeliveries/loyalty',
+    'unconfirmedAge/loyalty',
+  ];
+  let subscribed: ReturnType<typeof subscribedService>;
+
+  beforeAll(() => {
+    subscribed = subscribedService();
+  }, SYNTH_TIMEOUT_MS);
+
+  it('alarms on each subscriber, named after it, beside the alarms of every topic it receives', () => {
+    const names = Object.keys(subscribed.outbox.alarms);
+    expect(names.filter((name) => name.includes('/inventory') || name.includes('/loyalty')).sort()).toEqual(
+      [...SUBSCRIBER_ALARMS].sort(),
+    );
+    expect(names).toEqual(
+      expect.arrayContaining(['failedMessages/order.created', 'oldestPendingAge/order.cancelled']),
+    );
+    expect(asDeployedAs('Shop', alarm(subscribed, 'failedDeliveries/inventory').AlarmName)).toBe(
+      'Shop-Outbox-failedDeliveries-inventory',
+    );
+    expect(asDeployedAs('Shop', alarm(subscribed, 'unconfirmedAge/loyalty').AlarmName)).toBe(
+      'Shop-Outbox-unconfirmedAge-loyalty',
+    );
+  });
+
+  it.each(SUBSCRIBER_ALARMS)(
+    '%s notifies the alarm topic on alarm and on OK, and is quiet without data',
+    (name) => {
+      expect(alarm(subscribed, name)).toMatchObject(notifying(topicOf(subscribed.json)));
+    },
+  );
+
+  it('alarms on any FAILED delivery to a subscriber, from the sweeper’s FailedMessages gauge over its topics', () => {
+    for (const subscriber of ['inventory', 'loyalty']) {
+      expect(alarm(subscribed, `failedDeliveries/${subscriber}`), subscriber).toMatchObject({
+        Namespace: 'ServerlessOutbox',
+        MetricName: 'FailedMessages',
+        Dimensions: [
+          { Name: 'service', Value: 'outbox-sweeper' },
+          { Name: 'subscriber', Value: subscriber },
+        ],
+        Statistic: 'Maximum',
+        Threshold: 0,
+      });
+    }
+  });
+
+  it('alarms when a subscriber’s oldest delivery has waited more than 900 s for its receipt', () => {
+    expect(alarm(subscribed, 'unconfirmedAge/inventory')).toMatchObject({
+      Namespace: 'ServerlessOutbox',
+      MetricName: 'OldestUnconfirmedAgeSeconds',
+      Dimensions: [
+        { Name: 'service', Value: 'outbox-sweeper' },
+        { Name: 'subscriber', Value: 'inventory' },
+      ],
+      Statistic: 'Maximum',
+      Threshold: 900,
+    });
+  });
+
+  it('takes the thresholds it is given, and the sweeper’s service name', () => {
+    const custom = subscribedService({
+      alarmThresholds: { failedMessages: 2, unconfirmedAge: Duration.minutes(30) },
+      sweeperFunctionProps: { environment: { POWERTOOLS_SERVICE_NAME: 'orders-sweeper' } },
+    });
+    expect(alarm(custom, 'failedDeliveries/loyalty').Threshold).toBe(2);
+    expect(alarm(custom, 'unconfirmedAge/loyalty')).toMatchObject({
+      Threshold: 1_800,
+      Dimensions: [
+        { Name: 'service', Value: 'orders-sweeper' },
+        { Name: 'subscriber', Value: 'loyalty' },
+      ],
+    });
+  });
+
+  it('tells the operator what to run for that subscriber, and where its own stack’s alarms are', () => {
+    const failed = String(alarm(subscribed, 'failedDeliveries/loyalty').AlarmDescription);
+    expect(failed).toContain('npx outbox stats --subscriber loyalty');
+    expect(failed).toContain('npx outbox list --status FAILED --subscriber loyalty');
+    expect(failed).toContain('npx outbox replay <id> --subscriber loyalty --reason <why>');
+    expect(failed).toContain('npx outbox stats --stack <its stack>');
+    // Its queue, as its own stack names it, and where that stack is.
+    expect(failed).toContain('Service-Outbox-loyalty.fifo');
+    expect(failed).toContain('account 210987654321, region eu-central-1');
+    const unconfirmed = String(alarm(subscribed, 'unconfirmedAge/inventory').AlarmDescription);
+    expect(unconfirmed).toContain('900 s');
+    expect(unconfirmed).toContain('npx outbox stats --subscriber inventory');
+    expect(unconfirmed).toContain('Service-Outbox-receipts');
+    expect(unconfirmed).toContain('Service-Outbox-inventory');
+  });
+
+  it('keeps every alarm description within CloudWatch’s 1024 characters, with the longest names allowed', () => {
+    const longest = 'a'.repeat(40);
+    const built = outboxService(
+      {
+        name: 'o'.repeat(34),
+        queues: { payments: { topics: ['payment.captured'] } },
+        subscribers: {
+          [longest]: {
+            topics: ['order.created'],
+            fifo: true,
+            account: '210987654321',
+            region: 'ap-southeast-2',
+          },
+        },
+      },
+      undefined,
+      PRODUCER_ENV,
+    );
+    const json = templateOf(built.stack);
+    for (const id of idsOfType(json, 'AWS::CloudWatch::Alarm')) {
+      expect(asDeployedAs('Shop', propertiesOf(json, id).AlarmDescription).length, id).toBeLessThanOrEqual(
+        1024,
+      );
+    }
+  });
+});
+
 describe('TransactionalOutbox alarm settings at synth', () => {
   /** What `app.synth()` says about the outbox built from `props`, or `undefined` when it synthesizes. */
   function synthError(props: Parameters<typeof outboxService>[0]): string | undefined {

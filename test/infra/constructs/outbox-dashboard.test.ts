@@ -229,3 +229,93 @@ describe('TransactionalOutbox dashboard', () => {
     }
   });
 });
+
+describe('TransactionalOutbox dashboard per subscriber', () => {
+  let subscribedJson: CfnTemplate;
+  let subscribedWidgets: Widget[];
+
+  beforeAll(() => {
+    const subscribed = outboxService({
+      queues: { payments: { topics: ['payment.captured'] } },
+      subscribers: {
+        inventory: { topics: ['order.created', 'order.cancelled'] },
+        loyalty: { topics: ['order.created'] },
+      },
+    });
+    subscribedJson = templateOf(subscribed.stack);
+    subscribedWidgets = widgetsOf(subscribedJson);
+  }, SYNTH_TIMEOUT_MS);
+
+  it('gives each subscriber a row after the topics: its backlog, its waiting, its failed deliveries, its sends', () => {
+    const titles = subscribedWidgets.map((widget) => widget.properties.title ?? widget.properties.markdown);
+    const row = (subscriber: string) => [
+      `## Subscriber \`${subscriber}\``,
+      `${subscriber}: backlog`,
+      `${subscriber}: waiting (s)`,
+      `${subscriber}: failed deliveries`,
+      `${subscriber}: sends`,
+    ];
+    const first = titles.indexOf('## Subscriber `inventory`');
+    expect(titles.slice(first)).toEqual([...row('inventory'), ...row('loyalty')]);
+    expect(titles.slice(0, first)).toContain('## Topic `order.cancelled`');
+    const graphs = subscribedWidgets.slice(first + 1, first + 5);
+    // One row of four.
+    expect(new Set(graphs.map((widget) => widget.y)).size).toBe(1);
+    expect(graphs.map((widget) => widget.width)).toEqual([6, 6, 6, 6]);
+  });
+
+  it('draws a subscriber’s backlog, waiting and failed deliveries from the sweeper’s gauges over its topics', () => {
+    const gauge = (name: string) =>
+      `ServerlessOutbox ${name} service=outbox-sweeper subscriber=inventory (Maximum)`;
+    expect(metricsOf(graph(subscribedWidgets, 'inventory: backlog'))).toEqual([
+      gauge('BacklogPending'),
+      gauge('BacklogSentUnconfirmed'),
+    ]);
+    expect(metricsOf(graph(subscribedWidgets, 'inventory: waiting (s)'))).toEqual([
+      gauge('OldestUnconfirmedAgeSeconds'),
+      gauge('OldestPendingAgeSeconds'),
+    ]);
+    expect(metricsOf(graph(subscribedWidgets, 'inventory: failed deliveries'))).toEqual([
+      gauge('FailedMessages'),
+      'MessagesFailed = FILL(failedRelay, 0) + FILL(failedSweeper, 0)',
+    ]);
+  });
+
+  it('draws what the relay and the sweeper sent to a subscriber, summed over both', () => {
+    const sends = graph(subscribedWidgets, 'loyalty: sends');
+    expect(metricsOf(sends)).toEqual([
+      'MessagesSent = FILL(sentRelay, 0) + FILL(sentSweeper, 0)',
+      'SendFailures = FILL(sendFailuresRelay, 0) + FILL(sendFailuresSweeper, 0)',
+    ]);
+    // As `id: MetricName service <dimension value>`: the subscriber's figures over all its topics.
+    expect(hiddenMetricsOf(sends).sort()).toEqual(
+      [
+        'sentRelay: MessagesSent outbox-relay loyalty',
+        'sentSweeper: MessagesSent outbox-sweeper loyalty',
+        'sendFailuresRelay: SendFailures outbox-relay loyalty',
+        'sendFailuresSweeper: SendFailures outbox-sweeper loyalty',
+      ].sort(),
+    );
+    const line = (sends.properties.metrics ?? []).find(
+      (metric) => (metric.at(-1) as { id?: string }).id === 'sentRelay',
+    );
+    expect(line?.slice(2, 6)).toEqual(['service', 'outbox-relay', 'subscriber', 'loyalty']);
+  });
+
+  it('shows the subscribers’ alarms with the others, and lays the widgets out without overlaps', () => {
+    const status = subscribedWidgets.find((widget) => widget.type === 'alarm');
+    const arns = status?.properties.alarms ?? [];
+    expect(arns).toHaveLength(idsOfType(subscribedJson, 'AWS::CloudWatch::Alarm').length);
+    expect(arns.filter((arn) => /-(failedDeliveries|unconfirmedAge)-/.test(arn))).toHaveLength(4);
+    const cells = new Set<string>();
+    for (const widget of subscribedWidgets) {
+      expect(widget.x + widget.width).toBeLessThanOrEqual(24);
+      for (let x = widget.x; x < widget.x + widget.width; x += 1) {
+        for (let y = widget.y; y < widget.y + widget.height; y += 1) {
+          expect(cells.has(`${x},${y}`), `${x},${y}`).toBe(false);
+          cells.add(`${x},${y}`);
+        }
+      }
+    }
+  });
+});

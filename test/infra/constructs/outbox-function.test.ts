@@ -1,4 +1,5 @@
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { OutboxFunction, type OutboxFunctionProps } from 'serverless-outbox/cdk';
@@ -140,5 +141,19 @@ describe('OutboxFunction', () => {
     });
     expect(idsOfType(json, 'AWS::Logs::LogGroup')).toEqual([logGroupOf(json, id)]);
     expect(propertiesOf(json, logGroupOf(json, id)).RetentionInDays).toBe(1);
+  });
+
+  it('puts its own role under the IAM path it is given, and refuses a role of yours with it', () => {
+    const { json, id } = functionStack({ rolePath: '/outbox/Orders-Outbox/senders/' });
+    const role = refTarget(propertiesOf(json, id).Role);
+    expect(propertiesOf(json, role as string).Path).toBe('/outbox/Orders-Outbox/senders/');
+
+    expect(() =>
+      functionStack({ rolePath: '/outbox/Orders-Outbox/senders/' }, (stack) => ({
+        role: new iam.Role(stack, 'Mine', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') }),
+      })),
+    ).toThrow(
+      "a role of your own (role, or an outbox's or subscription's functionProps.role) cannot be given here",
+    );
   });
 });

@@ -5,7 +5,7 @@
 
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { type App, Stack } from 'aws-cdk-lib';
+import { type App, type Environment, Stack } from 'aws-cdk-lib';
 import {
   OutboxFunction,
   type OutboxFunctionProps,
@@ -32,14 +32,16 @@ export interface OutboxService {
 
 /**
  * A stack `Service` with an outbox `Outbox` built from `props` (by default one queue `orderEvents` for
- * `order.created`); `before` adds what the outbox props need first (an existing table, say).
+ * `order.created`); `before` adds what the outbox props need first (an existing table, say). `env` pins the
+ * stack's account and region, which a subscriber declared elsewhere needs.
  */
 export function outboxService(
   props: Partial<TransactionalOutboxProps> = {},
   before?: (stack: Stack) => Partial<TransactionalOutboxProps>,
+  env?: Environment,
 ): OutboxService {
   const app = testApp();
-  const stack = new Stack(app, 'Service');
+  const stack = new Stack(app, 'Service', env ? { env } : {});
   const outbox = new TransactionalOutbox(stack, 'Outbox', {
     queues: ORDER_EVENTS,
     ...props,

@@ -1,4 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import type { CfnAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import {
   OutboxSubscription,
@@ -178,9 +179,13 @@ describe("the producer's side", () => {
           loyalty: slow,
         });
       }
+      // The control topics (erase, skip) travel on the subscriber's queue too, so its
+      // inbox horizon must outlast their retries as well.
       expect(outbox.subscriptionSpec('loyalty').retryPolicies).toEqual({
         'order.created': slow,
         'order.cancelled': slow,
+        'outbox.erase': slow,
+        'outbox.skip': slow,
       });
       expect(outbox.subscriptionSpec('inventory').retryPolicies['order.created']).not.toEqual(slow);
     },
@@ -331,6 +336,77 @@ describe("the producer's side", () => {
   );
 
   it(
+    "refuses a subscriber named 'receipts', whose queue would be the receipt queue",
+    () => {
+      const stack = new Stack(testApp(), 'Orders');
+      new TransactionalOutbox(stack, 'Outbox', { subscribers: { receipts: { topics: ['order.created'] } } });
+
+      expect(() => templateOf(stack)).toThrow("subscriber 'receipts': the name is the receipt queue's");
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a subscriber of more topics than a receipt condition can list with the control topics',
+    () => {
+      const stack = new Stack(testApp(), 'Orders');
+      const topics = Array.from({ length: 99 }, (_, i) => `order.event${i}`);
+      new TransactionalOutbox(stack, 'Outbox', { subscribers: { inventory: { topics } } });
+
+      expect(() => templateOf(stack)).toThrow("subscriber 'inventory' receives 99 topics; at most 98");
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a subscriber declared in an account when the producer stack names none: nothing could address it back',
+    () => {
+      const stack = new Stack(testApp(), 'Orders');
+      new TransactionalOutbox(stack, 'Outbox', {
+        subscribers: { loyalty: { topics: ['order.created'], account: '222222222222' } },
+        claimCheck: false,
+      });
+
+      expect(() => templateOf(stack)).toThrow(
+        "subscriber 'loyalty' is declared in account 222222222222, and the outbox's stack has no account of its own",
+      );
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'gives outboxes whose names differ only in case or separators their own claim-check buckets',
+    () => {
+      const bucketOf = (name: string) => {
+        const stack = new Stack(testApp(), 'Orders', {
+          env: { account: '111111111111', region: 'eu-west-1' },
+        });
+        const outbox = new TransactionalOutbox(stack, 'Outbox', {
+          name,
+          subscribers: { inventory: { topics: ['order.created'] } },
+        });
+        const name_ = outbox.subscriptionSpec('inventory').claimCheckBucketName;
+        return typeof name_ === 'string' ? name_ : text(stack, name_);
+      };
+      const names = [
+        'Orders-Outbox',
+        'orders-outbox',
+        'orders_outbox',
+        'Orders-Outbox-For-The-Shop-A',
+        'Orders-Outbox-For-The-Shop-B',
+      ];
+      const buckets = names.map(bucketOf);
+
+      expect(new Set(buckets).size).toBe(names.length);
+      for (const bucket of buckets) {
+        expect(bucket).toMatch(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/);
+        expect(bucket).toContain('-111111111111-eu-west-1');
+      }
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
     'shortens a default name that would be too long into a unique one',
     () => {
       const stack = new Stack(testApp(), 'AVeryLongServiceStackNameForOrders');
@@ -429,8 +505,48 @@ describe("a subscriber's stack", () => {
       expect(Object.keys(subscriptions.inventory.alarms).sort()).toEqual([
         'deadLetters/inventory',
         'errors/Consumer',
+        'queueAge/inventory',
         'throttles/Consumer',
       ]);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'alarms when the oldest message of its queue is older than queueMessageAge (30 minutes unless given)',
+    () => {
+      const queueAgeAlarm = (subscription: OutboxSubscription) => {
+        const template = templateOf(Stack.of(subscription));
+        const alarm = subscription.alarms['queueAge/inventory'];
+        if (alarm === undefined) throw new Error('no queueAge/inventory alarm');
+        const id = String(Stack.of(subscription).resolve((alarm.node.defaultChild as CfnAlarm).logicalId));
+        return { template, properties: propertiesOf(template, id) };
+      };
+      const { template, properties } = queueAgeAlarm(services().subscriptions.inventory);
+      const [queue] = idsByRole(template, 'subscriber-queue');
+      const [alarmTopic] = idsByRole(template, 'alarm-topic');
+
+      expect(properties).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: 1_800,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: alarmTopic }],
+        OKActions: [{ Ref: alarmTopic }],
+      });
+      expect(properties.AlarmDescription).toContain('npx outbox stats --stack');
+      const [dashboard] = idsOfType(template, 'AWS::CloudWatch::Dashboard');
+      const body = JSON.stringify(propertiesOf(template, dashboard as string).DashboardBody);
+      expect(body).toContain('inventory: age of the oldest message (s)');
+      expect(body).toContain('ApproximateAgeOfOldestMessage');
+      const custom = services({
+        subscription: { alarmThresholds: { queueMessageAge: Duration.minutes(5) } },
+      }).subscriptions.inventory;
+      expect(queueAgeAlarm(custom).properties.Threshold).toBe(300);
     },
     SYNTH_TIMEOUT_MS,
   );

@@ -61,13 +61,26 @@ describe('the library core', () => {
   });
 });
 
+/**
+ * What the library may load that no installing project has, and why it never does at run time: the console's front
+ * end is bundled at `npm run build` (the package ships the bundle, not these sources, which import Preact), and
+ * from the repository's sources the console bundles it at start with esbuild, a development dependency it imports
+ * only then (a missing esbuild is a named error, and the package never reaches that path).
+ */
+const BUILD_TIME_ONLY = {
+  directory: 'shared/cli/console/web',
+  imports: new Map([['shared/cli/console/console-assets.ts', 'esbuild']]),
+} as const;
+
 describe('the packed library', () => {
   it.each(LIBRARY_DIRECTORIES)(
     'loads from %s only Node built-ins and packages it depends on (or names as peers)',
     (directory) => {
       const builtins = new Set(builtinModules);
       const offending = sourceFiles(directory)
+        .filter((file) => !isUnder(file, BUILD_TIME_ONLY.directory))
         .flatMap(importsOf)
+        .filter(({ file, specifier }) => BUILD_TIME_ONLY.imports.get(file) !== specifier)
         .filter(({ target, typeOnly }) => target === undefined && !typeOnly)
         .filter(({ specifier }) => {
           if (specifier.startsWith('node:')) return !builtins.has(specifier.slice('node:'.length));

@@ -233,6 +233,45 @@ describe('outbox call', () => {
     }
   });
 
+  it.each([
+    [
+      'the one <service>ApiUrl output of a service stack',
+      [{ OutputKey: 'inventoryApiUrl', OutputValue: 'BASE' }],
+      0,
+    ],
+    [
+      'none when two outputs could be it',
+      [
+        { OutputKey: 'ordersApiUrl', OutputValue: 'BASE' },
+        { OutputKey: 'inventoryApiUrl', OutputValue: 'BASE' },
+      ],
+      2,
+    ],
+  ])('takes %s', async (_, outputs, code) => {
+    const cloudFormation = mockClient(CloudFormationClient);
+    cloudFormation.on(DescribeStacksCommand, { StackName: STACK }).resolves({
+      Stacks: [
+        {
+          StackName: STACK,
+          StackStatus: 'CREATE_COMPLETE',
+          CreationTime: new Date(0),
+          Outputs: outputs.map((output) => ({ ...output, OutputValue: baseUrl })),
+        },
+      ],
+    });
+    try {
+      const result = await run(['--stack', STACK, 'call', 'GET', '/inventory/SKU-1'], {
+        env: ENV,
+        clients: { cloudFormation: new CloudFormationClient({ region: REGION }) },
+      });
+      expect(result.code).toBe(code);
+      if (code === 0) expect(only().url).toBe('/prod/inventory/SKU-1');
+      else expect(result.stderr).toContain('has several API URL outputs (ordersApiUrl, inventoryApiUrl)');
+    } finally {
+      cloudFormation.restore();
+    }
+  });
+
   it('prints the status and the parsed body as one JSON document with --json', async () => {
     answer = { status: 200, body: '{"sku":"SKU-1","available":3}' };
     const result = await run(['--json', 'call', 'GET', '/inventory/SKU-1', '--url', baseUrl], { env: ENV });

@@ -142,6 +142,52 @@ describe('on the producer’s stack, per subscriber', () => {
     expect(loyalty).toMatchObject({ subscriber: 'loyalty', totals: { PENDING: 1, FAILED: 1 } });
   });
 
+  it('recovers one subscriber of a topic: replays its FAILED delivery alone, waits for it, and names where its dead letters are', async () => {
+    const scene = await failedForLoyalty();
+    const { w, first } = scene;
+    w.take('inventory');
+    w.down.clear();
+    // While recover waits, the sweeper sends the replayed delivery, loyalty applies it and its receipt confirms it.
+    const clients = cloudFormation(LOCAL_STACKS, {
+      adminDeps: () => scene.deps,
+      clock: w.clock.now,
+      sleep: async () => {
+        w.clock.advance(60_000);
+        await w.sweep();
+        await w.consume('loyalty');
+        await w.applyReceipts();
+      },
+    });
+    const outbox = (...argv: string[]) => run(argv, { env: EMULATOR, clients });
+
+    const unknown = await outbox('recover', '--topic', 'order.created', '--subscriber', 'billing');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('is not a subscriber of order.created (inventory, loyalty)');
+
+    const recovered = await outbox(
+      'recover',
+      '--topic',
+      'order.created',
+      '--subscriber',
+      'loyalty',
+      '--wait',
+      '600',
+    );
+    expect(recovered.stdout).toContain('recover order.created (subscriber loyalty)');
+    expect(recovered.stdout).toMatch(/2\. replay +1 of 1 FAILED message\(s\) replayed/);
+    expect(recovered.stdout).toContain(
+      'the dead letters of loyalty are in their own stacks: outbox redrive --stack <its stack> --topic order.created',
+    );
+    expect(recovered.stdout).toContain('5. result      resolved: nothing remains');
+    // The topic's own queue (a topic being drained has one) is not the subscriber's: none of its dead letters move.
+    expect(recovered.stderr).not.toContain('moving the dead letters');
+    expect(recovered.stderr).toContain('replaying the FAILED messages of order.created');
+    expect(recovered.code).toBe(0);
+    expect(await scene.statusOf(first.messageId)).toEqual({ inventory: 'CONFIRMED', loyalty: 'CONFIRMED' });
+    // Inventory's delivery of it, CONFIRMED before, was never sent again (its queue has only the second message).
+    expect(w.take('inventory').filter((body) => body.includes(first.messageId))).toEqual([]);
+  });
+
   it('bulk-replays the FAILED deliveries of a topic to one subscriber', async () => {
     const { outbox } = await producer();
     const dry = await outbox(

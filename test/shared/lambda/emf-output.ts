@@ -19,6 +19,8 @@ export interface PublishedValue {
   readonly dimensions: readonly (readonly string[])[];
   readonly service: unknown;
   readonly topic: unknown;
+  /** Set on a subscriber's figures only. */
+  readonly subscriber: unknown;
   readonly unit: string;
   readonly value: number;
 }
@@ -66,6 +68,7 @@ export function captureEmf(): EmfCapture {
               dimensions: directive.Dimensions,
               service: document.service,
               topic: document.topic,
+              subscriber: document.subscriber,
               unit: metric.Unit,
               value,
             }));
@@ -77,9 +80,29 @@ export function captureEmf(): EmfCapture {
   };
 }
 
-/** The values of a metric as `{ topic: value }` (summed when a topic has several). */
+/**
+ * The values of a metric published per topic as `{ topic: value }` (summed when a topic has several); a
+ * subscriber's figures are left out.
+ */
 export function byTopic(values: readonly PublishedValue[]): Record<string, number> {
   const sums: Record<string, number> = {};
-  for (const { topic, value } of values) sums[String(topic)] = (sums[String(topic)] ?? 0) + value;
+  for (const { topic, subscriber, value } of values) {
+    if (subscriber !== undefined) continue;
+    sums[String(topic)] = (sums[String(topic)] ?? 0) + value;
+  }
+  return sums;
+}
+
+/**
+ * The values of a metric published per subscriber: `{ '<subscriber>': value }` over all its topics, and
+ * `{ '<subscriber> <topic>': value }` per topic (summed when there are several).
+ */
+export function bySubscriber(values: readonly PublishedValue[]): Record<string, number> {
+  const sums: Record<string, number> = {};
+  for (const { topic, subscriber, value } of values) {
+    if (subscriber === undefined) continue;
+    const key = topic === undefined ? String(subscriber) : `${String(subscriber)} ${String(topic)}`;
+    sums[key] = (sums[key] ?? 0) + value;
+  }
   return sums;
 }

@@ -4,6 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../../shared/errors.ts';
 import { createRelayHandler } from '../../../shared/lambda/relay-handler.ts';
+import { deliveryIdOf } from '../../../shared/message/delivery-id.ts';
 import { DEFAULT_METRICS_NAMESPACE, OutboxMetricName } from '../../../shared/observability/metric-names.ts';
 import {
   FIXED_NOW,
@@ -12,7 +13,7 @@ import {
   streamRecord,
   testMessageId,
 } from '../../support/factories.ts';
-import { byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
+import { bySubscriber, byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -171,6 +172,127 @@ describe('createRelayHandler metrics', () => {
   ])('fails loudly at start with a ConfigError naming %s when it is "%s"', (name, value) => {
     expect(() => handler.withEnv({ ...env, [name]: value })).toThrow(ConfigError);
     expect(() => handler.withEnv({ ...env, [name]: value })).toThrow(name);
+  });
+});
+
+describe('createRelayHandler metrics per subscriber', () => {
+  const INVENTORY = 'https://sqs.eu-west-1.amazonaws.com/123456789012/Orders-Outbox-inventory';
+  const LOYALTY = 'https://sqs.eu-west-1.amazonaws.com/123456789012/Orders-Outbox-loyalty';
+  const subscribed = {
+    ...env,
+    TOPIC_QUEUES: '{}',
+    SUBSCRIPTIONS: JSON.stringify({
+      'order.created': { inventory: INVENTORY, loyalty: LOYALTY },
+      'order.cancelled': { inventory: INVENTORY },
+    }),
+  };
+  /** `subscriber`'s delivery of message `n`, as the writer stores it, as a stream insert. */
+  const delivery = (n: number, subscriber: string, topic = 'order.created') =>
+    streamRecord(outboxItem({ messageId: deliveryIdOf(testMessageId(n), subscriber), subscriber, topic }), {
+      sequenceNumber: `${n}${subscriber}`,
+    });
+
+  it('publishes each subscriber’s sends per topic and over its topics, beside the topic’s own', async () => {
+    // Loyalty's queue refuses everything; inventory's accepts.
+    sqs.on(SendMessageBatchCommand).callsFake(async (input: SendMessageBatchCommandInput) =>
+      input.QueueUrl === LOYALTY
+        ? {
+            Failed: (input.Entries ?? []).map((e) => ({
+              Id: e.Id,
+              SenderFault: false,
+              Code: 'InternalError',
+            })),
+          }
+        : {
+            Successful: (input.Entries ?? []).map((e) => ({
+              Id: e.Id,
+              MessageId: 'm',
+              MD5OfMessageBody: 'x',
+            })),
+          },
+    );
+    ddb.on(UpdateCommand).resolves({ Attributes: { status: 'PENDING' } });
+
+    await handler.withEnv(subscribed)(
+      {
+        Records: [
+          delivery(1, 'inventory'),
+          delivery(1, 'loyalty'),
+          delivery(2, 'inventory'),
+          delivery(3, 'inventory', 'order.cancelled'),
+        ],
+      },
+      lambdaContext(),
+    );
+
+    // The topic counts every delivery, as before.
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_SENT))).toEqual({
+      'order.cancelled': 1,
+      'order.created': 2,
+    });
+    expect(bySubscriber(emf.values(OutboxMetricName.MESSAGES_SENT))).toEqual({
+      inventory: 3,
+      'inventory order.cancelled': 1,
+      'inventory order.created': 2,
+      loyalty: 0,
+      'loyalty order.created': 0,
+    });
+    expect(bySubscriber(emf.values(OutboxMetricName.SEND_FAILURES))).toEqual({
+      inventory: 0,
+      'inventory order.cancelled': 0,
+      'inventory order.created': 0,
+      loyalty: 1,
+      'loyalty order.created': 1,
+    });
+    expect(bySubscriber(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({
+      inventory: 0,
+      'inventory order.cancelled': 0,
+      'inventory order.created': 0,
+      loyalty: 0,
+      'loyalty order.created': 0,
+    });
+    expect(bySubscriber(emf.values(OutboxMetricName.RETRIES_SCHEDULED))).toEqual({});
+    const dimensionsOf = (subscriber: string, topic?: string) =>
+      emf
+        .values(OutboxMetricName.SEND_FAILURES)
+        .filter((value) => value.subscriber === subscriber && value.topic === topic)
+        .map((value) => ({ service: value.service, unit: value.unit, dimensions: value.dimensions }));
+    expect(dimensionsOf('loyalty')).toEqual([
+      { service: 'orders-relay', unit: 'Count', dimensions: [['service', 'subscriber']] },
+    ]);
+    expect(dimensionsOf('loyalty', 'order.created')).toEqual([
+      { service: 'orders-relay', unit: 'Count', dimensions: [['service', 'topic', 'subscriber']] },
+    ]);
+    expect(
+      emf.values(OutboxMetricName.MESSAGES_SENT).filter((value) => value.subscriber === undefined),
+    ).toEqual([
+      expect.objectContaining({ topic: 'order.cancelled', dimensions: [['service', 'topic']] }),
+      expect.objectContaining({ topic: 'order.created', dimensions: [['service', 'topic']] }),
+    ]);
+  });
+
+  it('counts a delivery that became FAILED on its last attempt as its subscriber’s MessagesFailed', async () => {
+    sqs.on(SendMessageBatchCommand).callsFake(async (input: SendMessageBatchCommandInput) => ({
+      Failed: (input.Entries ?? []).map((e) => ({
+        Id: e.Id,
+        SenderFault: true,
+        Code: 'InvalidParameterValue',
+      })),
+    }));
+    const policies = { loyalty: { baseDelayMs: 1_000, multiplier: 2, maxDelayMs: 10_000, maxAttempts: 1 } };
+
+    await handler.withEnv({ ...subscribed, SUBSCRIBER_RETRY_POLICIES: JSON.stringify(policies) })(
+      { Records: [delivery(1, 'inventory'), delivery(1, 'loyalty')] },
+      lambdaContext(),
+    );
+
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({ 'order.created': 1 });
+    expect(bySubscriber(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({
+      inventory: 0,
+      'inventory order.created': 0,
+      loyalty: 1,
+      'loyalty order.created': 1,
+    });
   });
 });
 

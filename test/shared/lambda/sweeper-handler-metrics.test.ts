@@ -12,10 +12,11 @@ import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BACKLOG_GAUGE_MAX_PAGES, createSweeperHandler } from '../../../shared/lambda/sweeper-handler.ts';
+import { deliveryIdOf } from '../../../shared/message/delivery-id.ts';
 import { MessageStatus } from '../../../shared/message/message-status.ts';
 import { OutboxMetricName } from '../../../shared/observability/metric-names.ts';
 import { FIXED_NOW, lambdaContext, outboxItem, testMessageId } from '../../support/factories.ts';
-import { byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
+import { bySubscriber, byTopic, captureEmf, type EmfCapture } from './emf-output.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -252,5 +253,187 @@ describe('createSweeperHandler metrics', () => {
 
     expect(report).toMatchObject({ rounds: 1, errors: 0 });
     expect(emf.values(OutboxMetricName.BACKLOG_PENDING)).toEqual([]);
+  });
+});
+
+describe('createSweeperHandler metrics per subscriber', () => {
+  const INVENTORY = 'https://sqs.eu-west-1.amazonaws.com/123456789012/Orders-Outbox-inventory';
+  const LOYALTY = 'https://sqs.eu-west-1.amazonaws.com/123456789012/Orders-Outbox-loyalty';
+  const subscribed = {
+    ...env,
+    SUBSCRIPTIONS: JSON.stringify({ 'order.created': { inventory: INVENTORY, loyalty: LOYALTY } }),
+  };
+  const deliveryId = (n: number, subscriber: string) => deliveryIdOf(testMessageId(n), subscriber);
+
+  /**
+   * The indexes as the gauges read them. The due index holds no `subscriber` (the table's projection), only the
+   * key: inventory's delivery of message 1, written 30 minutes ago and resent a minute ago, still SENT; its delivery
+   * of message 2, PENDING for 4 minutes; message 3 of order.created, without a subscriber, SENT an hour ago. The
+   * attention index (every attribute) holds loyalty's FAILED delivery of message 1. The sweep's own due queries get
+   * `due`.
+   */
+  function deliveriesHeld(due: readonly object[] = []): void {
+    const stored = new Map(due.map((item) => [(item as { messageId?: string }).messageId, item]));
+    ddb
+      .on(UpdateCommand)
+      .callsFake(async (input: UpdateCommandInput) =>
+        input.ReturnValues === 'ALL_NEW' ? { Attributes: stored.get(String(input.Key?.messageId)) } : {},
+      );
+    ddb.on(QueryCommand).callsFake(async (input: QueryCommandInput) => {
+      const values = input.ExpressionAttributeValues ?? {};
+      if (values[':shard'] !== undefined) return { Items: values[':shard'] === '0' ? due : [] };
+      if (input.IndexName === 'due' && values[':pk'] === '0') {
+        return {
+          Items: [
+            {
+              messageId: deliveryId(1, 'inventory'),
+              topic: 'order.created',
+              status: 'SENT',
+              createdAt: minutesAgo(30),
+              sentAt: minutesAgo(1),
+            },
+            {
+              messageId: deliveryId(2, 'inventory'),
+              topic: 'order.created',
+              status: 'PENDING',
+              createdAt: minutesAgo(4),
+            },
+            {
+              messageId: testMessageId(3),
+              topic: 'order.created',
+              status: 'SENT',
+              createdAt: minutesAgo(60),
+              sentAt: minutesAgo(60),
+            },
+          ],
+        };
+      }
+      if (values[':pk'] === 'FAILED#1') {
+        return {
+          Items: [
+            {
+              messageId: deliveryId(1, 'loyalty'),
+              subscriber: 'loyalty',
+              topic: 'order.created',
+              status: 'FAILED',
+            },
+          ],
+        };
+      }
+      return { Items: [] };
+    });
+  }
+
+  it('publishes each subscriber’s gauges per topic and over its topics, zeros included', async () => {
+    deliveriesHeld();
+
+    await handler.withEnv(subscribed)({}, oneRoundContext());
+
+    const gauge = (name: string) => bySubscriber(emf.values(name));
+    expect(gauge(OutboxMetricName.BACKLOG_PENDING)).toEqual({
+      inventory: 1,
+      'inventory order.created': 1,
+      loyalty: 0,
+      'loyalty order.created': 0,
+    });
+    expect(gauge(OutboxMetricName.BACKLOG_SENT_UNCONFIRMED)).toEqual({
+      inventory: 1,
+      'inventory order.created': 1,
+      loyalty: 0,
+      'loyalty order.created': 0,
+    });
+    expect(gauge(OutboxMetricName.OLDEST_PENDING_AGE_SECONDS)).toEqual({
+      inventory: 240,
+      'inventory order.created': 240,
+      loyalty: 0,
+      'loyalty order.created': 0,
+    });
+    // Waiting for inventory's receipt since it was written, whatever its last send.
+    expect(gauge(OutboxMetricName.OLDEST_UNCONFIRMED_AGE_SECONDS)).toEqual({
+      inventory: 1_800,
+      'inventory order.created': 1_800,
+      loyalty: 0,
+      'loyalty order.created': 0,
+    });
+    expect(gauge(OutboxMetricName.FAILED_MESSAGES)).toEqual({
+      inventory: 0,
+      'inventory order.created': 0,
+      loyalty: 1,
+      'loyalty order.created': 1,
+    });
+    const published = (subscriber: string, topic?: string) =>
+      emf
+        .values(OutboxMetricName.OLDEST_UNCONFIRMED_AGE_SECONDS)
+        .filter((value) => value.subscriber === subscriber && value.topic === topic)
+        .map(({ namespace, service, unit, dimensions }) => ({ namespace, service, unit, dimensions }));
+    expect(published('inventory')).toEqual([
+      {
+        namespace: 'ServerlessOutbox',
+        service: 'orders-sweeper',
+        unit: 'Seconds',
+        dimensions: [['service', 'subscriber']],
+      },
+    ]);
+    expect(published('inventory', 'order.created')).toEqual([
+      {
+        namespace: 'ServerlessOutbox',
+        service: 'orders-sweeper',
+        unit: 'Seconds',
+        dimensions: [['service', 'topic', 'subscriber']],
+      },
+    ]);
+  });
+
+  it('keeps the topic’s gauges counting every row, a message without a subscriber included', async () => {
+    deliveriesHeld();
+
+    await handler.withEnv(subscribed)({}, oneRoundContext());
+
+    expect(byTopic(emf.values(OutboxMetricName.BACKLOG_SENT_UNCONFIRMED))).toEqual({
+      'order.created': 2,
+      'payment.captured': 0,
+    });
+    expect(byTopic(emf.values(OutboxMetricName.OLDEST_UNCONFIRMED_AGE_SECONDS))).toEqual({
+      'order.created': 3_600,
+      'payment.captured': 0,
+    });
+    expect(byTopic(emf.values(OutboxMetricName.FAILED_MESSAGES))).toEqual({
+      'order.created': 1,
+      'payment.captured': 0,
+    });
+    expect(
+      emf.values(OutboxMetricName.FAILED_MESSAGES).find((v) => v.topic === 'order.created'),
+    ).toMatchObject({
+      dimensions: [['service', 'topic']],
+    });
+  });
+
+  it('counts a delivery it moved to FAILED after its last attempt as its subscriber’s MessagesFailed', async () => {
+    const exhausted = outboxItem({
+      messageId: deliveryId(7, 'loyalty'),
+      subscriber: 'loyalty',
+      status: MessageStatus.PENDING,
+      attempts: 10,
+      dueShard: '0',
+      nextAttemptAt: new Date(FIXED_NOW.getTime() - 1_000).toISOString(),
+      lastError: 'queue missing',
+    });
+    deliveriesHeld([exhausted]);
+
+    const report = await handler.withEnv(subscribed)({}, oneRoundContext());
+
+    expect(report.problems).toEqual([
+      expect.objectContaining({
+        messageId: deliveryId(7, 'loyalty'),
+        subscriber: 'loyalty',
+        outcome: 'FAILED',
+      }),
+    ]);
+    expect(bySubscriber(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({
+      loyalty: 1,
+      'loyalty order.created': 1,
+    });
+    expect(byTopic(emf.values(OutboxMetricName.MESSAGES_FAILED))).toEqual({ 'order.created': 1 });
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
   });
 });

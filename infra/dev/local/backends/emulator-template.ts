@@ -19,10 +19,12 @@
  *   placeholder is also valid base64 once non-alphabet characters are dropped: no `=`, and a number of
  *   base64 letters that is a multiple of four.
  * - A function's `Environment` keeps only its literal values (settings such as DUE_SHARDS, which operator
- *   tools read from the deployed template); values built from intrinsics are dropped: the local runtime
- *   resolves them from the synthesized template, and the emulator's copy never runs. Resource `Metadata`
- *   other than the outbox roles (construct paths, asset hashes) and the
- *   `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
+ *   tools read from the deployed template) and the outbox's SUBSCRIPTIONS (its subscribers' queue URLs,
+ *   built of pseudo parameters, by which the tools find a message's deliveries); other values built from
+ *   intrinsics are dropped: the local runtime resolves them from the synthesized template, and the emulator's
+ *   copy never runs. Resource `Metadata` other than the outbox's (roles, topics, a subscriber queue's subscriber
+ *   and outbox names, by which the tools find a stack's outbox, or a subscriber's queue and its producer) —
+ *   construct paths, asset hashes — and the `AWS::CDK::Metadata` resource are dropped too. What is left changes only when a resource does, so a
  *   restart against an emulator that already has the stack finds it unchanged and keeps it (and its data).
  *
  * - A FIFO queue without a `QueueName` gets one, `<stack>-<LogicalId>.fifo` (cut to SQS's 80 characters):
@@ -34,9 +36,12 @@
  * are skipped by moto itself and need no change here.
  */
 
+import { OutboxSettings } from '../../../../shared/index.ts';
 import {
+  OUTBOX_NAME_METADATA,
   OUTBOX_ROLE_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
   OUTBOX_TOPICS_METADATA,
 } from '../../../../shared/memory/index.ts';
 import { LocalRuntimeError } from '../local-runtime-error.ts';
@@ -123,6 +128,8 @@ const OUTBOX_ROLE_KEYS: ReadonlySet<string> = new Set([
   OUTBOX_ROLE_METADATA,
   OUTBOX_TOPICS_METADATA,
   OUTBOX_SOURCE_METADATA,
+  OUTBOX_SUBSCRIBER_METADATA,
+  OUTBOX_NAME_METADATA,
 ]);
 
 function withPlaceholderCode(resource: TemplateResource): TemplateResource {
@@ -149,12 +156,22 @@ function withFifoQueueName(resource: TemplateResource, name: string): TemplateRe
   return { ...resource, Properties: { ...properties, QueueName: queueName } };
 }
 
-/** The variables of a function's `Environment` whose values are plain strings, or undefined when none are. */
-function literalVariables(environment: unknown): Record<string, string> | undefined {
+/**
+ * Environment values built from intrinsics that operator tools read from the deployed template, and so are kept:
+ * the outbox's SUBSCRIPTIONS (its subscribers' queue URLs, built of pseudo parameters), by which the tools find a
+ * message's deliveries. Any other intrinsic value is dropped, so that a change to it leaves the stack unchanged.
+ */
+const TOOL_VARIABLES: ReadonlySet<string> = new Set([OutboxSettings.subscriptions.name]);
+
+/**
+ * The variables of a function's `Environment` whose values are plain strings, and the {@link TOOL_VARIABLES};
+ * undefined when there are none.
+ */
+function literalVariables(environment: unknown): Record<string, unknown> | undefined {
   const variables = (environment as { Variables?: unknown } | undefined)?.Variables;
   if (typeof variables !== 'object' || variables === null) return undefined;
   const literals = Object.entries(variables).filter(
-    (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ([name, value]) => typeof value === 'string' || TOOL_VARIABLES.has(name),
   );
   return literals.length === 0 ? undefined : Object.fromEntries(literals);
 }

@@ -286,6 +286,16 @@ describe('getOrder', () => {
     ]);
   });
 
+  it('shows only the order’s own events, not the outbox’s messages about it (an erase sent to a subscriber)', async () => {
+    const created = outboxItem({ messageId: testMessageId(1) });
+    const erase = outboxItem({ messageId: testMessageId(2), topic: 'outbox.erase', aggregateId: 'order-1' });
+    await storeMessages(deliveryOf(created, 'inventory'), deliveryOf(erase, 'inventory'));
+
+    const body = JSON.parse((await getOrder(getEvent('order-1'), deps)).body);
+
+    expect(body.messages.map((message: { topic: string }) => message.topic)).toEqual(['order.created']);
+  });
+
   it("shows a subscriber's outcome only once its delivery is CONFIRMED, and the message CONFIRMED once every one is", async () => {
     const created = outboxItem({ messageId: testMessageId(1) });
     const cancelled = outboxItem({ messageId: testMessageId(2), topic: 'order.cancelled' });

@@ -44,6 +44,8 @@ export const CONTRACT_TABLE_SCHEMAS = {
       aggregateId: 'S',
       orderKey: 'S',
       seq: 'N',
+      attentionKey: 'S',
+      createdAt: 'S',
     },
   },
   inbox: { ...MEMORY_TABLE_SCHEMAS.inbox, attributeTypes: { messageId: 'S' } },
