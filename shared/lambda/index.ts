@@ -37,7 +37,7 @@ export {
   type OutboxMetricsPublisher,
 } from './outbox-metrics-publisher.ts';
 export { outboxWriterFromEnv } from './outbox-writer.ts';
-export { createReceiptsHandler } from './receipts-handler.ts';
+export { applyReceiptEvent, createReceiptsHandler, type ReceiptBatchReport } from './receipts-handler.ts';
 export { createRelayHandler, type RelayParts, relayDeps } from './relay-handler.ts';
 export { type RelayedStreamBatch, relayStreamBatch, relayStreamEvent } from './relay-stream-batch.ts';
 export type { ConflictKeys, ConsumedSqsBatch } from './sqs-batch-consumer.ts';

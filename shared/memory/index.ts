@@ -12,6 +12,11 @@
 export { AUDIT_KEYS } from '../aws/audit-table.ts';
 /* The pipeline's parts the drill, the bench and the local runtime compose over the doubles above. */
 export { cursorKeyOf, INBOX_KEYS, inboxDeliveryCheck } from '../aws/inbox-table.ts';
+/**
+ * Tooling: the producer's update of a delivery by its subscriber's receipt, on a clock of the caller's (the scale
+ * drill's is simulated); `ReceiptConfirmer` below is the subscriber's half.
+ */
+export { DynamoDeliveryConfirmer } from '../aws/outbox-table/delivery-confirmer.ts';
 export { OUTBOX_KEYS } from '../aws/outbox-table.ts';
 export { SEQUENCE_KEYS } from '../aws/sequence-table.ts';
 /** Tooling: what an outbox stream record announces to the relay: a message to send, or nothing. */
@@ -32,6 +37,8 @@ export { historyOf } from '../outbox/history.ts';
 /** Tooling: a new PENDING outbox item for an envelope, as the writer puts it in the transaction. */
 export { DEFAULT_DUE_SHARDS, dueShardOf, newOutboxItem } from '../outbox/outbox-item.ts';
 export type { OutboxStore, SweepStore } from '../outbox/outbox-store.ts';
+/** Tooling: a subscriber's confirmation by receipt, on a timer of the caller's (the scale drill's flushes at once). */
+export { ReceiptConfirmer, type ReceiptQueue } from '../receipts/receipt-confirmer.ts';
 export {
   MESSAGE_ATTRIBUTES,
   type MessagePublisher,

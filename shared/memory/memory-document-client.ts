@@ -143,6 +143,11 @@ export class MemoryDocumentClient {
   readonly #listeners: ((change: MemoryChange) => void)[] = [];
   readonly #clock: () => Date;
   readonly #tokens = new Map<string, { fingerprint: string; at: number }>();
+  /**
+   * When the oldest remembered token was applied: until it is forgotten no token is, so a transaction pays for a
+   * pass over the tokens only when one has expired (a pass per transaction made a long run quadratic).
+   */
+  #oldestTokenAt = Number.POSITIVE_INFINITY;
 
   constructor(
     tables: Readonly<Record<string, MemoryTableSchema>>,
@@ -338,15 +343,24 @@ export class MemoryDocumentClient {
       outcomes.filter((outcome): outcome is Write => outcome !== undefined && !(outcome instanceof Error)),
       'TransactWriteItems',
     );
-    if (token !== undefined) this.#tokens.set(token, { fingerprint, at: this.#clock().getTime() });
+    if (token !== undefined) {
+      const at = this.#clock().getTime();
+      this.#tokens.set(token, { fingerprint, at });
+      this.#oldestTokenAt = Math.min(this.#oldestTokenAt, at);
+    }
     return {};
   }
 
   /** Whether a transaction with this token already committed (then it is not applied again). */
   #alreadyApplied(token: string, fingerprint: string): boolean {
     const now = this.#clock().getTime();
-    for (const [key, { at }] of this.#tokens) {
-      if (now - at >= LIMITS.idempotencyMs) this.#tokens.delete(key);
+    if (now - this.#oldestTokenAt >= LIMITS.idempotencyMs) {
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const [key, { at }] of this.#tokens) {
+        if (now - at >= LIMITS.idempotencyMs) this.#tokens.delete(key);
+        else oldest = Math.min(oldest, at);
+      }
+      this.#oldestTokenAt = oldest;
     }
     const previous = this.#tokens.get(token);
     if (previous === undefined) return false;

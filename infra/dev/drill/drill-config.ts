@@ -1,5 +1,9 @@
+import type { ConfirmLatency } from './confirm-latency.ts';
 import type { FaultRates, HopFaultRates } from './faults.ts';
-import type { ObservedMetrics } from './observed-metrics.ts';
+import type { InvariantResult } from './invariant-result.ts';
+import type { DrillMetrics } from './observed-metrics.ts';
+import type { ReceiptCountsTotal } from './receipt-tally.ts';
+import type { StopFacts } from './subscriber-stop.ts';
 
 /** What a drill run does. */
 export interface DrillConfig {
@@ -30,19 +34,41 @@ export interface DrillResult {
   readonly config: DrillConfig;
   readonly injected: Readonly<Record<string, number>>;
   readonly counts: Readonly<Record<string, number>>;
-  /** Records the consumer handled (each receive of each copy, whatever became of it). */
-  readonly deliveries: number;
+  /** Records each subscriber's consumer handled (each receive of each copy, whatever became of it). */
+  readonly deliveries: Readonly<Record<string, number>>;
   /**
-   * What the relay, sweeper and consumer functions would have published over the run, per topic: the drill calls
-   * the same cores and turns their counts into metrics with the same functions as the handler factories.
+   * What the relay, sweeper and consumer functions would have published over the run, per topic (the consumers' per
+   * subscriber): the drill calls the same cores and turns their counts into metrics with the same functions as the
+   * handler factories.
    */
-  readonly metrics: ObservedMetrics;
+  readonly metrics: DrillMetrics;
+  /** The receipts: how many the consumers sent, what the faults did to them, and what the producer found. */
+  readonly receipts: ReceiptSummary;
+  /** Each subscriber's confirm latency, from the tables: write → its delivery CONFIRMED. */
+  readonly latency: ConfirmLatency;
+  /** When the stopped subscriber was stopped and started again. */
+  readonly stop: StopFacts;
   /** Wall-clock milliseconds to write every order and to settle afterwards. */
   readonly writeMs: number;
   readonly settleMs: number;
   /** Simulated time the pipeline ran (memory mode runs a virtual clock). */
   readonly simulatedMs?: number;
-  readonly invariants: readonly { name: string; ok: boolean; detail: string }[];
+  readonly invariants: readonly InvariantResult[];
+}
+
+/** A run's receipts, summed. */
+export interface ReceiptSummary {
+  /** Receipts the consumers sent, in how many bodies (SQS messages). */
+  readonly sent: number;
+  readonly bodies: number;
+  /** Receipts lost, duplicated and delayed by the drill's faults. */
+  readonly lost: number;
+  readonly duplicated: number;
+  readonly delayed: number;
+  /** Resends of the deliveries whose receipt was lost (each lost receipt costs a redelivery). */
+  readonly resendsAfterLoss: number;
+  /** What the producer's receipts function found for the receipts it applied. */
+  readonly applied: ReceiptCountsTotal;
 }
 
 /** The rate of every fault a run injects: the hop faults, and conflicts on the hot SKU. */

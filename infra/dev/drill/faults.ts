@@ -20,6 +20,9 @@ export const HOP_FAULT_KINDS = [
   'consumerCrashAfterCommit',
   'consumerTransientError',
   'sweeperCrash',
+  'receiptLost',
+  'receiptDuplicated',
+  'receiptDelayed',
 ] as const;
 
 /**
@@ -99,14 +102,19 @@ function bound(target: object, property: string | symbol, receiver: unknown): un
   return typeof value === 'function' ? value.bind(target) : value;
 }
 
-/**
- * SQS send errors per entry, whole-call timeouts, and poison messages (those `poisoned` picks) that SQS rejects
- * forever.
- */
+/** What a faulty publisher rejects forever, and whom it tells of the messages of a call that timed out. */
+export interface PublisherFaults {
+  /** Poison messages SQS rejects forever, by the queue they are sent to (a subscriber's). */
+  readonly poisoned: (message: Envelope, queueUrl: string) => boolean;
+  /** The messages of a call that timed out: marked SENT, sent nowhere, they wait for reconciliation. */
+  readonly timedOut?: (queueUrl: string, messages: readonly Envelope[]) => void;
+}
+
+/** SQS send errors per entry, whole-call timeouts, and poison messages that SQS rejects forever. */
 export function faultyPublisher(
   publisher: MessagePublisher,
   faults: FaultInjector,
-  poisoned: (message: Envelope) => boolean,
+  { poisoned, timedOut = () => {} }: PublisherFaults,
 ): MessagePublisher {
   return {
     async publishBatch(
@@ -114,11 +122,14 @@ export function faultyPublisher(
       messages: readonly Envelope[],
       options?: PublishOptions,
     ): Promise<PublishResult> {
-      if (faults.roll('sqsTimeout')) throw new InjectedFault('sqsTimeout', 'SendMessageBatch timed out');
+      if (faults.roll('sqsTimeout')) {
+        timedOut(queueUrl, messages);
+        throw new InjectedFault('sqsTimeout', 'SendMessageBatch timed out');
+      }
       const failed: { messageId: string; error: string }[] = [];
       const deliverable: Envelope[] = [];
       for (const message of messages) {
-        if (poisoned(message)) {
+        if (poisoned(message, queueUrl)) {
           failed.push({
             messageId: message.messageId,
             error: 'InvalidMessageContents: poisoned by the drill',
@@ -157,11 +168,12 @@ export function faultyDocumentClient(
 /**
  * The relay (or a sweeper) crashing between its SENT mark and its send: the message is left SENT although nobody
  * sent it, and a retried stream record finds it marked already, so only reconciliation (after the confirmation
- * deadline) sends it.
+ * deadline) sends it. `crashed` hears of each message (its row's key) left so.
  */
 export function crashingAfterSend<T extends Pick<SweepStore, 'markSent'>>(
   store: T,
   faults: FaultInjector,
+  crashed: (messageId: string) => void = () => {},
 ): T {
   return new Proxy(store, {
     get(target, property, receiver) {
@@ -169,6 +181,7 @@ export function crashingAfterSend<T extends Pick<SweepStore, 'markSent'>>(
       return async (mark: Parameters<SweepStore['markSent']>[0]) => {
         const outcome = await target.markSent(mark);
         if (outcome === 'SENT' && faults.roll('relayCrashAfterSend')) {
+          crashed(mark.messageId);
           throw new InjectedFault(
             'relayCrashAfterSend',
             `after marking ${mark.messageId} SENT, before its send`,
@@ -205,10 +218,10 @@ export function crashingSweeperStore(
 }
 
 /**
- * A consumer that fails transiently before its effect, or crashes after the effect committed and before
- * the ack (the confirm is the last step of a message before the ack, so failing it leaves the effect applied and
- * the message redelivered). With `commits`, every inbox row committed and every confirmation written are noted
- * there, so that those of deliveries that then failed are counted: no metric counts them.
+ * A consumer that fails transiently before its effect, or crashes after the effect committed and before its receipt
+ * is sent (the confirmation is the last step of a message before the ack, so failing it leaves the effect applied
+ * and the message redelivered). With `commits`, every inbox row committed is noted there, so that those of
+ * deliveries that then failed are counted: no metric counts them.
  */
 export function faultyConsumerDeps(
   deps: ConsumeDeps,
@@ -242,12 +255,10 @@ export function faultyConsumerDeps(
               if (faults.roll('consumerCrashAfterCommit')) {
                 throw new InjectedFault(
                   'consumerCrashAfterCommit',
-                  `effect of ${messageId} committed, no ack`,
+                  `effect of ${messageId} committed, no receipt, no ack`,
                 );
               }
-              const confirmed = await confirmer.confirm(messageId, now, outcome);
-              if (confirmed === 'CONFIRMED') commits?.confirmed(messageId);
-              return confirmed;
+              return confirmer.confirm(messageId, now, outcome);
             },
           },
         }),

@@ -1,8 +1,12 @@
 import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { planInventory } from '../../../functions/inventory/apply-order/plan-inventory.ts';
+import { stockConflictKeys } from '../../../functions/inventory/apply-order/stock-conflict-keys.ts';
+import { customerConflictKeys } from '../../../functions/loyalty/apply-order/customer-conflict-keys.ts';
+import { planLoyalty } from '../../../functions/loyalty/apply-order/plan-loyalty.ts';
+import { LOYALTY_TABLE_KEY } from '../../../functions/loyalty/loyalty-table.ts';
 import { cancelOrder } from '../../../functions/orders/cancel-order/cancel-order.ts';
 import { createOrder } from '../../../functions/orders/create-order/create-order.ts';
 import { ORDER_CANCELLED, ORDER_CREATED } from '../../../functions/orders/order.ts';
@@ -15,6 +19,7 @@ import {
   orderedTopic,
 } from '../../../shared/index.ts';
 import {
+  applyReceiptEvent,
   consumeMetrics,
   consumeSqsEvent,
   relayStreamEvent,
@@ -28,12 +33,13 @@ import {
   DEFAULT_RETRY_POLICY,
   DEFAULT_SWEEPER_SETTINGS,
   DEFAULT_VISIBILITY_BACKOFF,
+  DynamoDeliveryConfirmer,
   INBOX_KEYS,
-  inboxDeliveryCheck,
   MemoryDocumentClient,
   MemoryQueues,
   type MemoryTableSchema,
   OUTBOX_KEYS,
+  ReceiptConfirmer,
   type RelayDeps,
   sweep,
 } from '../../../shared/memory/index.ts';
@@ -41,7 +47,17 @@ import { CONSUMER_DEFAULTS, OUTBOX_STREAM_DEFAULTS, QUEUE_DEFAULTS } from '../..
 import { toProxyEvent } from '../local/api/api-gateway-event.ts';
 import { lambdaContext } from '../local/host/lambda-context.ts';
 import { itemKey } from './contention.ts';
+import { DeliveryTrouble } from './delivery-trouble.ts';
 import { type DrillConfig, type DrillResult, drillRates, type Progress } from './drill-config.ts';
+import { type DrillTable, takeSnapshot } from './drill-snapshot.ts';
+import {
+  deliveryKey,
+  isSubscriber,
+  RUNNING_SUBSCRIBER,
+  STOPPED_SUBSCRIBER,
+  SUBSCRIBERS,
+  type Subscriber,
+} from './drill-subscribers.ts';
 import {
   conflictingDocumentClient,
   crashingAfterSend,
@@ -52,75 +68,113 @@ import {
   faultyPublisher,
   seededRandom,
 } from './faults.ts';
-import { type DrillTable, deadLetterCounts, drillResult, ORDER_SCOPE, takeSnapshot } from './invariants.ts';
-import { CONSUMER_ACTOR } from './metric-invariants.ts';
+import { drillResult } from './invariants.ts';
 import { MetricsTally } from './observed-metrics.ts';
-import { DrillOperator } from './operator-actions.ts';
+import {
+  DrillOperator,
+  MIN_WITHDRAWALS,
+  OPERATOR_CANCEL_SHARE,
+  OPERATOR_REPLAYS,
+  withdrawalTarget,
+} from './operator-actions.ts';
+import { deadLetterCounts } from './operator-invariants.ts';
 import {
   HOT_SKU,
   hotOrderCount,
   hotOrderItems,
   hotStock,
   IMMEDIATE_CANCEL_SHARE,
-  poisonedMessages,
+  ORDER_SCOPE,
+  poisonedDeliveries,
   randomOrderItems,
   skuName,
 } from './order-factory.ts';
+import { faultyReceiptQueue, ReceiptFaults } from './receipt-faults.ts';
+import { ReceiptTally } from './receipt-tally.ts';
 import { type RogueMessage, rogueOutboxItems } from './rogue-messages.ts';
+import { SETTLED_STATUSES } from './stalled-deliveries.ts';
+import {
+  type OpenDelivery,
+  ownDelayOf,
+  STOP_BOUND_DEADLINES,
+  STOP_WINDOW,
+  type StopFacts,
+} from './subscriber-stop.ts';
 import { UnreportedCommits } from './unreported-commits.ts';
 
-/** One simulated second per step: the relay, consumer and both sweepers each get a turn. */
+/** One simulated second per step: the writers, the relay, the consumers, the receipts and both sweepers each get a turn. */
 const TICK_MS = 1_000;
 /** The outbox stream mapping as the construct deploys it: records per batch, retries of a failing batch. */
 const STREAM_BATCH_SIZE = OUTBOX_STREAM_DEFAULTS.batchSize;
 const STREAM_RETRIES = OUTBOX_STREAM_DEFAULTS.retryAttempts;
-/** The consumer's queue as the construct deploys it, and the consumer's mapping and timeout. */
+/**
+ * Relay invocations per simulated second: Lambda invokes a stream shard's next batch as soon as the last returns (a
+ * retried batch from its first failed record), a few tens of milliseconds each. With the drill's throttling on every
+ * DynamoDB call a batch fails after ten records or so: one invocation a second left nearly every delivery to the
+ * sweepers, after the stream grace.
+ */
+const RELAY_INVOCATIONS_PER_TICK = 25;
+/**
+ * Orders written per simulated second at most: a rate the faulted pipeline keeps up with, so that latency measures
+ * the pipeline and not a backlog of writes; a small run takes at least {@link MIN_WRITE_TICKS}.
+ */
+const ORDERS_PER_TICK = 50;
+const MIN_WRITE_TICKS = 50;
+/** Each subscriber's queue as the construct deploys it, and its consumer's mapping and timeout. */
 const QUEUE_MAX_RECEIVE_COUNT = QUEUE_DEFAULTS.maxReceiveCount;
 const QUEUE_VISIBILITY_TIMEOUT_MS = QUEUE_DEFAULTS.visibilityTimeout.toMilliseconds();
 const CONSUMER_BATCH_SIZE = CONSUMER_DEFAULTS.batchSize;
 const CONSUMER_TIMEOUT_SECONDS = CONSUMER_DEFAULTS.timeout.toSeconds();
+/** The receipts mapping as `OutboxReceipts` configures it: batches of 10, 180 s visibility. */
+const RECEIPTS_BATCH_SIZE = 10;
+const RECEIPTS_VISIBILITY_TIMEOUT_MS = 180_000;
 const CONFIRM_DEADLINE_MS = 30_000;
+/** A delayed receipt arrives 1 s to this long after it was sent: some before the deadline, some after a resend. */
+const RECEIPT_MAX_DELAY_MS = 1.5 * CONFIRM_DEADLINE_MS;
 const MAX_SIMULATED_MS = 48 * 3_600_000;
-const QUEUE = 'memory://orderEvents';
-const DEAD_LETTER_QUEUE = 'memory://orderEvents-dlq';
+/** Batches a consumer takes in one simulated second at most. */
+const CONSUMER_BATCHES_PER_TICK = 1_000;
+const QUEUES: Readonly<Record<Subscriber, string>> = {
+  inventory: 'memory://OutboxOrders-Outbox-inventory',
+  loyalty: 'memory://OutboxOrders-Outbox-loyalty',
+};
+const DEAD_LETTER_QUEUES: Readonly<Record<Subscriber, string>> = {
+  inventory: 'memory://OutboxOrders-Outbox-inventory-dlq',
+  loyalty: 'memory://OutboxOrders-Outbox-loyalty-dlq',
+};
+const RECEIPT_QUEUE = 'memory://OutboxOrders-Outbox-receipts';
+const RECEIPT_DEAD_LETTER_QUEUE = 'memory://OutboxOrders-Outbox-receipts-dlq';
+const ORDER_TOPICS = [ORDER_CREATED, ORDER_CANCELLED] as const;
 const TERMINAL: ReadonlySet<string> = new Set([
   MessageStatus.CONFIRMED,
   MessageStatus.FAILED,
   MessageStatus.CANCELLED,
 ]);
 /** The example's ordering, as the stack configures it: both order topics in scope `order`, default gap timeout. */
-const ORDERING: OrderingByTopic = {
-  [ORDER_CREATED]: {
-    scope: ORDER_SCOPE,
-    gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
-    sequence: 'aggregate-version',
-  },
-  [ORDER_CANCELLED]: {
-    scope: ORDER_SCOPE,
-    gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS,
-    sequence: 'aggregate-version',
-  },
-};
+const ORDERING: OrderingByTopic = Object.fromEntries(
+  ORDER_TOPICS.map((topic) => [
+    topic,
+    { scope: ORDER_SCOPE, gapTimeoutMs: DEFAULT_GAP_TIMEOUT_MS, sequence: 'aggregate-version' },
+  ]),
+);
 /** A later cancel comes 1 to this many simulated seconds after its order was acknowledged. */
 const LATE_CANCEL_MAX_TICKS = 60;
 /** The stalled order (its create alone poisoned) is cancelled this many ticks after it was acknowledged. */
 const STALLED_CANCEL_TICKS = 5;
-/** Of the orders neither cancelled by their client nor poisoned, the share whose create an operator cancels at once. */
-const OPERATOR_CANCEL_SHARE = 0.1;
-/** FAILED messages of poisoned orders an operator replays once their cause is fixed (SQS takes them then). */
-const OPERATOR_REPLAYS = 3;
 /** How long the operator's cancelled messages are kept (the admin API's default retention). */
 const OPERATOR_RETENTION_DAYS = 30;
+const quietLogger = { info: () => {}, warn: () => {} };
 
 /**
- * The tables of the example as the stack creates them: the library's outbox (with its sparse due index, its
- * aggregate index and its order index), inbox and audit trail, and the example's orders (keyed `orderId`) and
- * inventory (keyed `sku`).
+ * The tables of the example as its three stacks create them: the order service's orders (keyed `orderId`), the
+ * library's outbox (with its sparse due index, its aggregate index and its order index) and audit trail; each
+ * subscriber's inbox; the inventory's table (keyed `sku`) and the loyalty service's (keyed `pk`).
  */
 const TABLES: Readonly<Record<DrillTable | 'audit', MemoryTableSchema>> = {
   orders: { partitionKey: 'orderId' },
   audit: { partitionKey: AUDIT_KEYS.partitionKey, sortKey: AUDIT_KEYS.sortKey },
   inventory: { partitionKey: 'sku' },
+  loyalty: { partitionKey: LOYALTY_TABLE_KEY },
   outbox: {
     partitionKey: OUTBOX_KEYS.partitionKey,
     globalIndexes: [
@@ -142,15 +196,20 @@ const TABLES: Readonly<Record<DrillTable | 'audit', MemoryTableSchema>> = {
       },
     ],
   },
-  inbox: { partitionKey: INBOX_KEYS.partitionKey },
+  inventoryInbox: { partitionKey: INBOX_KEYS.partitionKey },
+  loyaltyInbox: { partitionKey: INBOX_KEYS.partitionKey },
 };
 
+/** Each subscriber's inbox table. */
+const inboxTableOf = (subscriber: Subscriber): DrillTable => `${subscriber}Inbox`;
+
 /**
- * The scale drill: the same cores (createOrder, relayStreamEvent, consumeSqsEvent, sweep) and the same
- * DynamoDB update expressions as production, run against in-memory tables and queues with the same fault
- * injection as the moto drill, on a simulated clock so that hours of backoff pass in seconds. Halfway through
- * come the burst on the hot SKU, whose transactions are cancelled with TransactionConflict at the configured
- * rate, and the rogue messages written behind the writer's back.
+ * The scale drill: the same cores as production (createOrder, relayStreamEvent, each subscriber's consumeSqsEvent
+ * with the example's plan and a receipt sender, the receipts function's applyReceiptEvent, sweep) and the same
+ * DynamoDB update expressions, run against in-memory tables and queues with the same fault injection as the moto
+ * drill, on a simulated clock so that hours of backoff pass in seconds. Halfway through come the burst on the hot
+ * SKU, whose transactions are cancelled with TransactionConflict at the configured rate, and the rogue messages
+ * written behind the writer's back; loyalty's consumer is not polled from 20 % to 50 % of the writes.
  */
 export async function runMemoryDrill(config: DrillConfig, progress: Progress): Promise<DrillResult> {
   let simulatedNow = Date.parse('2030-01-01T00:00:00.000Z');
@@ -163,12 +222,25 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const client = faultyDocumentClient(memory.asDocumentClient(), faults);
   const queues = new MemoryQueues(
     {
-      [QUEUE]: {
-        visibilityTimeoutMs: QUEUE_VISIBILITY_TIMEOUT_MS,
+      ...Object.fromEntries(
+        SUBSCRIBERS.flatMap((subscriber) => [
+          [
+            QUEUES[subscriber],
+            {
+              visibilityTimeoutMs: QUEUE_VISIBILITY_TIMEOUT_MS,
+              maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
+              deadLetterQueueUrl: DEAD_LETTER_QUEUES[subscriber],
+            },
+          ],
+          [DEAD_LETTER_QUEUES[subscriber], { visibilityTimeoutMs: 30_000 }],
+        ]),
+      ),
+      [RECEIPT_QUEUE]: {
+        visibilityTimeoutMs: RECEIPTS_VISIBILITY_TIMEOUT_MS,
         maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
-        deadLetterQueueUrl: DEAD_LETTER_QUEUE,
+        deadLetterQueueUrl: RECEIPT_DEAD_LETTER_QUEUE,
       },
-      [DEAD_LETTER_QUEUE]: { visibilityTimeoutMs: 30_000 },
+      [RECEIPT_DEAD_LETTER_QUEUE]: { visibilityTimeoutMs: 30_000 },
     },
     clock,
   );
@@ -177,20 +249,23 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const stream: DynamoDBRecord[] = [];
   const open = new Set<string>();
   const ledger = new SequenceLedger();
+  const stop = new MemoryStop(config.orders);
   let sequence = 0;
   memory.onChange((change) => {
-    if (change.tableName === 'inbox') {
-      ledger.parkedRow(change.newImage ?? change.oldImage, change.newImage !== undefined);
+    const subscriber = SUBSCRIBERS.find((name) => change.tableName === inboxTableOf(name));
+    if (subscriber !== undefined) {
+      ledger.parkedRow(subscriber, change.newImage ?? change.oldImage, change.newImage !== undefined);
       return;
     }
     if (change.tableName !== 'outbox' || !change.newImage) return;
-    const messageId = String(change.newImage.messageId);
-    ledger.message(change.newImage);
-    if (TERMINAL.has(String(change.newImage.status))) open.delete(messageId);
-    else open.add(messageId);
+    const key = String(change.newImage.messageId);
+    ledger.row(change.newImage);
+    if (TERMINAL.has(String(change.newImage.status))) open.delete(key);
+    else open.add(key);
     if (change.eventName === 'INSERT') {
       sequence += 1;
       stream.push(streamRecord(change.newImage, sequence, clock()));
+      stop.inserted(change.newImage, simulatedNow);
     }
   });
 
@@ -207,63 +282,97 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     new DynamoOutboxStore({ client, tableName: 'outbox', confirmDeadlineMs: CONFIRM_DEADLINE_MS, actor });
   const poisoned = new Set<string>();
   const stalled = new Set<string>();
-  // Messages an operator fixed before replaying them: SQS takes them from then on.
+  // What went wrong for each delivery on its way, for the stop's check of the running subscriber's delays.
+  const trouble = new DeliveryTrouble();
+  // Deliveries an operator fixed before replaying them: SQS takes them from then on.
   const healed = new Set<string>();
+  const poison = poisonedDeliveries({ orders: poisoned, createsOf: stalled, healed });
+  const subscriberOfQueue = new Map(SUBSCRIBERS.map((subscriber) => [QUEUES[subscriber], subscriber]));
   const relayDeps: RelayDeps = {
-    publisher: faultyPublisher(
-      queues,
-      faults,
-      poisonedMessages({ orders: poisoned, createsOf: stalled, healed }),
-    ),
-    store: crashingAfterSend(store('relay'), faults),
-    queueFor: (topic) => (topic === ORDER_CREATED || topic === ORDER_CANCELLED ? QUEUE : undefined),
+    publisher: faultyPublisher(queues, faults, {
+      poisoned: (message, queueUrl) => {
+        const subscriber = subscriberOfQueue.get(queueUrl);
+        return subscriber !== undefined && poison(message, subscriber);
+      },
+      timedOut: (queueUrl, messages) => trouble.noteTimeout(subscriberOfQueue.get(queueUrl), messages),
+    }),
+    store: crashingAfterSend(store('relay'), faults, (key) => trouble.noteCrash(key)),
+    // The order topics and the outbox's own messages go to each subscriber's queue.
+    queueFor: (_topic, subscriber) => (isSubscriber(subscriber) ? QUEUES[subscriber] : undefined),
     retryPolicyFor: () => DEFAULT_RETRY_POLICY,
     clock,
     random,
   };
-  const writer: OutboxWriterOptions = { client, outboxTable: 'outbox', ordering: ORDERING };
-  // What the functions would have published, from the same cores and the same functions as the handler factories.
-  const metrics = new MetricsTally();
-  const commits = new UnreportedCommits();
-  let deliveries = 0;
-  // The consumer's transactions on the hot SKU meet contention: TransactionConflict at the configured rate.
-  const consumerClient = faultyDocumentClient(
-    conflictingDocumentClient(
-      memory.asDocumentClient(),
-      faults,
-      new Set([itemKey('inventory', { sku: HOT_SKU })]),
-    ),
-    faults,
-  );
-  const consumer: SqsConsumer = {
-    plan: planInventory('inventory', clock),
-    deps: faultyConsumerDeps(
-      {
-        client: consumerClient,
-        inboxTable: 'inbox',
-        confirmer: store(CONSUMER_ACTOR),
-        clock,
-        random,
-        // The clock is simulated: the consumer's few milliseconds between conflict retries pass at once.
-        sleep: async () => {},
-      },
-      faults,
-      commits,
-    ),
-    // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
-    logger: commits.logger(() => {
-      deliveries += 1;
-    }),
-    failures: {
-      queues,
-      sourceQueueUrl: QUEUE,
-      deadLetterQueueUrl: DEAD_LETTER_QUEUE,
-      maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
-      backoff: DEFAULT_VISIBILITY_BACKOFF,
-      random,
-    },
+  const writer: OutboxWriterOptions = {
+    client,
+    outboxTable: 'outbox',
+    ordering: ORDERING,
+    subscribers: Object.fromEntries(ORDER_TOPICS.map((topic) => [topic, [...SUBSCRIBERS]])),
   };
-  const quietLogger = { info: () => {}, warn: () => {} };
+  // What the functions would have published, from the same cores and the same functions as the handler factories.
+  const sendTally = new MetricsTally();
+  const consumerTallies = perSubscriber(() => new MetricsTally());
+  const commits = perSubscriber((subscriber) => new UnreportedCommits({ subscriber }));
+  const deliveries = perSubscriber(() => 0);
+  const receiptFaults = new ReceiptFaults(faults, random, RECEIPT_MAX_DELAY_MS);
+  const receiptQueue = faultyReceiptQueue(
+    (body, delayMs) => queues.send(RECEIPT_QUEUE, { body, ...(delayMs > 0 ? { delayMs } : {}) }),
+    receiptFaults,
+  );
+  const consumers = perSubscriber((subscriber): SqsConsumer => {
+    // Inventory's transactions on the hot SKU meet contention: TransactionConflict at the configured rate.
+    const base = memory.asDocumentClient();
+    const contended =
+      subscriber === 'inventory'
+        ? conflictingDocumentClient(base, faults, new Set([itemKey('inventory', { sku: HOT_SKU })]))
+        : base;
+    return {
+      plan: subscriber === 'inventory' ? planInventory('inventory', clock) : planLoyalty('loyalty', clock),
+      conflictKeys: subscriber === 'inventory' ? stockConflictKeys : customerConflictKeys,
+      deps: faultyConsumerDeps(
+        {
+          client: faultyDocumentClient(contended, faults),
+          inboxTable: inboxTableOf(subscriber),
+          subscriber,
+          // The receipts of a batch's records go out together: flushed once the batch's work in memory is done,
+          // not after a real timer, so a run follows from its seed.
+          confirmer: new ReceiptConfirmer({
+            subscriber,
+            queue: receiptQueue,
+            setTimer: (run) => setImmediate(run),
+          }),
+          clock,
+          random,
+          // The clock is simulated: the consumer's few milliseconds between conflict retries pass at once.
+          sleep: async () => {},
+        },
+        faults,
+        commits[subscriber],
+      ),
+      // The consumer logs one line per record it handled: consumed, or failed (whatever became of it).
+      logger: commits[subscriber].logger((line) => {
+        deliveries[subscriber] += 1;
+        trouble.noteLine(subscriber, line);
+      }),
+      failures: {
+        queues,
+        sourceQueueUrl: QUEUES[subscriber],
+        deadLetterQueueUrl: DEAD_LETTER_QUEUES[subscriber],
+        maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
+        backoff: DEFAULT_VISIBILITY_BACKOFF,
+        random,
+      },
+    };
+  });
+  // The receipts function: its own faults are the receipts' (lost, duplicated, delayed on their way to it).
+  const receiptConfirmer = new DynamoDeliveryConfirmer({
+    client: memory.asDocumentClient(),
+    tableName: 'outbox',
+    retentionDays: OPERATOR_RETENTION_DAYS,
+    subscribers: Object.fromEntries(SUBSCRIBERS.map((subscriber) => [subscriber, [...ORDER_TOPICS]])),
+    clock,
+  });
+  const receiptTally = new ReceiptTally();
   const context = (name: string) =>
     lambdaContext({
       functionName: name,
@@ -275,28 +384,52 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     });
 
   // The operator acts through the admin core on tables without injected faults (its own calls are not the drill's).
-  let auditIds = 0;
+  let adminIds = 0;
   const operator = new DrillOperator(
     dynamoAdminDeps({
       client: memory.asDocumentClient(),
       outboxTable: 'outbox',
       auditTable: 'audit',
-      deliveryInboxes: { [ORDER_CREATED]: 'inbox', [ORDER_CANCELLED]: 'inbox' },
+      deliveryInboxes: {},
+      subscriptions: Object.fromEntries(
+        ORDER_TOPICS.map((topic) => [
+          topic,
+          Object.fromEntries(SUBSCRIBERS.map((subscriber) => [subscriber, QUEUES[subscriber]])),
+        ]),
+      ),
       orderedTopics: ORDERING,
       dueShards: DEFAULT_DUE_SHARDS,
       retentionDays: OPERATOR_RETENTION_DAYS,
       clock,
+      // Audit rows and the control messages the admin writes are keyed by ULIDs: these follow from the clock.
       newId: () => {
-        auditIds += 1;
-        return `audit-${String(auditIds).padStart(10, '0')}`;
+        adminIds += 1;
+        return simulatedUlid(simulatedNow, adminIds);
       },
     }),
-    (messageId) => healed.add(messageId),
+    (key) => healed.add(key),
   );
+  /** A delivery of the running subscriber still open at the restart, and its own delay if it has one. */
+  const openDelivery = async (key: string): Promise<OpenDelivery> => {
+    const read = async (table: string, keyOf: string) =>
+      (await memory.send(new GetCommand({ TableName: table, Key: { messageId: keyOf } }))).Item as
+        | Record<string, unknown>
+        | undefined;
+    const row = (await read('outbox', key)) ?? {};
+    const predecessorKey = ledger.predecessorOf(key);
+    const predecessor = predecessorKey === undefined ? undefined : await read('outbox', predecessorKey);
+    const ownDelay = ownDelayOf(row, {
+      ...(predecessor === undefined ? {} : { predecessor }),
+      ...withTrouble(trouble.of(key) ?? receiptFaults.troubleOf(key)),
+      now: simulatedNow,
+    });
+    return { key, status: String(row.status), ...(ownDelay === undefined ? {} : { ownDelay }) };
+  };
+
   const skipTargets = new Set<string>();
   let replays = 0;
   let eraseTarget = false;
-  let firstWithdrawn = false;
+  let withdrawals = 0;
   const acknowledged = new Set<string>();
   const cancelled = new Set<string>();
   // Cancels to send, by the tick they are due (a cancel retried after a throttle is due again at once).
@@ -309,7 +442,8 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     written += 1;
     const orderId = `order-${String(written).padStart(7, '0')}`;
     // The first order's create alone is poisoned and the order is cancelled: its cancel must stall behind it. The
-    // second is poisoned the same way, and the operator skips its FAILED create: its cancel must then be applied.
+    // second is poisoned the same way; the operator skips its FAILED create at inventory and replays it at loyalty:
+    // its cancel must then be applied at both.
     if (written === 1) stalled.add(orderId);
     else if (written === 2) {
       stalled.add(orderId);
@@ -326,7 +460,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
   const regularOrders = config.orders - hotOrderCount(config.orders);
   let regularWritten = 0;
   let burstWritten = false;
-  const ordersPerTick = Math.max(1, Math.ceil(regularOrders / 50));
+  const ordersPerTick = Math.max(1, Math.min(ORDERS_PER_TICK, Math.ceil(regularOrders / MIN_WRITE_TICKS)));
   let writeMs = 0;
   let streamRetries = 0;
   let sweeperErrors = 0;
@@ -343,9 +477,14 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     if (!burstWritten && regularWritten >= regularOrders / 2) {
       burstWritten = true;
       for (let n = regularOrders; n < config.orders; n += 1) hotOrders.add(addOrder(hotOrderItems(random)));
-      for (const rogue of rogueOutboxItems({ now: clock(), dueShards: DEFAULT_DUE_SHARDS })) {
+      for (const rogue of rogueOutboxItems({
+        now: clock(),
+        dueShards: DEFAULT_DUE_SHARDS,
+        subscribers: SUBSCRIBERS,
+      })) {
         rogueMessages.set(rogue.messageId, rogue.expected);
-        await memory.send(new PutCommand({ TableName: 'outbox', Item: rogue.item }));
+        for (const item of rogue.items)
+          await memory.send(new PutCommand({ TableName: 'outbox', Item: item }));
       }
     }
     const retry: typeof pending = [];
@@ -371,18 +510,21 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
         const { orderId } = request;
         const { messageId } = JSON.parse(response.body) as { messageId?: string };
         if (messageId !== undefined && response.statusCode === 201) {
-          if (skipTargets.has(orderId)) operator.skipWhenFailed(orderId, messageId);
-          else if (poisoned.has(orderId) && replays < OPERATOR_REPLAYS) {
+          if (skipTargets.has(orderId)) {
+            operator.skipWhenFailed(orderId, messageId, 'inventory');
+            operator.replayWhenFailed(orderId, messageId, 'loyalty');
+          } else if (poisoned.has(orderId) && replays < OPERATOR_REPLAYS.length) {
+            for (const subscriber of OPERATOR_REPLAYS[replays] ?? [])
+              operator.replayWhenFailed(orderId, messageId, subscriber);
             replays += 1;
-            operator.replayWhenFailed(orderId, messageId);
           } else if (dueAt === undefined && !poisoned.has(orderId) && !hotOrders.has(orderId)) {
             // An order that stays as written: the operator withdraws some at once (before the relay reads the
-            // stream), and erases one once it has settled.
+            // stream) — the whole message, or one subscriber's delivery — and erases one once it has settled.
             const withdraw = random() < OPERATOR_CANCEL_SHARE;
-            // The first such order always: a small drill then withdraws one too.
-            if (withdraw || !firstWithdrawn) {
-              firstWithdrawn = true;
-              await operator.cancelAfterWrite(messageId);
+            // The first few such orders always: a small drill withdraws a whole message and each delivery too.
+            if (withdraw || withdrawals < MIN_WITHDRAWALS) {
+              await operator.cancelAfterWrite(messageId, withdrawalTarget(withdrawals));
+              withdrawals += 1;
             } else if (!eraseTarget) {
               eraseTarget = true;
               operator.eraseWhenConfirmed(orderId, messageId);
@@ -417,50 +559,85 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     }
     if (written === config.orders && pending.length === 0 && cancels.length === 0 && writeMs === 0)
       writeMs = performance.now() - writeStarted;
+    // The stop: loyalty's consumer is not polled from 20 % of the writes until 50 % and the running subscriber has
+    // settled what was written meanwhile.
+    await stop.step({ acknowledged: acknowledged.size, now: simulatedNow, ledger, openDelivery });
 
-    // 2. The stream relay: batches from the head, retried from the first failed record, bounded.
+    // 2. The stream relay: batches from the head, each retried from its first failed record, bounded.
     let headRetries = 0;
-    while (stream.length > 0) {
-      const batch = takeBatch(stream, faults);
+    for (let invocation = 0; invocation < RELAY_INVOCATIONS_PER_TICK && stream.length > 0; invocation += 1) {
+      const batch = takeBatch(stream, faults, (record) =>
+        trouble.noteStreamMiss(streamKey(record), 'dropped'),
+      );
       if (batch.length === 0) continue;
       const event: DynamoDBStreamEvent = { Records: batch };
       const { response, report } = await relayStreamEvent(event, relayDeps, quietLogger);
-      metrics.add(sendMetrics(report.topics));
+      sendTally.add(sendMetrics(report.topics));
       const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
       const firstFailed = batch.findIndex((record) => failed.has(record.dynamodb?.SequenceNumber ?? ''));
-      if (firstFailed === -1) continue;
+      if (firstFailed === -1) {
+        headRetries = 0;
+        continue;
+      }
       streamRetries += 1;
       headRetries += 1;
       // Lambda checkpoints before the first failed record and retries from it; after the mapping's retries
       // the records go to the on-failure destination (metadata only) and the sweeper must find them.
       if (headRetries <= STREAM_RETRIES) stream.unshift(...batch.slice(firstFailed));
-      else headRetries = 0;
-      break;
+      else {
+        headRetries = 0;
+        for (const record of batch.slice(firstFailed))
+          trouble.noteStreamMiss(streamKey(record), "given up on after the mapping's retries");
+      }
     }
 
-    // 3. The consumer: every visible message, in batches as its mapping takes them, with partial batch responses.
-    for (let batches = 0; batches < 1_000; batches += 1) {
-      const records = queues.receive(QUEUE, CONSUMER_BATCH_SIZE);
+    // 3. Each subscriber's consumer: every visible message, in batches as its mapping takes them (but the stopped
+    //    one's), with partial batch responses.
+    for (const subscriber of SUBSCRIBERS) {
+      if (stop.isStopped(subscriber)) continue;
+      const queueUrl = QUEUES[subscriber];
+      for (let batches = 0; batches < CONSUMER_BATCHES_PER_TICK; batches += 1) {
+        const records = queues.receive(queueUrl, CONSUMER_BATCH_SIZE);
+        if (records.length === 0) break;
+        const event: SQSEvent = { Records: records };
+        const { response, topics } = await commits[subscriber].invocation(() =>
+          consumeSqsEvent(event, context(`${subscriber}Consumer`), consumers[subscriber]),
+        );
+        consumerTallies[subscriber].add(consumeMetrics(topics));
+        const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+        for (const record of records)
+          if (!failed.has(record.messageId)) queues.delete(queueUrl, record.receiptHandle);
+      }
+    }
+
+    // 4. The producer's receipts function: every visible receipt body, ten to a batch.
+    for (let batches = 0; batches < CONSUMER_BATCHES_PER_TICK; batches += 1) {
+      const records = queues.receive(RECEIPT_QUEUE, RECEIPTS_BATCH_SIZE);
       if (records.length === 0) break;
-      const event: SQSEvent = { Records: records };
-      const { response, topics } = await commits.invocation(() =>
-        consumeSqsEvent(event, context('inventoryConsumer'), consumer),
+      const { response, report } = await applyReceiptEvent(
+        { Records: records },
+        { confirmer: receiptConfirmer, logger: quietLogger },
       );
-      metrics.add(consumeMetrics(topics));
+      receiptTally.add(report);
       const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
       for (const record of records)
-        if (!failed.has(record.messageId)) queues.delete(QUEUE, record.receiptHandle);
+        if (!failed.has(record.messageId)) queues.delete(RECEIPT_QUEUE, record.receiptHandle);
     }
 
-    // 4. Two sweepers at once, each one round of its loop per simulated second.
+    // 5. Two sweepers at once, each one round of its loop per simulated second.
     const runs = await Promise.allSettled(
       ['sweeper-a', 'sweeper-b'].map((owner) => {
         let rounds = 0;
         return sweep({
           ...relayDeps,
-          store: crashingSweeperStore(crashingAfterSend(store('sweeper'), faults), faults, random),
+          store: crashingSweeperStore(
+            crashingAfterSend(store('sweeper'), faults, (key) => trouble.noteCrash(key)),
+            faults,
+            random,
+          ),
           owner: `${owner}-${simulatedNow}`,
-          deliveryCheckFor: () => inboxDeliveryCheck(client, 'inbox'),
+          // A subscriber answers with receipts: its delivery has no check, an unconfirmed one is resent.
+          deliveryCheckFor: () => undefined,
           orderingFor: (topic) => orderedTopic(ORDERING, topic),
           remainingMs: () => (rounds++ === 0 ? Number.MAX_SAFE_INTEGER : 0),
           sleep: async () => {},
@@ -473,25 +650,26 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       else {
         sweeperErrors += run.value.errors;
         orderingGaps += Object.values(run.value.orderingGaps).reduce((sum, gaps) => sum + gaps, 0);
-        metrics.add(sendMetrics(run.value.topics));
+        sendTally.add(sendMetrics(run.value.topics));
       }
     }
 
-    // 5. The operator: each action whose message has reached its status.
+    // 6. The operator: each action whose deliveries have reached their status.
     await operator.step();
 
     simulatedNow += TICK_MS;
     tick += 1;
-    // Open counts messages (a cancelled order has two), so it can outnumber the orders acknowledged so far.
-    const settled = Math.max(0, acknowledged.size - open.size);
-    progress(settled, config.orders, `written ${acknowledged.size}, open ${open.size}`);
-    // Settled: nothing left open but the messages that wait, as designed, behind a FAILED predecessor.
+    // Open counts deliveries (a cancelled order has four), so it can outnumber the orders acknowledged so far.
+    const settledOrders = Math.max(0, acknowledged.size - Math.ceil(open.size / SUBSCRIBERS.length));
+    progress(settledOrders, config.orders, `written ${acknowledged.size}, open deliveries ${open.size}`);
+    // Settled: nothing left open but the deliveries that wait, as designed, behind a FAILED predecessor.
     if (
       written === config.orders &&
       pending.length === 0 &&
       cancels.length === 0 &&
       operator.done() &&
-      [...open].every((messageId) => ledger.stalled(messageId))
+      stop.restarted() &&
+      [...open].every((key) => ledger.stalled(key))
     )
       break;
   }
@@ -505,9 +683,11 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
     cancelledOrders: cancelled,
     hotOrders,
     rogueMessages,
-    deadLetters: queues.peek(DEAD_LETTER_QUEUE),
+    deadLetters: perSubscriber((subscriber) => queues.peek(DEAD_LETTER_QUEUES[subscriber])),
     maxReceiveCount: QUEUE_MAX_RECEIVE_COUNT,
     operator: operator.facts(),
+    receipts: receiptFaults.facts(),
+    stop: stop.facts(),
   });
   return drillResult(
     {
@@ -518,8 +698,12 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       writeMs,
       settleMs,
       simulatedMs: simulatedNow - startedAt,
-      metrics: metrics.totals(),
-      unreportedCommits: commits.counts(),
+      metrics: {
+        sends: sendTally.totals(),
+        consumers: perSubscriber((subscriber) => consumerTallies[subscriber].totals()),
+      },
+      unreportedCommits: perSubscriber((subscriber) => commits[subscriber].counts()),
+      receiptsApplied: receiptTally.totals(),
     },
     snapshot,
     {
@@ -528,16 +712,145 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
       'ordering gaps found by the sweepers (parked past the gap timeout)': orderingGaps,
       'hot SKU orders (one burst)': hotOrders.size,
       'TransactionConflict cancellations (injected)': faults.injected.hotSkuConflict,
-      'dead letters sent by the consumer, with its reason': deadLetterCounts(snapshot.deadLetters).byConsumer,
-      "dead letters moved by the queue's redrive policy (no reason)": deadLetterCounts(snapshot.deadLetters)
-        .byRedrivePolicy,
+      ...Object.fromEntries(
+        SUBSCRIBERS.flatMap((subscriber) => {
+          const letters = deadLetterCounts(snapshot.subscribers[subscriber].deadLetters);
+          return [
+            [`${subscriber}: dead letters sent by its consumer, with its reason`, letters.byConsumer],
+            [
+              `${subscriber}: dead letters moved by its queue's redrive policy (no reason)`,
+              letters.byRedrivePolicy,
+            ],
+          ];
+        }),
+      ),
+      'receipt bodies in the receipts dead-letter queue': queues.peek(RECEIPT_DEAD_LETTER_QUEUE).length,
     },
   );
 }
 
+function withTrouble(trouble: string | undefined): { readonly trouble?: string } {
+  return trouble === undefined ? {} : { trouble };
+}
+
+/** One value per subscriber. */
+function perSubscriber<T>(make: (subscriber: Subscriber) => T): Record<Subscriber, T> {
+  return Object.fromEntries(SUBSCRIBERS.map((subscriber) => [subscriber, make(subscriber)])) as Record<
+    Subscriber,
+    T
+  >;
+}
+
+/**
+ * The stop of loyalty's consumer on the simulated clock: from when 20 % of the orders are acknowledged until 50 %
+ * are, and then until inventory has done all it can with its deliveries of the order messages written meanwhile
+ * (each settled, or held by a delay of its own; for {@link STOP_BOUND_DEADLINES} confirmation deadlines more at
+ * most), noting which of them were open at the restart and why.
+ */
+class MemoryStop {
+  readonly #orders: number;
+  #stoppedAt: number | undefined;
+  #plannedRestartAt: number | undefined;
+  #restartedAt: number | undefined;
+  readonly #awaited = new Set<string>();
+  #openAtRestart: readonly OpenDelivery[] = [];
+
+  constructor(orders: number) {
+    this.#orders = orders;
+  }
+
+  /** Notes a row the writer inserted: the running subscriber's deliveries of order messages written during the planned stop. */
+  inserted(row: Readonly<Record<string, unknown>>, now: number): void {
+    if (this.#stoppedAt === undefined || this.#plannedRestartAt !== undefined || now < this.#stoppedAt)
+      return;
+    if (row.subscriber !== RUNNING_SUBSCRIBER) return;
+    if (row.topic !== ORDER_CREATED && row.topic !== ORDER_CANCELLED) return;
+    if (String(row.aggregateId).startsWith('rogue-')) return;
+    this.#awaited.add(String(row.messageId));
+  }
+
+  async step(at: {
+    readonly acknowledged: number;
+    readonly now: number;
+    readonly ledger: SequenceLedger;
+    readonly openDelivery: (key: string) => Promise<OpenDelivery>;
+  }): Promise<void> {
+    if (this.#stoppedAt === undefined) {
+      if (at.acknowledged >= STOP_WINDOW.from * this.#orders) this.#stoppedAt = at.now;
+      return;
+    }
+    if (this.#restartedAt !== undefined) return;
+    if (this.#plannedRestartAt === undefined) {
+      if (at.acknowledged < STOP_WINDOW.to * this.#orders) return;
+      this.#plannedRestartAt = at.now;
+    }
+    // Started again once the running subscriber has done all it can with them: each settled, or held by a delay of
+    // its own; at the bound whatever is left.
+    const open = await Promise.all(
+      [...this.#awaited].filter((key) => !at.ledger.settled(key)).map(at.openDelivery),
+    );
+    const bound = this.#plannedRestartAt + STOP_BOUND_DEADLINES * CONFIRM_DEADLINE_MS;
+    if (open.some((delivery) => delivery.ownDelay === undefined) && at.now < bound) return;
+    this.#openAtRestart = open;
+    this.#restartedAt = at.now;
+  }
+
+  /** Whether `subscriber`'s consumer is not polled now. */
+  isStopped(subscriber: Subscriber): boolean {
+    return (
+      subscriber === STOPPED_SUBSCRIBER && this.#stoppedAt !== undefined && this.#restartedAt === undefined
+    );
+  }
+
+  restarted(): boolean {
+    return this.#restartedAt !== undefined;
+  }
+
+  facts(): StopFacts {
+    return {
+      subscriber: STOPPED_SUBSCRIBER,
+      running: RUNNING_SUBSCRIBER,
+      stoppedAt: this.#stoppedAt ?? Number.NaN,
+      plannedRestartAt: this.#plannedRestartAt ?? Number.NaN,
+      restartedAt: this.#restartedAt ?? Number.NaN,
+      awaited: this.#awaited.size,
+      openAtRestart: this.#openAtRestart,
+    };
+  }
+}
+
+/**
+ * A ULID on the simulated clock for the admin's audit rows and control messages: its time part, `Z`, then `n` in the
+ * other 15 digits of its random part (no message id minted in the same millisecond starts its random part so, even
+ * from a counter, so the two never meet as idempotency tokens).
+ */
+function simulatedUlid(time: number, n: number): string {
+  const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  let text = '';
+  for (let rest = time, i = 0; i < 10; i += 1, rest = Math.floor(rest / 32))
+    text = crockford.charAt(rest % 32) + text;
+  let random = '';
+  for (let rest = n, i = 0; i < 15; i += 1, rest = Math.floor(rest / 32))
+    random = crockford.charAt(rest % 32) + random;
+  return `${text}Z${random}`;
+}
+
 /** Takes one stream batch from the head; each record may be dropped (never delivered) by the fault plan. */
-function takeBatch(stream: DynamoDBRecord[], faults: FaultInjector): DynamoDBRecord[] {
-  return stream.splice(0, STREAM_BATCH_SIZE).filter(() => !faults.roll('droppedStreamRecord'));
+function takeBatch(
+  stream: DynamoDBRecord[],
+  faults: FaultInjector,
+  dropped: (record: DynamoDBRecord) => void,
+): DynamoDBRecord[] {
+  return stream.splice(0, STREAM_BATCH_SIZE).filter((record) => {
+    if (!faults.roll('droppedStreamRecord')) return true;
+    dropped(record);
+    return false;
+  });
+}
+
+/** The outbox row a stream record announces. */
+function streamKey(record: DynamoDBRecord): string {
+  return String(record.dynamodb?.Keys?.messageId?.S);
 }
 
 function streamRecord(image: Record<string, unknown>, sequence: number, now: Date): DynamoDBRecord {
@@ -579,7 +892,8 @@ function cancelTick(of: {
 
 /**
  * What the drill needs of the outbox and inbox tables while it runs, to tell when it has settled: each ordered
- * message's status by its place in its sequence, and which messages the consumer holds in parked rows.
+ * delivery's status by its place in its subscriber's sequence, and which deliveries each consumer holds in parked
+ * rows.
  */
 class SequenceLedger {
   readonly #statusOf = new Map<string, string>();
@@ -587,33 +901,45 @@ class SequenceLedger {
   readonly #bySequence = new Map<string, string>();
   readonly #parked = new Set<string>();
 
-  /** Notes a message's new image. */
-  message(image: Record<string, unknown>): void {
-    const messageId = String(image.messageId);
-    this.#statusOf.set(messageId, String(image.status));
+  /** Notes a row's new image. */
+  row(image: Record<string, unknown>): void {
+    const key = String(image.messageId);
+    this.#statusOf.set(key, String(image.status));
     if (typeof image.orderKey === 'string' && typeof image.seq === 'number') {
-      this.#placeOf.set(messageId, { orderKey: image.orderKey, seq: image.seq });
-      this.#bySequence.set(`${image.orderKey}#${image.seq}`, messageId);
+      this.#placeOf.set(key, { orderKey: image.orderKey, seq: image.seq });
+      this.#bySequence.set(`${image.orderKey}#${image.seq}`, key);
     }
   }
 
-  /** Notes a parked row written (`present`) or deleted. */
-  parkedRow(row: Record<string, unknown> | undefined, present: boolean): void {
+  /** Notes a parked row of `subscriber`'s written (`present`) or deleted. */
+  parkedRow(subscriber: Subscriber, row: Record<string, unknown> | undefined, present: boolean): void {
     if (typeof row?.parkedMessageId !== 'string') return;
-    if (present) this.#parked.add(row.parkedMessageId);
-    else this.#parked.delete(row.parkedMessageId);
+    const key = deliveryKey(row.parkedMessageId, subscriber);
+    if (present) this.#parked.add(key);
+    else this.#parked.delete(key);
+  }
+
+  /** The delivery before `key` in its subscriber's sequence, if any. */
+  predecessorOf(key: string): string | undefined {
+    const place = this.#placeOf.get(key);
+    return place === undefined || place.seq <= 1
+      ? undefined
+      : this.#bySequence.get(`${place.orderKey}#${place.seq - 1}`);
   }
 
   /**
-   * Whether an unsettled message waits, as designed, for a FAILED predecessor: held PENDING by the relay and the
-   * sweeper, or delivered and parked by the consumer.
+   * Whether an unsettled delivery waits, as designed, for a FAILED predecessor: held PENDING by the relay and the
+   * sweeper, or delivered and parked by its consumer.
    */
-  stalled(messageId: string): boolean {
-    const place = this.#placeOf.get(messageId);
-    if (place === undefined || place.seq <= 1) return false;
-    const predecessor = this.#bySequence.get(`${place.orderKey}#${place.seq - 1}`);
+  stalled(key: string): boolean {
+    const predecessor = this.predecessorOf(key);
     if (predecessor === undefined || this.#statusOf.get(predecessor) !== MessageStatus.FAILED) return false;
-    return this.#statusOf.get(messageId) === MessageStatus.PENDING || this.#parked.has(messageId);
+    return this.#statusOf.get(key) === MessageStatus.PENDING || this.#parked.has(key);
+  }
+
+  /** Whether a delivery has ended (CONFIRMED, FAILED, CANCELLED) or waits as designed behind its FAILED seq 1. */
+  settled(key: string): boolean {
+    return SETTLED_STATUSES.has(this.#statusOf.get(key)) || this.stalled(key);
   }
 }
 

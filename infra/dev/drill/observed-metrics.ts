@@ -28,6 +28,15 @@ export interface TopicMetricTotals {
 export type ObservedMetrics = Readonly<Record<string, TopicMetricTotals>>;
 
 /**
+ * What the functions of a drill would have published: the relay's and the sweepers' sends per topic (every
+ * subscriber's deliveries together, as they publish them), and each subscriber's consumer's outcomes per topic.
+ */
+export interface DrillMetrics {
+  readonly sends: ObservedMetrics;
+  readonly consumers: Readonly<Record<string, ObservedMetrics>>;
+}
+
+/**
  * Sums the metrics the relay, sweeper and consumer functions would have published, invocation by invocation,
  * per topic. The sweeper's backlog gauges are not summed: a gauge read each run adds up to nothing.
  * @example

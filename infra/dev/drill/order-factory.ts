@@ -1,5 +1,6 @@
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
 import type { Envelope } from '../../../shared/index.ts';
+import { deliveryKey } from './drill-subscribers.ts';
 
 /** A random order line set for the drill: 1–3 distinct SKUs, 1–5 units each. */
 export function randomOrderItems(random: () => number, skus: number): { sku: string; quantity: number }[] {
@@ -36,20 +37,24 @@ export function hotOrderItems(random: () => number): { sku: string; quantity: nu
 }
 
 /**
- * The messages SQS rejects forever: every message of a poisoned order, and only the `order.created` of a stalled
- * one (its cancel is sent, and must wait behind it).
+ * The deliveries SQS rejects forever, by the subscriber they are sent to: every message of a poisoned order, and only
+ * the `order.created` of a stalled one (its cancel is sent, and must wait behind it), at every subscriber — but a
+ * delivery an operator fixed before replaying it.
  */
-export function poisonedMessages(poison: {
+export function poisonedDeliveries(poison: {
   readonly orders: ReadonlySet<string>;
   readonly createsOf: ReadonlySet<string>;
-  /** Messages whose cause an operator fixed before replaying them: SQS takes them from then on. */
+  /** Deliveries (`<messageId>#<subscriber>`) whose cause an operator fixed: SQS takes them from then on. */
   readonly healed?: ReadonlySet<string>;
-}): (message: Envelope) => boolean {
-  return (message) =>
-    !poison.healed?.has(message.messageId) &&
+}): (message: Envelope, subscriber: string) => boolean {
+  return (message, subscriber) =>
+    !poison.healed?.has(deliveryKey(message.messageId, subscriber)) &&
     (poison.orders.has(message.aggregateId) ||
       (poison.createsOf.has(message.aggregateId) && message.topic === ORDER_CREATED));
 }
+
+/** The ordering scope of the example's order messages (the stack orders both topics in it). */
+export const ORDER_SCOPE = 'order';
 
 /** Of the cancelled orders, the share cancelled right after their create (often racing it through the pipeline). */
 export const IMMEDIATE_CANCEL_SHARE = 0.5;

@@ -3,6 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { ORDER_CREATED } from '../../../functions/orders/order.ts';
 import { createMessage, MessageStatus } from '../../../shared/index.ts';
 import { dueShardOf } from '../../../shared/memory/index.ts';
+import { deliveryKey } from './drill-subscribers.ts';
 
 /** How a rogue message is broken. */
 export type RogueKind = 'bigint' | 'set' | 'oversized' | 'unreadable-number';
@@ -13,18 +14,23 @@ export interface RogueMessage {
   readonly reason: RegExp;
 }
 
-/** A rogue message to write: its id, what it must fail with, and the item as a Document client takes it. */
+/**
+ * A rogue message to write: its id, what it must fail with, and its delivery rows (one per subscriber, keyed
+ * `<messageId>#<subscriber>`, as the writer stores a message of a subscribed topic) as a Document client takes them.
+ */
 export interface RogueItem {
   readonly messageId: string;
   readonly expected: RogueMessage;
-  readonly item: Record<string, unknown>;
+  readonly items: readonly Record<string, unknown>[];
 }
 
 /** Where and when the rogue messages are written. */
 export interface RogueOptions {
   readonly now: Date;
-  /** The due shards the sweepers query (the item is filed in one of them, due at once). */
+  /** The due shards the sweepers query (each row is filed in one of them, due at once). */
   readonly dueShards: number;
+  /** The subscribers the order topics are delivered to: each gets a delivery row. */
+  readonly subscribers: readonly string[];
 }
 
 /** 2^64: DynamoDB stores it, JavaScript cannot read it back exactly (and JSON cannot write a bigint). */
@@ -63,28 +69,34 @@ export function rogueOutboxItems(options: RogueOptions): RogueItem[] {
 }
 
 /**
- * A rogue item only a low-level PutItem can write: a number JavaScript cannot read back (`1e20`), which the
+ * Rogue delivery rows only a low-level PutItem can write: a number JavaScript cannot read back (`1e20`), which the
  * Document client's default reader would throw on for the whole response it came in.
  */
 export function rogueUnreadableNumberItem(options: RogueOptions): {
   readonly messageId: string;
   readonly expected: RogueMessage;
-  readonly attributes: Record<string, AttributeValue>;
+  readonly attributes: readonly Record<string, AttributeValue>[];
 } {
-  const { messageId, expected, item } = rogueItem(
+  const { messageId, expected, items } = rogueItem(
     { kind: 'unreadable-number', reason: /payload\.amount: the stored number \S+ cannot be read back/ },
     { amount: 0 },
     options,
   );
-  const attributes = marshall(item) as Record<string, AttributeValue>;
-  return { messageId, expected, attributes: { ...attributes, payload: { M: { amount: { N: '1e20' } } } } };
+  return {
+    messageId,
+    expected,
+    attributes: items.map((item) => ({
+      ...(marshall(item) as Record<string, AttributeValue>),
+      payload: { M: { amount: { N: '1e20' } } },
+    })),
+  };
 }
 
-/** A PENDING outbox item, due now, with `payload` as stored (never checked: that is the point). */
+/** PENDING delivery rows of one message, due now, with `payload` as stored (never checked: that is the point). */
 function rogueItem(
   expected: RogueMessage,
   payload: Record<string, unknown>,
-  { now, dueShards }: RogueOptions,
+  { now, dueShards, subscribers }: RogueOptions,
 ): RogueItem {
   const envelope = createMessage(
     { topic: ORDER_CREATED, aggregateId: `rogue-${expected.kind}`, payload: {} },
@@ -93,15 +105,20 @@ function rogueItem(
   return {
     messageId: envelope.messageId,
     expected,
-    item: {
-      ...envelope,
-      payload,
-      status: MessageStatus.PENDING,
-      attempts: 0,
-      resends: 0,
-      nextAttemptAt: now.toISOString(),
-      dueShard: dueShardOf(envelope.messageId, dueShards),
-      updatedAt: now.toISOString(),
-    },
+    items: subscribers.map((subscriber) => {
+      const key = deliveryKey(envelope.messageId, subscriber);
+      return {
+        ...envelope,
+        messageId: key,
+        subscriber,
+        payload,
+        status: MessageStatus.PENDING,
+        attempts: 0,
+        resends: 0,
+        nextAttemptAt: now.toISOString(),
+        dueShard: dueShardOf(key, dueShards),
+        updatedAt: now.toISOString(),
+      };
+    }),
   };
 }

@@ -11,7 +11,7 @@ import {
   seededRandom,
   uniformRates,
 } from '../../../infra/dev/drill/faults.ts';
-import { poisonedMessages } from '../../../infra/dev/drill/order-factory.ts';
+import { poisonedDeliveries } from '../../../infra/dev/drill/order-factory.ts';
 import { DynamoOutboxStore } from '../../../shared/aws/outbox-table/dynamo-outbox-store.ts';
 import { MemoryDocumentClient } from '../../../shared/memory/memory-document-client.ts';
 import { MemoryQueues } from '../../../shared/memory/memory-queues.ts';
@@ -85,11 +85,10 @@ describe('faultyPublisher', () => {
     const queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, () => FIXED_NOW);
     const poisoned = envelope({ messageId: testMessageId(1), aggregateId: 'order-poisoned' });
     const fine = envelope({ messageId: testMessageId(2), aggregateId: 'order-fine' });
-    const publisher = faultyPublisher(
-      queues,
-      never(),
-      poisonedMessages({ orders: new Set(['order-poisoned']), createsOf: new Set() }),
-    );
+    const poison = poisonedDeliveries({ orders: new Set(['order-poisoned']), createsOf: new Set() });
+    const publisher = faultyPublisher(queues, never(), {
+      poisoned: (message) => poison(message, 'inventory'),
+    });
 
     const result = await publisher.publishBatch(QUEUE, [poisoned, fine]);
 
@@ -112,11 +111,8 @@ describe('faultyPublisher', () => {
       aggregateId: 'order-stalled',
       topic: 'order.cancelled',
     });
-    const publisher = faultyPublisher(
-      queues,
-      never(),
-      poisonedMessages({ orders: new Set(), createsOf: new Set(['order-stalled']) }),
-    );
+    const poison = poisonedDeliveries({ orders: new Set(), createsOf: new Set(['order-stalled']) });
+    const publisher = faultyPublisher(queues, never(), { poisoned: (message) => poison(message, 'loyalty') });
 
     const result = await publisher.publishBatch(QUEUE, [created, cancelled]);
 
@@ -124,13 +120,32 @@ describe('faultyPublisher', () => {
     expect(result.failed.map(({ messageId }) => messageId)).toEqual([created.messageId]);
   });
 
-  it('fails the whole call on a timeout, before anything reaches the queue', async () => {
+  it('takes a poisoned delivery once an operator fixed it, at that subscriber only', () => {
+    const message = envelope({ messageId: testMessageId(1), aggregateId: 'order-poisoned' });
+    const poison = poisonedDeliveries({
+      orders: new Set(['order-poisoned']),
+      createsOf: new Set(),
+      healed: new Set([`${message.messageId}#loyalty`]),
+    });
+
+    expect(poison(message, 'loyalty')).toBe(false);
+    expect(poison(message, 'inventory')).toBe(true);
+  });
+
+  it('fails the whole call on a timeout, before anything reaches the queue, and names the messages it took', async () => {
     const queues = new MemoryQueues({ [QUEUE]: { visibilityTimeoutMs: 30_000 } }, () => FIXED_NOW);
+    const timedOut: string[] = [];
+    const message = envelope();
 
     await expect(
-      faultyPublisher(queues, always(), () => false).publishBatch(QUEUE, [envelope()]),
+      faultyPublisher(queues, always(), {
+        poisoned: () => false,
+        timedOut: (queueUrl, messages) =>
+          timedOut.push(...messages.map(({ messageId }) => `${queueUrl} ${messageId}`)),
+      }).publishBatch(QUEUE, [message]),
     ).rejects.toThrow('injected sqsTimeout');
     expect(queues.depth(QUEUE)).toBe(0);
+    expect(timedOut).toEqual([`${QUEUE} ${message.messageId}`]);
   });
 });
 
@@ -152,11 +167,13 @@ describe('faultyDocumentClient and crashingAfterSend', () => {
     const store = new DynamoOutboxStore({ client: memory.asDocumentClient(), tableName: 'outbox' });
 
     const mark = { messageId: message.messageId, now: FIXED_NOW };
+    const crashed: string[] = [];
     // The crash comes after the mark was written: the message is left SENT, unsent.
-    await expect(crashingAfterSend(store, always()).markSent(mark)).rejects.toThrow(
-      'injected relayCrashAfterSend',
-    );
+    await expect(
+      crashingAfterSend(store, always(), (key) => crashed.push(key)).markSent(mark),
+    ).rejects.toThrow('injected relayCrashAfterSend');
     expect(memory.items('outbox')).toEqual([expect.objectContaining({ status: 'SENT' })]);
+    expect(crashed).toEqual([message.messageId]);
     await expect(crashingAfterSend(store, always()).confirm(message.messageId, FIXED_NOW)).resolves.toBe(
       'CONFIRMED',
     );
@@ -175,9 +192,15 @@ describe('faultyConsumerDeps', () => {
     expect(deps).not.toHaveProperty('confirmer');
   });
 
-  it('crashes after the effect committed: the confirm fails, and nothing else changes', async () => {
+  it('crashes after the effect committed: the receipt is never sent, and nothing else changes', async () => {
     const memory = new MemoryDocumentClient(MEMORY_TABLE_SCHEMAS);
-    const confirmer = { confirm: async () => 'CONFIRMED' as const };
+    const sent: string[] = [];
+    const confirmer = {
+      confirm: async (messageId: string) => {
+        sent.push(messageId);
+        return 'RECEIPT_SENT' as const;
+      },
+    };
     const deps = faultyConsumerDeps(
       { client: memory.asDocumentClient(), inboxTable: 'inbox', confirmer, clock: () => FIXED_NOW },
       new FaultInjector({ ...everyFault(0), consumerCrashAfterCommit: 1 }, seededRandom(1)),
@@ -186,6 +209,7 @@ describe('faultyConsumerDeps', () => {
     await expect(deps.confirmer?.confirm('m-1', FIXED_NOW)).rejects.toThrow(
       'injected consumerCrashAfterCommit',
     );
+    expect(sent).toEqual([]);
     await expect(
       deps.client.send(new PutCommand({ TableName: 'inbox', Item: { messageId: 'm-1' } })),
     ).resolves.toBeDefined();

@@ -1,174 +1,363 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkInvariants,
-  type DrillSnapshot,
-  deadLetterCounts,
-} from '../../../infra/dev/drill/invariants.ts';
+import type { DrillSnapshot } from '../../../infra/dev/drill/drill-snapshot.ts';
+import { checkInvariants } from '../../../infra/dev/drill/invariants.ts';
 import { NO_OPERATOR_ACTIONS } from '../../../infra/dev/drill/operator-actions.ts';
-
-const rogueId = '01JROGUE00000000000000000A';
-const created = {
-  messageId: 'm-1',
-  aggregateId: 'o-1',
-  topic: 'order.created',
-  orderKey: 'order#o-1',
-  seq: 1,
-  status: 'CONFIRMED',
-};
-const cancel = {
-  messageId: 'm-2',
-  aggregateId: 'o-1',
-  topic: 'order.cancelled',
-  orderKey: 'order#o-1',
-  seq: 2,
-  status: 'CONFIRMED',
-};
-const rogue = {
-  messageId: rogueId,
-  aggregateId: 'rogue-set',
-  status: 'FAILED',
-  lastError: 'cannot be sent as stored: InvalidMessageError: payload.tags: a Set is not plain JSON',
-};
-const createdRow = {
-  messageId: 'm-1',
-  topic: 'order.created',
-  outcome: 'APPLIED',
-  processedAt: '2030-01-01T00:00:01.000Z',
-};
-const cancelRow = {
-  messageId: 'm-2',
-  topic: 'order.cancelled',
-  outcome: 'RELEASED',
-  processedAt: '2030-01-01T00:00:02.000Z',
-};
-
-/** One order placed and applied: 2 units of A taken, its reservation held, its cursor at seq 1. */
-const base: DrillSnapshot = {
-  orders: [{ orderId: 'o-1', status: 'PLACED', items: [{ sku: 'A', quantity: 2 }] }],
-  outbox: [created, rogue],
-  inbox: [createdRow],
-  cursors: [{ messageId: 'cursor#order#o-1', lastSeq: 1 }],
-  parked: [],
-  inventory: [{ sku: 'A', available: 8 }],
-  reservations: [{ sku: 'reservation#o-1', orderId: 'o-1' }],
-  initialStock: new Map([['A', 10]]),
-  poisonedOrders: new Set<string>(),
-  stalledOrders: new Set<string>(),
-  acknowledgedOrders: new Set(['o-1']),
-  cancelledOrders: new Set<string>(),
-  hotOrders: new Set(['o-1']),
-  rogueMessages: new Map([[rogueId, { kind: 'set', reason: /payload\.tags: a Set is not plain JSON/ }]]),
-  deadLetters: [],
-  maxReceiveCount: 5,
-  erasedLeft: [],
-  operator: NO_OPERATOR_ACTIONS,
-};
-
-/** The same order cancelled after it was applied: its stock back, its reservation gone, its cursor at seq 2. */
-const cancelled: DrillSnapshot = {
-  ...base,
-  orders: [{ orderId: 'o-1', status: 'CANCELLED', items: [{ sku: 'A', quantity: 2 }] }],
-  outbox: [created, cancel, rogue],
-  inbox: [createdRow, cancelRow],
-  cursors: [{ messageId: 'cursor#order#o-1', lastSeq: 2 }],
-  inventory: [{ sku: 'A', available: 10 }],
-  reservations: [],
-  cancelledOrders: new Set(['o-1']),
-};
+import { deadLetterCounts } from '../../../infra/dev/drill/operator-invariants.ts';
+import { NO_RECEIPT_FAULTS } from '../../../infra/dev/drill/receipt-faults.ts';
+import {
+  cancelledOrder,
+  deliveryRow,
+  inboxRow,
+  placedOrder,
+  WRITTEN_AT,
+  withRow,
+  withSubscriber,
+} from './drill-snapshot-fixture.ts';
 
 const invariant = (snapshot: DrillSnapshot, prefix: string) =>
   checkInvariants(snapshot).find((result) => result.name.startsWith(prefix));
 const failures = (snapshot: DrillSnapshot) =>
   checkInvariants(snapshot)
     .filter((result) => !result.ok)
-    .map((result) => result.name);
+    .map((result) => `${result.name.slice(0, 40)}: ${result.detail}`);
 const deadLetter = (orderId: string, attributes: Record<string, string>) => ({
   body: JSON.stringify({ messageId: 'm-9', aggregateId: orderId }),
   attributes,
 });
 
 describe('checkInvariants', () => {
-  it('passes a ledger where the stock moved once and the rogue message failed with its reason', () => {
-    expect(failures(base)).toEqual([]);
+  it('passes an order applied once at each subscriber, each delivery confirmed once by its own receipt', () => {
+    expect(failures(placedOrder())).toEqual([]);
+    expect(invariant(placedOrder(), 'every acknowledged order')?.detail).toBe(
+      '1 orders (0 cancelled), 1 messages, 2 deliveries (one to each of inventory and loyalty)',
+    );
+    expect(invariant(placedOrder(), 'points awarded once')?.detail).toBe(
+      "1 orders awarded (0 revoked), 1 customers' balances reconcile, none negative",
+    );
   });
 
-  it('catches an effect applied twice', () => {
-    expect(invariant({ ...base, inventory: [{ sku: 'A', available: 6 }] }, 'stock moved')?.ok).toBe(false);
+  it('passes an order cancelled after both applied it: the stock back, the points revoked, the cursors at 2', () => {
+    expect(failures(cancelledOrder())).toEqual([]);
+    expect(invariant(cancelledOrder(), 'applied in order')?.detail).toBe(
+      'inventory: 1 RELEASED after APPLIED, 0 NOTHING_TO_RELEASE after REJECTED_OUT_OF_STOCK; ' +
+        'loyalty: 1 REVOKED after AWARDED, 0 NOTHING_TO_REVOKE after ALREADY_AWARDED',
+    );
   });
 
-  it('catches a message left PENDING, and a FAILED one that was not poisoned', () => {
-    const pending = { ...base, outbox: [{ ...created, status: 'PENDING' }, rogue] };
-    expect(invariant(pending, 'no message lost')?.ok).toBe(false);
-    const failed = {
-      ...base,
-      outbox: [{ ...created, status: 'FAILED', lastError: 'x' }, rogue],
+  it('catches an effect applied twice: the stock moved twice, the points awarded twice', () => {
+    expect(invariant({ ...placedOrder(), inventory: [{ sku: 'A', available: 6 }] }, 'stock moved')?.ok).toBe(
+      false,
+    );
+    const twice = { ...placedOrder(), points: [{ pk: 'customer#c-1', customerId: 'c-1', points: 40 }] };
+    expect(invariant(twice, 'points awarded once')?.detail).toContain(
+      'customer c-1 has 40 points, their unrevoked awards 20',
+    );
+  });
+
+  it('catches a delivery left PENDING at one subscriber, and a FAILED one that was not poisoned', () => {
+    const pending = withRow(placedOrder(), 'm-1#loyalty', { status: 'PENDING' });
+    expect(invariant(pending, 'no delivery lost')?.detail).toContain('m-1#loyalty is PENDING');
+    const failed = withRow(placedOrder(), 'm-1#inventory', { status: 'FAILED', lastError: 'x' });
+    expect(invariant(failed, 'no delivery lost')?.ok).toBe(false);
+  });
+
+  it('catches a message written with a delivery to one subscriber only, and a row that is no delivery', () => {
+    const oneDelivery = {
+      ...placedOrder(),
+      outbox: placedOrder().outbox.filter((row) => row.messageId !== 'm-1#loyalty'),
+    };
+    expect(invariant(oneDelivery, 'every acknowledged order')?.detail).toContain(
+      "order o-1's order.created has no delivery to loyalty",
+    );
+    const stray = {
+      ...placedOrder(),
+      outbox: [...placedOrder().outbox, { messageId: 'm-9', topic: 'order.created' }],
+    };
+    expect(invariant(stray, 'every acknowledged order')?.detail).toContain("m-9 is no subscriber's delivery");
+  });
+
+  it("derives a message's status from its deliveries: CONFIRMED at every subscriber, or only at some", () => {
+    expect(invariant(placedOrder(), "a message's status")?.detail).toBe(
+      "1 messages CONFIRMED at every subscriber, 0 at some (the others' deliveries FAILED, CANCELLED or stalled)",
+    );
+    const withdrawnAtLoyalty = {
+      ...withSubscriber(withRow(placedOrder(), 'm-1#loyalty', { status: 'CANCELLED' }), 'loyalty', {
+        inbox: [],
+        cursors: [],
+      }),
+      points: [],
+      awards: [],
+      operator: { ...NO_OPERATOR_ACTIONS, cancelled: new Set(['m-1#loyalty']) },
+    };
+    expect(failures(withdrawnAtLoyalty)).toEqual([]);
+    expect(invariant(withdrawnAtLoyalty, "a message's status")?.detail).toMatch(
+      /^0 messages CONFIRMED at every subscriber, 1 at some/,
+    );
+  });
+
+  it("catches an inbox row keyed for another subscriber, and a delivery confirmed without its subscriber's inbox row", () => {
+    const misfiled = withSubscriber(placedOrder(), 'inventory', {
+      inbox: [...placedOrder().subscribers.inventory.inbox, { messageId: 'm-1#loyalty', outcome: 'AWARDED' }],
+    });
+    expect(invariant(misfiled, 'each delivery applied once')?.detail).toContain(
+      "inventory's inbox row m-1#loyalty is not keyed <messageId>#inventory",
+    );
+    const unapplied = withSubscriber(placedOrder(), 'loyalty', { inbox: [] });
+    expect(invariant(unapplied, 'each delivery applied once')?.detail).toContain(
+      'm-1#loyalty confirmed without an inbox row at loyalty',
+    );
+  });
+
+  it('catches a cancel applied at one subscriber before its create there, and a cursor behind at one', () => {
+    const early = withSubscriber(cancelledOrder(), 'loyalty', {
+      inbox: [
+        inboxRow('loyalty', { messageId: 'm-1', topic: 'order.created', seq: 1, outcome: 'AWARDED' }),
+        {
+          ...inboxRow('loyalty', { messageId: 'm-2', topic: 'order.cancelled', seq: 2, outcome: 'REVOKED' }),
+          processedAt: WRITTEN_AT,
+        },
+      ],
+    });
+    expect(invariant(early, 'applied in order')?.detail).toContain(
+      'order o-1 at loyalty: cancel processed at',
+    );
+    const behind = withSubscriber(cancelledOrder(), 'loyalty', {
+      cursors: [{ messageId: 'cursor#order#o-1#loyalty', lastSeq: 1 }],
+    });
+    expect(invariant(behind, "each subscriber's cursor")?.detail).toContain(
+      'cursor#order#o-1#loyalty: lastSeq 1, 2 processed',
+    );
+  });
+
+  it('catches points revoked without a cancel applied, an award nobody applied, and a balance below zero', () => {
+    const revoked = { ...placedOrder(), awards: [{ ...placedOrder().awards[0], revokedAt: WRITTEN_AT }] };
+    expect(invariant(revoked, 'points awarded once')?.detail).toContain('its award revoked');
+    const unapplied = withSubscriber(placedOrder(), 'loyalty', { inbox: [] });
+    expect(invariant(unapplied, 'points awarded once')?.detail).toContain('yet it has an award row');
+    const negative = {
+      ...cancelledOrder(),
+      points: [{ pk: 'customer#c-1', customerId: 'c-1', points: -20 }],
+    };
+    expect(invariant(negative, 'points awarded once')?.ok).toBe(false);
+  });
+
+  it('counts a rogue message neither as an order message nor as a lost one, and catches one not FAILED at a subscriber', () => {
+    expect(invariant(placedOrder(), 'every rogue message')?.detail).toBe(
+      '1 messages, 2 deliveries FAILED (set)',
+    );
+    const pending = withRow(placedOrder(), 'r-1#loyalty', { status: 'PENDING', lastError: undefined });
+    expect(invariant(pending, 'every rogue message')?.detail).toContain(
+      'rogue set delivery r-1#loyalty is PENDING',
+    );
+    const missing = {
+      ...placedOrder(),
+      outbox: placedOrder().outbox.filter((row) => row.messageId !== 'r-1#inventory'),
+    };
+    expect(invariant(missing, 'every rogue message')?.detail).toContain('has no delivery to inventory');
+  });
+});
+
+describe('checkInvariants on the receipts', () => {
+  const name = 'receipts confirm each delivery once';
+
+  it("catches a delivery confirmed twice, by the other subscriber's receipt, or with an outcome it was not applied with", () => {
+    const row = placedOrder().outbox[0] ?? {};
+    const history = row.history as Record<string, unknown>[];
+    const twice = withRow(placedOrder(), 'm-1#inventory', { history: [...history, history[1]] });
+    expect(invariant(twice, name)?.detail).toContain('m-1#inventory was confirmed 2 times');
+    const foreign = withRow(placedOrder(), 'm-1#inventory', {
+      history: [history[0], { ...history[1], by: 'receipt:loyalty' }],
+    });
+    expect(invariant(foreign, name)?.detail).toContain("not by inventory's receipt");
+    const otherOutcome = withRow(placedOrder(), 'm-1#inventory', { outcome: 'REJECTED_OUT_OF_STOCK' });
+    expect(invariant(otherOutcome, name)?.detail).toContain(
+      'm-1#inventory confirmed with REJECTED_OUT_OF_STOCK, applied with APPLIED',
+    );
+    const early = withRow(placedOrder(), 'm-1#inventory', { confirmedAt: WRITTEN_AT });
+    expect(invariant(early, name)?.detail).toContain('before it was applied');
+  });
+
+  it('accepts a lost receipt whose delivery a later receipt confirmed, and catches one whose delivery stayed SENT', () => {
+    const receipts = { ...NO_RECEIPT_FAULTS, sent: 3, bodies: 3, lost: new Map([['m-1#loyalty', 1]]) };
+    const recovered = withRow({ ...placedOrder(), receipts }, 'm-1#loyalty', { resends: 1 });
+    expect(invariant(recovered, name)).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining(
+        '1 lost (their 1 deliveries confirmed by a later receipt, after 1 resends',
+      ),
+    });
+    const stuck = withSubscriber(withRow(recovered, 'm-1#loyalty', { status: 'SENT' }), 'loyalty', {});
+    expect(invariant(stuck, name)?.detail).toContain('m-1#loyalty lost its receipt and is SENT');
+  });
+});
+
+describe('checkInvariants on the stopped subscriber', () => {
+  /** The order written while loyalty was stopped, loyalty applying it after its return. */
+  const duringStop = (): DrillSnapshot => {
+    const placed = placedOrder();
+    return {
+      ...placed,
+      stop: {
+        ...placed.stop,
+        stoppedAt: Date.parse(WRITTEN_AT) - 1_000,
+        plannedRestartAt: Date.parse(WRITTEN_AT) + 1_000,
+        restartedAt: Date.parse(WRITTEN_AT) + 1_500,
+        awaited: 1,
+      },
+    };
+  };
+
+  it('passes a stop in which loyalty applied nothing, and caught up after', () => {
+    expect(failures(duringStop())).toEqual([]);
+    expect(invariant(duringStop(), 'the stopped subscriber')?.detail).toContain(
+      'loyalty stopped 3 s (planned 2 s): 1 of its deliveries written meanwhile',
+    );
+  });
+
+  it('catches a delivery loyalty applied while it was stopped', () => {
+    const applied = withSubscriber(duringStop(), 'loyalty', {
+      inbox: [{ ...(placedOrder().subscribers.loyalty.inbox[0] ?? {}), processedAt: WRITTEN_AT }],
+    });
+    expect(invariant(applied, 'the stopped subscriber')?.detail).toContain(
+      'm-1#loyalty applied at 2030-01-01T00:00:00.000Z, while loyalty was stopped',
+    );
+  });
+
+  it("accepts inventory's deliveries open at loyalty's return for a delay of their own, and catches one that waited", () => {
+    const open = (ownDelay?: string) => ({
+      ...duringStop(),
+      stop: {
+        ...duringStop().stop,
+        openAtRestart: [
+          { key: 'm-1#inventory', status: 'SENT', ...(ownDelay === undefined ? {} : { ownDelay }) },
+        ],
+      },
+    });
+    expect(invariant(open('its receipt lost'), 'the stop held none')).toMatchObject({
+      ok: true,
+      detail: expect.stringContaining(
+        '1 open at its return, each for a delay of its own (1 its receipt lost)',
+      ),
+    });
+    expect(invariant(open(), 'the stop held none')?.detail).toContain(
+      'm-1#inventory was SENT, sent once and not retried, when loyalty started again',
+    );
+  });
+});
+
+describe('checkInvariants on a poisoned aggregate, at each subscriber', () => {
+  /** Order o-1 created with its create alone poisoned, then cancelled: the cancel parked at inventory, held at loyalty. */
+  const stalled = (): DrillSnapshot => {
+    const cancelled = cancelledOrder();
+    const poisoned = {
+      status: 'FAILED',
+      lastError: 'InvalidMessageContents: poisoned by the drill',
+      outcome: undefined,
+    };
+    let snapshot = withRow(withRow(cancelled, 'm-1#inventory', poisoned), 'm-1#loyalty', poisoned);
+    snapshot = withRow(withRow(snapshot, 'm-2#inventory', { status: 'SENT' }), 'm-2#loyalty', {
+      status: 'PENDING',
+    });
+    snapshot = withSubscriber(snapshot, 'inventory', {
       inbox: [],
       cursors: [],
-      inventory: [{ sku: 'A', available: 10 }],
-      reservations: [],
-    };
-    expect(invariant(failed, 'no message lost')?.ok).toBe(false);
-  });
-
-  it('catches an acknowledged order that was never written', () => {
-    expect(checkInvariants({ ...base, acknowledgedOrders: new Set(['o-1', 'o-2']) })[0]?.ok).toBe(false);
-  });
-
-  it('counts a rogue message neither as an order message nor as a lost one', () => {
-    expect(invariant(base, 'every acknowledged order')?.detail).toBe('1 orders (0 cancelled), 1 messages');
-    expect(invariant(base, 'no message lost')?.ok).toBe(true);
-  });
-
-  it('catches a rogue message left PENDING, FAILED for another reason, or missing', () => {
-    const withRogue = (changes: Record<string, unknown>) => ({
-      ...base,
-      outbox: [created, { ...rogue, ...changes }],
+      parked: [{ messageId: 'parked#order#o-1#inventory#2', parkedMessageId: 'm-2', seq: 2 }],
     });
+    snapshot = withSubscriber(snapshot, 'loyalty', { inbox: [], cursors: [] });
+    return {
+      ...snapshot,
+      inventory: [{ sku: 'A', available: 10 }],
+      points: [],
+      awards: [],
+      stalledOrders: new Set(['o-1']),
+    };
+  };
 
-    const pending = invariant(withRogue({ status: 'PENDING', lastError: undefined }), 'every rogue message');
-    expect(pending).toMatchObject({ ok: false, detail: expect.stringContaining('is PENDING (no error)') });
-    const otherReason = invariant(
-      withRogue({ lastError: 'InternalError: injected sqsSendError' }),
-      'every rogue',
+  it('accepts its cancel parked behind the FAILED create at one subscriber and held PENDING at the other', () => {
+    expect(failures(stalled())).toEqual([]);
+    expect(invariant(stalled(), 'no delivery lost')?.detail).toContain(
+      'inventory: 0 CONFIRMED, 1 FAILED (poisoned), 0 CANCELLED (operator), 1 stalled behind a FAILED seq 1 as designed (1 parked, 0 held PENDING)',
     );
-    expect(otherReason?.ok).toBe(false);
-    const missing = invariant({ ...base, outbox: [created] }, 'every rogue message');
-    expect(missing).toMatchObject({ ok: false, detail: expect.stringContaining('is missing') });
   });
 
-  it('catches a dead letter of an order that was not poisoned, such as one that lost to contention', () => {
+  it('catches its cancel SENT but not parked at a subscriber, and its create confirmed', () => {
+    const unparked = withSubscriber(stalled(), 'inventory', { parked: [] });
+    expect(invariant(unparked, 'no delivery lost')?.detail).toContain(
+      'm-2#inventory is SENT behind FAILED seq 1 but not parked',
+    );
+    const confirmed = withRow(stalled(), 'm-1#loyalty', { status: 'CONFIRMED' });
+    expect(invariant(confirmed, 'no delivery lost')?.detail).toContain('poisoned m-1#loyalty was confirmed');
+  });
+
+  it('passes a gap skipped at inventory and the create replayed at loyalty: the cancel applied at both', () => {
+    let snapshot = withRow(stalled(), 'm-1#inventory', { status: 'CANCELLED', skippedAt: WRITTEN_AT });
+    snapshot = withRow(
+      snapshot,
+      'm-2#inventory',
+      deliveryRow('inventory', {
+        messageId: 'm-2',
+        topic: 'order.cancelled',
+        seq: 2,
+        outcome: 'NOTHING_TO_RELEASE',
+      }),
+    );
+    snapshot = withRow(snapshot, 'm-1#loyalty', placedOrder().outbox[1] ?? {});
+    snapshot = withRow(snapshot, 'm-2#loyalty', cancelledOrder().outbox[3] ?? {});
+    snapshot = withSubscriber(snapshot, 'inventory', {
+      inbox: [
+        inboxRow('inventory', {
+          messageId: 'm-2',
+          topic: 'order.cancelled',
+          seq: 2,
+          outcome: 'NOTHING_TO_RELEASE',
+        }),
+      ],
+      cursors: [{ messageId: 'cursor#order#o-1#inventory', lastSeq: 2 }],
+      parked: [],
+    });
+    snapshot = withSubscriber(snapshot, 'loyalty', cancelledOrder().subscribers.loyalty);
+    const skippedAndReplayed: DrillSnapshot = {
+      ...snapshot,
+      points: cancelledOrder().points,
+      awards: cancelledOrder().awards,
+      operator: {
+        ...NO_OPERATOR_ACTIONS,
+        skipped: new Set(['o-1#inventory']),
+        replayed: new Set(['m-1#loyalty']),
+      },
+    };
+
+    expect(failures(skippedAndReplayed)).toEqual([]);
+    expect(invariant(skippedAndReplayed, 'a skipped gap')?.detail).toBe(
+      "1 gap(s) skipped (inventory), each order's cancel then applied",
+    );
+    const waiting = withRow(skippedAndReplayed, 'm-2#inventory', { status: 'PENDING' });
+    expect(invariant(waiting, 'a skipped gap')?.detail).toContain(
+      'order o-1 at inventory: its cancel is PENDING',
+    );
+  });
+});
+
+describe('checkInvariants on dead letters and operator actions', () => {
+  it("catches a dead letter at a subscriber of an order that lost to contention, or that its queue's redrive policy moved", () => {
     const contention = deadLetter('o-1', {
       dead_letter_reason: 'MAX_RECEIVES',
       last_error: 'TransactionConflictError: transaction conflicted with a concurrent write; retry',
     });
-
-    const result = invariant({ ...base, deadLetters: [contention] }, 'contention dead-letters nothing');
-
-    expect(result).toMatchObject({
-      ok: false,
-      detail: expect.stringContaining('hot order o-1 dead-lettered (MAX_RECEIVES: TransactionConflictError'),
-    });
-  });
-
-  it("names a dead letter SQS's redrive policy moved, without a reason, by its receives against maxReceiveCount", () => {
-    // Five receives that each ended unacknowledged (the invocation stopped), then the drill's own read.
+    const lost = withSubscriber(placedOrder(), 'loyalty', { deadLetters: [contention] });
+    expect(invariant(lost, 'contention dead-letters nothing')?.detail).toContain(
+      'loyalty: order o-1 dead-lettered (MAX_RECEIVES: TransactionConflictError',
+    );
     const redriven = { ...deadLetter('o-1', { message_id: 'm-9', topic: 'order.created' }), receiveCount: 6 };
-
-    const result = invariant({ ...base, deadLetters: [redriven] }, 'contention dead-letters nothing');
-
-    expect(result).toMatchObject({
-      ok: false,
-      detail: expect.stringContaining(
-        "hot order o-1 moved to the DLQ by the queue's redrive policy after 6 receives (maxReceiveCount 5), with no reason",
-      ),
-    });
+    const moved = withSubscriber(placedOrder(), 'inventory', { deadLetters: [redriven] });
+    expect(invariant(moved, 'contention dead-letters nothing')?.detail).toContain(
+      "inventory: order o-1 moved to the DLQ by the queue's redrive policy after 6 receives (maxReceiveCount 5)",
+    );
     expect(deadLetterCounts([redriven])).toEqual({ byConsumer: 0, byRedrivePolicy: 1 });
   });
 
-  it('accepts a poisoned order in the DLQ, and one dead-lettered after injected faults on every receive', () => {
-    const snapshot = {
-      ...base,
-      poisonedOrders: new Set(['o-2']),
+  it('accepts a poisoned order in a dead-letter queue, and one dead-lettered after injected faults on every receive', () => {
+    const snapshot = withSubscriber({ ...placedOrder(), poisonedOrders: new Set(['o-2']) }, 'inventory', {
       deadLetters: [
         deadLetter('o-2', { dead_letter_reason: 'POISON', last_error: 'PoisonMessageError: unreadable' }),
         deadLetter('o-1', {
@@ -176,265 +365,87 @@ describe('checkInvariants', () => {
           last_error: 'InjectedFault: injected consumerTransientError: downstream unavailable',
         }),
       ],
-    };
-
+    });
     expect(invariant(snapshot, 'contention dead-letters nothing')).toMatchObject({
       ok: true,
-      detail:
-        '2 dead letters, 1 after injected faults on every receive (1 of them hot-SKU orders), none moved by the ' +
-        'redrive policy, none for contention',
-    });
-  });
-});
-
-describe('checkInvariants on the ordered order topics', () => {
-  it('passes an order cancelled after it was applied: stock back, reservation gone, cursor at 2', () => {
-    expect(failures(cancelled)).toEqual([]);
-    expect(invariant(cancelled, 'applied in order')?.detail).toBe(
-      '1 RELEASED after APPLIED, 0 NOTHING_TO_RELEASE after out of stock',
-    );
-  });
-
-  it('passes a cancel of an order rejected for stock: nothing to release, nothing moved', () => {
-    const rejected = {
-      ...cancelled,
-      inbox: [
-        { ...createdRow, outcome: 'REJECTED_OUT_OF_STOCK' },
-        { ...cancelRow, outcome: 'NOTHING_TO_RELEASE' },
-      ],
-    };
-
-    expect(failures(rejected)).toEqual([]);
-  });
-
-  it('catches a cancel applied before its create: NOTHING_TO_RELEASE beside an APPLIED create', () => {
-    // The cancel found no reservation, then the create took the stock and reserved it: the order keeps its stock.
-    const reversed = {
-      ...cancelled,
-      inbox: [
-        { ...createdRow, processedAt: '2030-01-01T00:00:03.000Z' },
-        { ...cancelRow, outcome: 'NOTHING_TO_RELEASE' },
-      ],
-      inventory: [{ sku: 'A', available: 8 }],
-      reservations: [{ sku: 'reservation#o-1', orderId: 'o-1' }],
-    };
-
-    expect(invariant(reversed, 'applied in order')).toMatchObject({
-      ok: false,
-      detail: expect.stringContaining('order o-1: cancel NOTHING_TO_RELEASE beside a APPLIED create'),
+      detail: expect.stringContaining('inventory: 2 dead letters, 1 after injected faults on every receive'),
     });
   });
 
-  it('catches a cancel processed before its create, and one applied without its create', () => {
-    const early = {
-      ...cancelled,
-      inbox: [createdRow, { ...cancelRow, processedAt: '2030-01-01T00:00:00.000Z' }],
-    };
-    expect(invariant(early, 'applied in order')?.detail).toContain('before its create');
-    const alone = { ...cancelled, inbox: [cancelRow] };
-    expect(invariant(alone, 'applied in order')?.detail).toContain(
-      'cancel RELEASED with its create undefined',
-    );
-  });
-
-  it('catches a message numbered out of its sequence, a missing cancel, and an order row not CANCELLED', () => {
-    const swapped = { ...cancelled, outbox: [{ ...created, seq: 2 }, { ...cancel, seq: 1 }, rogue] };
-    expect(invariant(swapped, 'every acknowledged order')?.detail).toContain(
-      "order o-1's order.created is seq 2 of order#o-1, not 1 of order#o-1",
-    );
-    const noCancel = { ...cancelled, outbox: [created, rogue] };
-    expect(invariant(noCancel, 'every acknowledged order')?.detail).toContain('has no order.cancelled');
-    const placed = { ...cancelled, orders: base.orders };
-    expect(invariant(placed, 'every acknowledged order')?.detail).toContain('is PLACED, not CANCELLED');
-  });
-
-  it("catches a cursor that is not at its key's last processed message, and one of no order", () => {
-    const behind = { ...cancelled, cursors: [{ messageId: 'cursor#order#o-1', lastSeq: 1 }] };
-    expect(invariant(behind, 'each order key')?.detail).toContain('cursor#order#o-1: lastSeq 1, 2 processed');
-    const stray = {
-      ...cancelled,
-      cursors: [...cancelled.cursors, { messageId: 'cursor#order#o-9', lastSeq: 1 }],
-    };
-    expect(invariant(stray, 'each order key')?.detail).toContain('cursor#order#o-9 belongs to no order');
-  });
-
-  it('catches a reservation left after its release, and one missing for an applied create', () => {
-    const leftOver = { ...cancelled, reservations: base.reservations };
-    expect(invariant(leftOver, 'reservation rows')?.detail).toContain('reservation#o-1 left over');
-    expect(invariant({ ...base, reservations: [] }, 'reservation rows')?.detail).toContain(
-      'reservation#o-1 missing',
-    );
-  });
-
-  it('catches a parked row whose message was never applied, and counts a stale one apart', () => {
-    const parkedRow = { messageId: 'parked#order#o-1#2', parkedMessageId: 'm-2', seq: 2 };
-    const stale = invariant({ ...cancelled, parked: [parkedRow] }, 'no parked row left');
-    expect(stale).toMatchObject({ ok: true, detail: expect.stringContaining('1 stale') });
-    // The cancel is still SENT and parked although its create was applied: nothing will drain it.
-    const stuck = {
-      ...base,
-      orders: cancelled.orders,
-      outbox: [created, { ...cancel, status: 'SENT' }, rogue],
-      parked: [parkedRow],
-      cancelledOrders: cancelled.cancelledOrders,
-    };
-    expect(invariant(stuck, 'no parked row left')).toMatchObject({
-      ok: false,
-      detail: expect.stringContaining('parked#order#o-1#2 left parked (its message SENT, inbox none'),
-    });
-  });
-
-  describe('a poisoned aggregate stalls alone', () => {
-    const poisonedCreate = {
-      ...created,
-      messageId: 'm-3',
-      aggregateId: 'o-2',
-      orderKey: 'order#o-2',
-      status: 'FAILED',
-      lastError: 'InvalidMessageContents: poisoned by the drill',
-    };
-    const stalledCancel = {
-      ...cancel,
-      messageId: 'm-4',
-      aggregateId: 'o-2',
-      orderKey: 'order#o-2',
-      status: 'SENT',
-    };
-    const parkedCancel = { messageId: 'parked#order#o-2#2', parkedMessageId: 'm-4', seq: 2 };
-    const stalled: DrillSnapshot = {
-      ...base,
-      orders: [...base.orders, { orderId: 'o-2', status: 'CANCELLED', items: [{ sku: 'A', quantity: 1 }] }],
-      outbox: [created, poisonedCreate, stalledCancel, rogue],
-      parked: [parkedCancel],
-      stalledOrders: new Set(['o-2']),
-      acknowledgedOrders: new Set(['o-1', 'o-2']),
-      cancelledOrders: new Set(['o-2']),
-    };
-
-    it('accepts its cancel delivered and parked behind the FAILED create, or held PENDING, and says so', () => {
-      expect(failures(stalled)).toEqual([]);
-      expect(invariant(stalled, 'no message lost')?.detail).toBe(
-        'all settled but 1 stalled behind FAILED seq 1, as designed (1 delivered and parked, 0 held PENDING)',
-      );
-      const held = {
-        ...stalled,
-        outbox: [created, poisonedCreate, { ...stalledCancel, status: 'PENDING' }, rogue],
-      };
-      expect(failures({ ...held, parked: [] })).toEqual([]);
-    });
-
-    it('catches its cancel SENT but not parked, or applied although its create FAILED', () => {
-      expect(invariant({ ...stalled, parked: [] }, 'no message lost')?.detail).toContain(
-        'm-4 is SENT behind FAILED seq 1 but not parked',
-      );
-      const applied = {
-        ...stalled,
-        outbox: [created, poisonedCreate, { ...stalledCancel, status: 'CONFIRMED' }, rogue],
-        inbox: [createdRow, { ...cancelRow, messageId: 'm-4' }],
-        parked: [],
-      };
-      expect(invariant(applied, 'a poisoned aggregate stalls alone')?.detail).toContain(
-        'cancel of stalled order o-2 is CONFIRMED, not stalled',
-      );
-    });
-
-    it('catches its create confirmed, as any poisoned message', () => {
-      const confirmed = { ...stalled, outbox: [created, { ...poisonedCreate, status: 'CONFIRMED' }, rogue] };
-      expect(invariant(confirmed, 'no message lost')?.detail).toContain('poisoned order o-2 was confirmed');
-    });
-  });
-});
-
-describe('checkInvariants with operator actions mid-run', () => {
-  const withdrawn = { ...created, status: 'CANCELLED' };
-  const untouched: DrillSnapshot = {
-    ...base,
-    outbox: [withdrawn, rogue],
-    inbox: [],
-    cursors: [],
-    inventory: [{ sku: 'A', available: 10 }],
-    reservations: [],
-  };
-
-  it('accepts a create the operator cancelled while PENDING, and catches a CANCELLED one nobody cancelled', () => {
-    const operator = { ...NO_OPERATOR_ACTIONS, cancelled: new Set(['m-1']) };
-    expect(failures({ ...untouched, operator })).toEqual([]);
-    expect(failures(untouched)).toEqual([
-      'no message lost: each is CONFIRMED, FAILED with its reason only if poisoned, or stalled behind a FAILED seq 1',
-    ]);
-  });
-
-  it('counts a cancelled message applied from a copy sent before the cancel, and its stock moved once', () => {
-    const operator = { ...NO_OPERATOR_ACTIONS, cancelled: new Set(['m-1']) };
-    const applied = { ...base, outbox: [withdrawn, rogue], operator };
-    expect(failures(applied)).toEqual([]);
-    expect(invariant(applied, 'every CONFIRMED message')?.detail).toBe(
-      '1 inbox rows (1 of messages cancelled after an earlier copy was sent)',
-    );
-    expect(invariant({ ...applied, inventory: [{ sku: 'A', available: 6 }] }, 'stock moved')?.ok).toBe(false);
-  });
-
-  describe('a skipped gap', () => {
-    const skippedCreate = {
-      ...created,
-      status: 'CANCELLED',
-      skippedAt: '2030-01-01T00:01:00.000Z',
-      lastError: 'InvalidMessageContents: poisoned by the drill',
-    };
-    const releasedNothing = { ...cancelRow, outcome: 'NOTHING_TO_RELEASE' };
-    const skipped: DrillSnapshot = {
-      ...cancelled,
-      outbox: [skippedCreate, { ...cancel, status: 'CONFIRMED' }, rogue],
-      inbox: [releasedNothing],
-      cursors: [{ messageId: 'cursor#order#o-1', lastSeq: 2 }],
-      reservations: [],
-      stalledOrders: new Set(['o-1']),
-      operator: { ...NO_OPERATOR_ACTIONS, skippedOrders: new Set(['o-1']) },
-    };
-
-    it("passes a skipped FAILED create whose order's cancel was then applied, the cursor past both", () => {
-      expect(failures(skipped)).toEqual([]);
-    });
-
-    it('catches the cancel still waiting after the skip, and a create that was not marked skipped', () => {
-      const waiting = {
-        ...skipped,
-        outbox: [skippedCreate, { ...cancel, status: 'PENDING' }, rogue],
+  it('accepts a delivery withdrawn at one subscriber, and catches a CANCELLED one nobody cancelled', () => {
+    const withdrawn = {
+      ...withSubscriber(withRow(placedOrder(), 'm-1#inventory', { status: 'CANCELLED' }), 'inventory', {
         inbox: [],
-      };
-      expect(invariant(waiting, 'a skipped gap')?.detail).toContain(
-        'order o-1: its cancel is PENDING (no inbox row), not applied with nothing to release',
-      );
-      const unmarked = {
-        ...skipped,
-        outbox: [{ ...skippedCreate, skippedAt: undefined }, { ...cancel, status: 'CONFIRMED' }, rogue],
-      };
-      expect(invariant(unmarked, 'a skipped gap')?.detail).toContain(
-        'its create is CANCELLED, not CANCELLED and skipped',
-      );
-    });
+        cursors: [],
+      }),
+      inventory: [{ sku: 'A', available: 10 }],
+      reservations: [],
+    };
+    expect(
+      failures({ ...withdrawn, operator: { ...NO_OPERATOR_ACTIONS, cancelled: new Set(['m-1#inventory']) } }),
+    ).toEqual([]);
+    expect(invariant(withdrawn, 'no delivery lost')?.detail).toContain('m-1#inventory is CANCELLED');
   });
 
-  it('catches an erased message still in the outbox, or gone with its inbox row, and a replay that was not applied', () => {
-    const erased = { ...base, operator: { ...NO_OPERATOR_ACTIONS, erased: [created] } };
-    expect(failures(erased)).toEqual([]);
-    const name = 'operator actions mid-run';
-    expect(invariant({ ...erased, erasedLeft: ['m-1'] }, name)?.detail).toContain(
-      'erased m-1 is still in the outbox',
-    );
-    expect(invariant({ ...erased, inbox: [] }, name)?.detail).toContain('erased m-1 lost its inbox row');
-    const replayed = { ...base, operator: { ...NO_OPERATOR_ACTIONS, replayed: new Set(['m-1']) } };
-    expect(failures(replayed)).toEqual([]);
-    const unapplied = {
-      ...replayed,
-      outbox: [{ ...created, status: 'FAILED', lastError: 'x' }, rogue],
-      inbox: [],
+  it('accepts an erased order whose erase each subscriber confirmed, and catches one still in the outbox, one without its inbox rows, an erase unanswered', () => {
+    const erasedRows = placedOrder().outbox.filter((row) => row.aggregateId === 'o-1');
+    const eraseRows = (['inventory', 'loyalty'] as const).map((subscriber) => ({
+      ...deliveryRow(subscriber, { messageId: 'e-1', topic: 'outbox.erase', seq: 0, outcome: 'ERASED' }),
+      orderKey: undefined,
+      seq: undefined,
+    }));
+    let erased: DrillSnapshot = {
+      ...placedOrder(),
+      outbox: [...placedOrder().outbox, ...eraseRows],
+      operator: {
+        ...NO_OPERATOR_ACTIONS,
+        erased: erasedRows,
+        controls: [
+          { messageId: 'e-1', subscriber: 'inventory', orderId: 'o-1', outcome: 'ERASED' },
+          { messageId: 'e-1', subscriber: 'loyalty', orderId: 'o-1', outcome: 'ERASED' },
+        ],
+      },
     };
-    expect(invariant(unapplied, name)?.detail).toContain('replayed m-1 is FAILED, not CONFIRMED and applied');
+    for (const subscriber of ['inventory', 'loyalty'] as const) {
+      erased = withSubscriber(erased, subscriber, {
+        inbox: [
+          ...erased.subscribers[subscriber].inbox,
+          {
+            messageId: `e-1#${subscriber}`,
+            topic: 'outbox.erase',
+            outcome: 'ERASED',
+            processedAt: WRITTEN_AT,
+          },
+        ],
+      });
+    }
+    const name = 'operator actions mid-run';
+    expect(failures(erased)).toEqual([]);
+    expect(invariant({ ...erased, erasedLeft: ['m-1#inventory'] }, name)?.detail).toContain(
+      'erased m-1#inventory is still in the outbox',
+    );
+    expect(invariant(withSubscriber(erased, 'loyalty', { inbox: [] }), name)?.detail).toContain(
+      'erased m-1#loyalty lost its inbox row at loyalty',
+    );
+    expect(invariant(withRow(erased, 'e-1#loyalty', { status: 'SENT' }), name)?.detail).toContain(
+      "the operator's ERASED message e-1#loyalty is SENT",
+    );
+  });
+
+  it('catches a replayed delivery that was not applied, and a problem the operator met', () => {
+    const replayed = {
+      ...placedOrder(),
+      operator: { ...NO_OPERATOR_ACTIONS, replayed: new Set(['m-1#loyalty']) },
+    };
+    expect(failures(replayed)).toEqual([]);
+    const unapplied = withRow(replayed, 'm-1#loyalty', { status: 'FAILED', lastError: 'x' });
+    expect(invariant(unapplied, 'operator actions')?.detail).toContain(
+      'replayed m-1#loyalty is FAILED, not CONFIRMED and applied',
+    );
     const problem = {
-      ...base,
+      ...placedOrder(),
       operator: { ...NO_OPERATOR_ACTIONS, problems: ['skip of m-9 never became due'] },
     };
-    expect(invariant(problem, name)?.ok).toBe(false);
+    expect(invariant(problem, 'operator actions')?.ok).toBe(false);
   });
 });

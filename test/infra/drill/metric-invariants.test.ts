@@ -1,209 +1,222 @@
 import { describe, expect, it } from 'vitest';
-import type { DeadLetterCopy, DrillSnapshot } from '../../../infra/dev/drill/invariants.ts';
+import type { DrillSnapshot } from '../../../infra/dev/drill/drill-snapshot.ts';
 import { checkMetrics, type MetricObservations } from '../../../infra/dev/drill/metric-invariants.ts';
 import {
   COUNTED_METRICS,
   type CountedMetric,
   type ObservedMetrics,
 } from '../../../infra/dev/drill/observed-metrics.ts';
-import { NO_OPERATOR_ACTIONS } from '../../../infra/dev/drill/operator-actions.ts';
+import type { ReceiptCountsTotal } from '../../../infra/dev/drill/receipt-tally.ts';
+import { testMessageId } from '../../support/factories.ts';
+import { cancelledOrder, placedOrder, withRow, withSubscriber } from './drill-snapshot-fixture.ts';
 
-const TOPIC = 'order.created';
+const CREATED = 'order.created';
+const CANCELLED = 'order.cancelled';
 
-function topicMetrics(
-  counts: Partial<Record<CountedMetric, number>>,
-  confirmLatenciesMs: readonly number[] = [],
-): ObservedMetrics[string] {
+function topicMetrics(counts: Partial<Record<CountedMetric, number>>): ObservedMetrics[string] {
   const zero = Object.fromEntries(COUNTED_METRICS.map((name) => [name, 0])) as Record<CountedMetric, number>;
-  return { counts: { ...zero, ...counts }, confirmLatenciesMs };
+  return { counts: { ...zero, ...counts }, confirmLatenciesMs: [] };
 }
 
-const sent = { event: 'SENT', from: 'PENDING', to: 'SENT', by: 'relay' };
-const confirmedBy = (by: string) => ({ event: 'CONFIRMED', to: 'CONFIRMED', by });
+const receipts = (confirmed: number): ReceiptCountsTotal => ({
+  CONFIRMED: confirmed,
+  ALREADY_CONFIRMED: 0,
+  APPLIED_AFTER_CANCEL: 0,
+  NOT_CONFIRMABLE: 0,
+  NOT_FOUND: 0,
+  ERROR: 0,
+  unreadable: 0,
+});
 
-/** One message confirmed by the consumer, one confirmed by the sweeper's reconciliation, one poisoned (FAILED). */
-const snapshot: DrillSnapshot = {
-  orders: [],
-  outbox: [
-    { messageId: 'm-1', topic: TOPIC, status: 'CONFIRMED', history: [sent, confirmedBy('consumer')] },
-    { messageId: 'm-2', topic: TOPIC, status: 'CONFIRMED', history: [sent, confirmedBy('sweeper')] },
-    {
-      messageId: 'm-3',
-      topic: TOPIC,
-      status: 'FAILED',
-      history: [{ event: 'FAILED', from: 'PENDING', to: 'FAILED', by: 'relay', reason: 'poisoned' }],
-    },
-  ],
-  inbox: [
-    { messageId: 'm-1', topic: TOPIC, outcome: 'APPLIED' },
-    { messageId: 'm-2', topic: TOPIC, outcome: 'REJECTED_OUT_OF_STOCK' },
-  ],
-  cursors: [],
-  parked: [],
-  inventory: [],
-  reservations: [],
-  initialStock: new Map(),
-  poisonedOrders: new Set(),
-  stalledOrders: new Set(),
-  acknowledgedOrders: new Set(),
-  cancelledOrders: new Set(),
-  hotOrders: new Set(),
-  rogueMessages: new Map(),
-  deadLetters: [],
-  maxReceiveCount: 5,
-  erasedLeft: [],
-  operator: NO_OPERATOR_ACTIONS,
-};
-
-/** What the functions published for that snapshot, with m-2's rejection committed by a delivery that then failed. */
+/**
+ * What the functions published for {@link placedOrder}: the relay sent the create to both subscribers, one of its
+ * sends refused first; the rogue message's two deliveries failed; each consumer applied its delivery, inventory's
+ * inbox row committed by a delivery that then failed (its receipt never sent), so counted in no metric.
+ */
 const observed: MetricObservations = {
   metrics: {
-    [TOPIC]: topicMetrics(
-      { MessagesSent: 2, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 1, MessagesApplied: 1 },
-      [40],
-    ),
+    sends: {
+      [CREATED]: topicMetrics({ MessagesSent: 2, SendFailures: 1, RetriesScheduled: 1, MessagesFailed: 2 }),
+    },
+    consumers: {
+      inventory: { [CREATED]: topicMetrics({ DuplicatesSuppressed: 1 }) },
+      loyalty: { [CREATED]: topicMetrics({ MessagesApplied: 1 }) },
+    },
   },
-  unreportedCommits: { [TOPIC]: { applied: 0, rejected: 1 } },
+  unreportedCommits: { inventory: { [CREATED]: { applied: 1, rejected: 0 } }, loyalty: {} },
+  receiptsApplied: receipts(2),
 };
+
+/** The placed order's outbox with the rogue deliveries' moves to FAILED in their histories. */
+function withRogueFailures(snapshot: DrillSnapshot): DrillSnapshot {
+  let changed = snapshot;
+  for (const key of ['r-1#inventory', 'r-1#loyalty']) {
+    changed = withRow(changed, key, {
+      history: [{ event: 'FAILED', from: 'PENDING', to: 'FAILED', by: 'relay', reason: 'a Set' }],
+    });
+  }
+  return changed;
+}
 
 const [exact, bounds] = [0, 1];
 
 describe('checkMetrics', () => {
-  it('holds the metrics to the tables per topic, counting rows committed by a delivery that then failed', () => {
-    const results = checkMetrics(snapshot, observed);
+  it('holds the senders to the outbox per topic, and each consumer to its own inbox per topic', () => {
+    const results = checkMetrics(withRogueFailures(placedOrder()), observed);
 
-    expect(results.filter((result) => !result.ok)).toEqual([]);
+    expect(results.map(({ ok }) => ok)).toEqual([true, true]);
     expect(results[exact]?.detail).toBe(
-      'order.created: 1 moved to FAILED, 0 dead-lettered, 1 confirmed by the consumer, 2 inbox rows (1 unreported)',
+      'order.created: 2 moved to FAILED; inventory order.created: 1 inbox rows (1 unreported), 0 dead-lettered; ' +
+        'loyalty order.created: 1 inbox rows (0 unreported), 0 dead-lettered; receipts: 2 deliveries confirmed by receipt',
     );
     expect(results[bounds]?.detail).toBe(
-      'order.created: 2 sent ≤ 2 SENT transitions and ≥ 2 inbox rows, 5 retries ≤ 6 send failures',
+      'order.created: 2 sent ≤ 2 SENT transitions and ≥ 2 inbox rows, 1 retries ≤ 1 send failures',
     );
   });
 
-  it("counts a cancel's RELEASED row as applied and its NOTHING_TO_RELEASE row as rejected", () => {
-    const cancels = {
-      ...snapshot,
+  it("counts each subscriber's undoing cancel as applied and its nothing-to-undo cancel as rejected", () => {
+    const cancelled = withSubscriber(withRogueFailures(cancelledOrder()), 'loyalty', {
       inbox: [
-        ...snapshot.inbox,
-        { messageId: 'm-6', topic: 'order.cancelled', outcome: 'RELEASED' },
-        { messageId: 'm-7', topic: 'order.cancelled', outcome: 'NOTHING_TO_RELEASE' },
+        ...(cancelledOrder().subscribers.loyalty.inbox.filter((row) => row.topic === CREATED) ?? []),
+        { messageId: 'm-2#loyalty', topic: CANCELLED, outcome: 'NOTHING_TO_REVOKE' },
       ],
-    };
-    const metrics = {
-      ...observed.metrics,
-      'order.cancelled': topicMetrics({ MessagesSent: 2, MessagesApplied: 1, BusinessRejections: 1 }),
+    });
+    const metrics: MetricObservations = {
+      ...observed,
+      metrics: {
+        sends: {
+          [CREATED]: topicMetrics({ MessagesSent: 2, MessagesFailed: 2 }),
+          [CANCELLED]: topicMetrics({ MessagesSent: 2 }),
+        },
+        consumers: {
+          inventory: {
+            [CREATED]: topicMetrics({ MessagesApplied: 1 }),
+            [CANCELLED]: topicMetrics({ MessagesApplied: 1 }),
+          },
+          loyalty: {
+            [CREATED]: topicMetrics({ MessagesApplied: 1 }),
+            [CANCELLED]: topicMetrics({ BusinessRejections: 1 }),
+          },
+        },
+      },
+      unreportedCommits: { inventory: {}, loyalty: {} },
+      receiptsApplied: receipts(4),
     };
 
-    expect(checkMetrics(cancels, { ...observed, metrics })[exact]?.ok).toBe(true);
-    const swapped = { 'order.cancelled': topicMetrics({ MessagesSent: 2, MessagesApplied: 2 }) };
-    expect(
-      checkMetrics(cancels, { ...observed, metrics: { ...observed.metrics, ...swapped } })[exact]?.ok,
-    ).toBe(false);
+    expect(checkMetrics(cancelled, metrics).map(({ ok, detail }) => (ok ? 'ok' : detail))).toEqual([
+      'ok',
+      'ok',
+    ]);
   });
 
-  it('catches an inbox row that neither a metric nor an unreported commit accounts for', () => {
-    const result = checkMetrics(snapshot, { ...observed, unreportedCommits: {} })[exact];
+  it('catches an inbox row at a subscriber that neither its metric nor an unreported commit accounts for', () => {
+    const result = checkMetrics(withRogueFailures(placedOrder()), {
+      ...observed,
+      unreportedCommits: { inventory: {}, loyalty: {} },
+    })[exact];
 
     expect(result).toMatchObject({
       ok: false,
-      detail: expect.stringContaining('BusinessRejections + 0 unreported 0 ≠ 1 rejected inbox rows'),
+      detail: expect.stringContaining(
+        'inventory order.created: MessagesApplied 0 + 0 unreported ≠ 1 applied inbox rows',
+      ),
     });
   });
 
-  it('catches a FAILED transition counted twice, and a latency for a confirmation the consumer did not write', () => {
-    const metrics = {
-      [TOPIC]: topicMetrics(
-        { MessagesSent: 3, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 2, MessagesApplied: 1 },
-        [40, 50],
-      ),
-    };
+  it('catches a FAILED transition counted twice, and a receipt function that confirmed more deliveries than the receipts did', () => {
+    const result = checkMetrics(withRogueFailures(placedOrder()), {
+      ...observed,
+      metrics: {
+        ...observed.metrics,
+        sends: {
+          [CREATED]: topicMetrics({
+            MessagesSent: 2,
+            SendFailures: 1,
+            RetriesScheduled: 1,
+            MessagesFailed: 3,
+          }),
+        },
+      },
+      receiptsApplied: receipts(3),
+    })[exact];
 
-    const detail = checkMetrics(snapshot, { ...observed, metrics })[exact]?.detail;
-
-    expect(detail).toContain('MessagesFailed 2 ≠ 1 moves to FAILED');
-    expect(detail).toContain('ConfirmLatencyMs values + 0 unreported 2 ≠ 1 confirmations by the consumer');
+    expect(result?.detail).toContain('order.created: MessagesFailed 3 ≠ 2 moves to FAILED');
+    expect(result?.detail).toContain('receipts function: CONFIRMED 3 ≠ 2 deliveries confirmed by receipt');
   });
 
-  it('counts a confirmation written by a delivery that then failed (at the drain of its parked successors)', () => {
-    const metrics = {
-      [TOPIC]: topicMetrics(
-        { MessagesSent: 3, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 1, MessagesApplied: 0 },
-        [],
-      ),
-    };
-    const unreportedCommits = { [TOPIC]: { applied: 1, rejected: 1, confirmed: 1 } };
+  it('expects a row the sweeper could not read under (unknown), as the sweeper counts it', () => {
+    const unreadable = withRow(placedOrder(), 'r-1#loyalty', {
+      history: [{ event: 'FAILED', to: 'FAILED', by: 'sweeper', reason: 'unreadable outbox item' }],
+    });
+    const snapshot = withRow(unreadable, 'r-1#inventory', {
+      history: [{ event: 'FAILED', from: 'PENDING', to: 'FAILED', by: 'relay', reason: 'a Set' }],
+    });
+    const result = checkMetrics(snapshot, {
+      ...observed,
+      metrics: {
+        ...observed.metrics,
+        sends: {
+          [CREATED]: topicMetrics({
+            MessagesSent: 2,
+            SendFailures: 1,
+            RetriesScheduled: 1,
+            MessagesFailed: 1,
+          }),
+          '(unknown)': topicMetrics({ MessagesFailed: 1 }),
+        },
+      },
+    });
 
-    expect(checkMetrics(snapshot, { metrics, unreportedCommits })[exact]?.ok).toBe(true);
-    expect(
-      checkMetrics(snapshot, { metrics, unreportedCommits: { [TOPIC]: { applied: 1, rejected: 1 } } })[exact]
-        ?.detail,
-    ).toContain('ConfirmLatencyMs values + 0 unreported 0 ≠ 1 confirmations by the consumer');
+    expect(result.map(({ ok }) => ok)).toEqual([true, true]);
   });
 
-  it('counts a message that failed and was then confirmed by a late delivery of an earlier copy', () => {
-    const lateConfirmed = {
-      messageId: 'm-5',
-      topic: TOPIC,
-      status: 'CONFIRMED',
-      history: [
-        { event: 'FAILED', from: 'PENDING', to: 'FAILED', by: 'relay', reason: 'send failed' },
-        { event: 'CONFIRMED', from: 'FAILED', to: 'CONFIRMED', by: 'consumer' },
-      ],
-    };
-    const withLate = { ...snapshot, outbox: [...snapshot.outbox, lateConfirmed] };
-    const metrics = {
-      [TOPIC]: topicMetrics(
-        { MessagesSent: 3, SendFailures: 6, RetriesScheduled: 5, MessagesFailed: 2, MessagesApplied: 1 },
-        [40, 60],
-      ),
-    };
+  it("counts only a consumer's own dead letters, by topic, not copies its queue's redrive policy moved", () => {
+    const letter = (attributes: Record<string, string>) => ({
+      body: JSON.stringify({
+        messageId: testMessageId(9),
+        topic: CREATED,
+        aggregateId: 'o-9',
+        payload: {},
+        headers: {},
+        createdAt: '2030-01-01T00:00:00.000Z',
+        schemaVersion: 1,
+      }),
+      attributes,
+    });
+    const snapshot = withSubscriber(withRogueFailures(placedOrder()), 'loyalty', {
+      deadLetters: [letter({ dead_letter_reason: 'POISON', last_error: 'x' }), letter({ topic: CREATED })],
+    });
+    const metrics = (deadLettered: number): MetricObservations => ({
+      ...observed,
+      metrics: {
+        ...observed.metrics,
+        consumers: {
+          ...observed.metrics.consumers,
+          loyalty: { [CREATED]: topicMetrics({ MessagesApplied: 1, DeadLettered: deadLettered }) },
+        },
+      },
+    });
 
-    const results = checkMetrics(withLate, { ...observed, metrics });
-
-    expect(results[exact]).toMatchObject({ ok: true, detail: expect.stringContaining('2 moved to FAILED') });
-  });
-
-  it('expects a message the sweeper could not read under (unknown), as the sweeper counts it', () => {
-    const unreadable = {
-      messageId: 'm-4',
-      topic: TOPIC,
-      status: 'FAILED',
-      history: [{ event: 'FAILED', to: 'FAILED', by: 'sweeper', reason: 'unreadable outbox item: …' }],
-    };
-    const withUnreadable = { ...snapshot, outbox: [...snapshot.outbox, unreadable] };
-    const metrics = { ...observed.metrics, '(unknown)': topicMetrics({ MessagesFailed: 1 }) };
-
-    expect(checkMetrics(withUnreadable, { ...observed, metrics })[exact]?.ok).toBe(true);
-    expect(checkMetrics(withUnreadable, observed)[exact]?.detail).toContain(
-      '(unknown): MessagesFailed 0 ≠ 1 moves to FAILED',
+    expect(checkMetrics(snapshot, metrics(1))[exact]?.ok).toBe(true);
+    expect(checkMetrics(snapshot, metrics(2))[exact]?.detail).toContain(
+      'loyalty order.created: DeadLettered 2 ≠ 1 dead letters with a reason',
     );
   });
 
-  it("counts only the consumer's own dead letters, not copies SQS moved by its redrive policy", () => {
-    const body = JSON.stringify({ messageId: 'm-9', topic: TOPIC });
-    const deadLetters: DeadLetterCopy[] = [
-      { body, attributes: { dead_letter_reason: 'MAX_RECEIVES', topic: TOPIC } },
-      { body, attributes: { topic: TOPIC } },
-    ];
+  it('catches more sends than SENT marks, fewer than the inbox rows at every subscriber, and more retries than failed sends', () => {
+    const result = (counts: Partial<Record<CountedMetric, number>>) =>
+      checkMetrics(withRogueFailures(placedOrder()), {
+        ...observed,
+        metrics: {
+          ...observed.metrics,
+          sends: { [CREATED]: topicMetrics({ MessagesFailed: 2, ...counts }) },
+        },
+      })[bounds];
 
-    const detail = checkMetrics({ ...snapshot, deadLetters }, observed)[exact]?.detail;
-
-    expect(detail).toContain("DeadLettered 0 ≠ 1 consumer's dead letters");
-  });
-
-  it('catches more sends than SENT marks, and more retries than failed sends', () => {
-    const metrics = {
-      [TOPIC]: topicMetrics(
-        { MessagesSent: 3, SendFailures: 1, RetriesScheduled: 2, MessagesFailed: 1, MessagesApplied: 1 },
-        [40],
-      ),
-    };
-
-    const result = checkMetrics(snapshot, { ...observed, metrics })[bounds];
-
-    expect(result?.ok).toBe(false);
-    expect(result?.detail).toContain('MessagesSent 3 > 2 SENT transitions');
-    expect(result?.detail).toContain('RetriesScheduled 2 > SendFailures 1');
+    expect(result({ MessagesSent: 3 })?.detail).toContain('MessagesSent 3 > 2 SENT transitions');
+    expect(result({ MessagesSent: 1 })?.detail).toContain('MessagesSent 1 < 2 inbox rows');
+    expect(result({ MessagesSent: 2, RetriesScheduled: 2, SendFailures: 1 })?.detail).toContain(
+      'RetriesScheduled 2 > SendFailures 1',
+    );
   });
 });

@@ -23,19 +23,31 @@ function parkedPut(messageId: string) {
 }
 
 describe('UnreportedCommits', () => {
-  it('counts the rows and confirmations of deliveries that then failed, by topic and outcome', async () => {
+  it('counts the rows of deliveries that then failed, by topic and outcome', async () => {
     const commits = new UnreportedCommits();
 
     await commits.invocation(async () => {
+      // m-1's receipt went out, then its delivery failed at the drain of its parked successors.
       commits.committed(inboxPut('m-1', 'APPLIED'), 'inbox');
-      // m-1 was confirmed, then its delivery failed at the drain of its parked successors.
-      commits.confirmed('m-1');
-      // m-2's delivery failed at its confirm.
+      // m-2's delivery failed before its receipt.
       commits.committed(inboxPut('m-2', 'REJECTED_OUT_OF_STOCK'), 'inbox');
     });
 
-    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 1, confirmed: 1 } });
+    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 1 } });
     expect(commits.total()).toBe(2);
+  });
+
+  it("matches a subscriber's inbox row (<messageId>#<subscriber>) with the line that names its message", async () => {
+    const commits = new UnreportedCommits({ subscriber: 'loyalty' });
+    const logger = commits.logger(() => {});
+
+    await commits.invocation(async () => {
+      commits.committed(inboxPut('m-1#loyalty', 'AWARDED'), 'inbox');
+      logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED' });
+      commits.committed(inboxPut('m-2#loyalty', 'AWARDED'), 'inbox');
+    });
+
+    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0 } });
   });
 
   it('counts nothing for a delivery the consumer logged as consumed, nor for a duplicate', async () => {
@@ -44,17 +56,15 @@ describe('UnreportedCommits', () => {
 
     await commits.invocation(async () => {
       commits.committed(inboxPut('m-1', 'APPLIED'), 'inbox');
-      commits.confirmed('m-1');
-      logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED', confirmation: 'CONFIRMED' });
+      logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED', confirmation: 'RECEIPT_SENT' });
       // A second copy of m-1 in the same batch: a duplicate, which fails.
       logger.warn('message failed', { messageId: 'm-1' });
       // A parked successor applied by the drain is reported under its own id.
       commits.committed(inboxPut('m-2', 'REJECTED_OUT_OF_STOCK'), 'inbox');
-      commits.confirmed('m-2');
       logger.info('consumed parked message', {
         messageId: 'm-2',
         kind: 'REJECTED',
-        confirmation: 'CONFIRMED',
+        confirmation: 'RECEIPT_SENT',
       });
     });
 
@@ -87,19 +97,18 @@ describe('UnreportedCommits', () => {
     expect(commits.total()).toBe(0);
   });
 
-  it('keeps a row whose delivery failed when a later copy is logged as a duplicate, and counts what that copy confirmed apart', async () => {
+  it('keeps a row whose delivery failed when a later copy is logged as a duplicate', async () => {
     const commits = new UnreportedCommits();
     const logger = commits.logger(() => {});
 
     await commits.invocation(async () => {
-      // m-2 applied from its parked row by a drain whose confirm then failed: the drain reports nothing.
+      // m-2 applied from its parked row by a drain whose receipt then failed: the drain reports nothing.
       commits.committed(inboxPut('m-2', 'APPLIED'), 'inbox');
-      // Another copy of m-2 later in the batch: a duplicate, which confirms it and reports that confirmation.
-      commits.confirmed('m-2');
-      logger.info('consumed message', { messageId: 'm-2', kind: 'DUPLICATE', confirmation: 'CONFIRMED' });
+      // Another copy of m-2 later in the batch: a duplicate, which sends the receipt again.
+      logger.info('consumed message', { messageId: 'm-2', kind: 'DUPLICATE', confirmation: 'RECEIPT_SENT' });
     });
 
-    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0, confirmed: 0 } });
+    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0 } });
   });
 
   it('counts what a record handed back at the wrap-up point commits after its invocation returned', async () => {
@@ -115,9 +124,8 @@ describe('UnreportedCommits', () => {
       // The record's transaction is still in flight when the invocation returns (it was handed back).
       late = stillInFlight.then(() => {
         commits.committed(inboxPut('m-1', 'APPLIED'), 'inbox');
-        commits.confirmed('m-1');
         // Nothing the invocation publishes can count it any more, whatever is logged.
-        logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED', confirmation: 'CONFIRMED' });
+        logger.info('consumed message', { messageId: 'm-1', kind: 'APPLIED', confirmation: 'RECEIPT_SENT' });
       });
     });
     expect(commits.total()).toBe(0);
@@ -125,7 +133,7 @@ describe('UnreportedCommits', () => {
     answer();
     await late;
 
-    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0, confirmed: 1 } });
+    expect(commits.counts()).toEqual({ 'order.created': { applied: 1, rejected: 0 } });
   });
 
   it('ignores writes that are not inbox rows: another table, or a parked row', async () => {
@@ -139,16 +147,21 @@ describe('UnreportedCommits', () => {
     expect(commits.total()).toBe(0);
   });
 
-  it('counts one delivery line per record handled, not per parked successor drained', async () => {
-    let lines = 0;
-    const logger = new UnreportedCommits().logger(() => {
-      lines += 1;
-    });
+  it('hands on one line per record handled, not per parked successor drained, with its level and what it names', async () => {
+    const lines: unknown[] = [];
+    const logger = new UnreportedCommits().logger((line) => lines.push(line));
 
     logger.info('consumed message', { messageId: 'm-1' });
     logger.info('consumed parked message', { messageId: 'm-2' });
-    logger.warn('message failed', { messageId: 'm-3' });
+    logger.warn('message failed', { messageId: 'm-3', disposition: 'RETRY_LATER' });
 
-    expect(lines).toBe(2);
+    expect(lines).toEqual([
+      { level: 'info', message: 'consumed message', attributes: { messageId: 'm-1' } },
+      {
+        level: 'warn',
+        message: 'message failed',
+        attributes: { messageId: 'm-3', disposition: 'RETRY_LATER' },
+      },
+    ]);
   });
 });
