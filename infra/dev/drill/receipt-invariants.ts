@@ -110,7 +110,7 @@ function stop(view: DeliveryView): InvariantResult[] {
         `${waited.length} of its deliveries written meanwhile, none applied before its return, every one settled after`,
     ),
     verdict(
-      `the stop held none of the running subscriber's (${running}) deliveries: those written during the planned stop settled before ${subscriber}'s return, or were open then for a delay of their own`,
+      `the stop held none of the running subscriber's (${running}) deliveries: those of regular orders (the hot SKU's burst apart) written during the planned stop settled before ${subscriber}'s return, or were open then for a delay of their own`,
       waitedOn.map(
         (delivery) =>
           `${delivery.key} was ${delivery.status}, sent once and not retried, when ${subscriber} started again`,

@@ -4,7 +4,8 @@ import type { Subscriber } from './drill-subscribers.ts';
 /**
  * The stretch of the write phase the stopped subscriber's consumer is not polled for: from when this share of the
  * orders has been acknowledged to when that share has — and then until the running subscriber has done all it can
- * with the deliveries written meanwhile (see {@link STOP_BOUND_DEADLINES}).
+ * with the regular orders' deliveries written meanwhile (see {@link STOP_BOUND_DEADLINES}; the hot SKU's burst is
+ * apart: its delay is the contention on one item).
  */
 export const STOP_WINDOW = { from: 0.2, to: 0.5 } as const;
 
@@ -36,7 +37,7 @@ export interface StopFacts {
   readonly stoppedAt: number;
   readonly plannedRestartAt: number;
   readonly restartedAt: number;
-  /** The running subscriber's deliveries of the order messages written from `stoppedAt` to `plannedRestartAt`. */
+  /** The running subscriber's deliveries of the regular orders' messages written from `stoppedAt` to `plannedRestartAt`. */
   readonly awaited: number;
   /** Of those, the ones still open (neither settled nor stalled as designed) at the restart. */
   readonly openAtRestart: readonly OpenDelivery[];
