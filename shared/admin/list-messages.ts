@@ -1,5 +1,6 @@
 import { MessageStatus } from '../message/message-status.ts';
 import { attentionPartitions, dueShardKeys } from '../outbox/outbox-item.ts';
+import { subscriberNames } from '../outbox/subscriptions.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import { InvalidAdminRequestError, ListFilterRequiredError } from './admin-errors.ts';
 import { instantOf, integerWithin } from './admin-input.ts';
@@ -64,7 +65,7 @@ interface Filters {
  * const { items, cursor } = await listMessages(deps, { status: 'FAILED', topic: 'order.created' });
  */
 export async function listMessages(
-  deps: Pick<AdminDeps, 'outbox' | 'dueShards'>,
+  deps: Pick<AdminDeps, 'outbox' | 'dueShards' | 'subscriptions'>,
   input: ListMessagesInput,
 ): Promise<MessagePage> {
   const filters = filtersOf(input);
@@ -73,8 +74,11 @@ export async function listMessages(
     max: LIST_LIMITS.maxLimit,
     fallback: LIST_LIMITS.defaultLimit,
   });
-  const sources = sourcesFor(filters, deps.dueShards);
-  const fingerprint = JSON.stringify([filters, deps.dueShards]);
+  // A subscriber named is read from its own due partitions, whether or not the subscriptions list it.
+  const subscribers =
+    filters.subscriber === undefined ? subscriberNames(deps.subscriptions ?? {}) : [filters.subscriber];
+  const sources = sourcesFor(filters, deps.dueShards, subscribers);
+  const fingerprint = JSON.stringify([filters, deps.dueShards, subscribers]);
   const start = input.cursor === undefined ? { source: 0 } : decodeCursor(input.cursor, fingerprint);
 
   const items: MessageSummary[] = [];
@@ -158,7 +162,7 @@ function filtersOf(input: ListMessagesInput): Filters {
 }
 
 /** The index partitions that hold the messages `filters` select, in the order they are read. */
-function sourcesFor(filters: Filters, shards: number): ListSource[] {
+function sourcesFor(filters: Filters, shards: number, subscribers: readonly string[]): ListSource[] {
   if (filters.aggregateId !== undefined) {
     return [
       {
@@ -170,7 +174,7 @@ function sourcesFor(filters: Filters, shards: number): ListSource[] {
   }
   // The due index holds PENDING and SENT alike: a status filter picks one.
   const due = (status?: MessageStatus): ListSource[] =>
-    dueShardKeys(shards).map((shard) => ({
+    dueShardKeys(shards, subscribers).map((shard) => ({
       index: 'due',
       shard,
       ...(status === undefined ? {} : { status }),

@@ -1,6 +1,6 @@
 import { MessageStatus } from '../message/message-status.ts';
 import { attentionPartitions, dueShardKeys } from '../outbox/outbox-item.ts';
-import { type Subscriptions, subscribersByTopic } from '../outbox/subscriptions.ts';
+import { type Subscriptions, subscriberNames, subscribersByTopic } from '../outbox/subscriptions.ts';
 import type { AdminDeps } from './admin-deps.ts';
 import type { OutboxAdminStore } from './admin-ports.ts';
 import { queueNameOf } from './admin-queues.ts';
@@ -102,7 +102,9 @@ export async function countOutbox(
     }
   }
 
-  const due = dueShardKeys(deps.dueShards).map((shard) =>
+  // Each subscriber's deliveries are in due partitions of its own.
+  const names = only === undefined ? subscriberNames(options.subscriptions ?? {}) : [only];
+  const due = dueShardKeys(deps.dueShards, names).map((shard) =>
     deps.outbox.readPartition({ index: 'due', shard }, [
       'topic',
       'status',

@@ -17,6 +17,7 @@ import {
   subscriberSendMetrics,
 } from '../observability/report-metrics.ts';
 import { orderedTopic } from '../ordering/ordering.ts';
+import { subscriberNames } from '../outbox/subscriptions.ts';
 import { OutboxSettings } from '../settings/outbox-settings.ts';
 import { type Env, readSetting } from '../settings/setting.ts';
 import { type Backlog, readBacklog } from '../sweeper/backlog-gauges.ts';
@@ -61,6 +62,7 @@ export function sweeperDeps(
     settings: {
       ...DEFAULT_SWEEPER_SETTINGS,
       dueShards: readSetting(env, OutboxSettings.dueShards),
+      subscribers: subscriberNames(readSetting(env, OutboxSettings.subscriptions)),
       maxMessagesPerSecond: readSetting(env, OutboxSettings.sweeperMaxMessagesPerSecond),
     },
   };

@@ -14,6 +14,15 @@ export function deliveryIdOf(messageId: string, subscriber: string): string {
 }
 
 /**
+ * The subscriber a row key names: the part after `#` of a delivery's key, undefined for a message's own id (a ULID,
+ * which never holds one).
+ */
+export function subscriberOfKey(key: string): string | undefined {
+  const at = key.indexOf(SEPARATOR);
+  return at < 0 ? undefined : key.slice(at + SEPARATOR.length);
+}
+
+/**
  * The order key `subscriber`'s deliveries of an ordered topic are sequenced under: `<orderKey>#<subscriber>`, so
  * each subscriber has its own sequence of each aggregate (one subscriber's gap never holds another's messages).
  */

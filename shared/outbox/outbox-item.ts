@@ -1,4 +1,9 @@
-import { deliveryIdOf, subscriberOrderKeyOf, unscopedKeyOf } from '../message/delivery-id.ts';
+import {
+  deliveryIdOf,
+  subscriberOfKey,
+  subscriberOrderKeyOf,
+  unscopedKeyOf,
+} from '../message/delivery-id.ts';
 import type { Envelope } from '../message/envelope.ts';
 import { MessageStatus } from '../message/message-status.ts';
 import type { HistoryEntry } from './history.ts';
@@ -73,18 +78,37 @@ export function deliveryRoundOf(item: Pick<OutboxItem, 'resends' | 'replays'>): 
   return (item.replays ?? 0) * ROUNDS_PER_REPLAY + (item.resends ?? 0);
 }
 
-/** The due-index shard of a message: a stable spread of its id over `shards` partitions. */
+/**
+ * The due-index partition of a row: a stable spread of its key over `shards` partitions, `<n>`. A subscriber's
+ * delivery (key `<messageId>#<subscriber>`) has partitions of its own, `<n>#<subscriber>`: the sweeper reads a page
+ * of every partition in each round, so one subscriber's backlog (an outage's resends) takes its own pages and never
+ * fills the ones another subscriber's due deliveries are read from.
+ */
 export function dueShardOf(messageId: string, shards: number = DEFAULT_DUE_SHARDS): string {
-  assertShardCount(shards);
-  let hash = 0;
-  for (const char of messageId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-  return String(hash % shards);
+  const shard = shardNumberOf(messageId, shards);
+  const subscriber = subscriberOfKey(messageId);
+  return subscriber === undefined ? shard : `${shard}#${subscriber}`;
 }
 
-/** The due shards `0 … shards - 1`, as the index keys spell them. */
-export function dueShardKeys(shards: number = DEFAULT_DUE_SHARDS): string[] {
+/**
+ * The due-index partitions, as the index keys spell them: `0 … shards - 1` (messages routed to one queue), then the
+ * same for each of `subscribers` (`<n>#<subscriber>`, their deliveries).
+ */
+export function dueShardKeys(
+  shards: number = DEFAULT_DUE_SHARDS,
+  subscribers: readonly string[] = [],
+): string[] {
   assertShardCount(shards);
-  return Array.from({ length: shards }, (_, shard) => String(shard));
+  const plain = Array.from({ length: shards }, (_, shard) => String(shard));
+  return [...plain, ...subscribers.flatMap((subscriber) => plain.map((shard) => `${shard}#${subscriber}`))];
+}
+
+/** A stable spread of `key` over `shards`: its number, as a string. */
+function shardNumberOf(key: string, shards: number): string {
+  assertShardCount(shards);
+  let hash = 0;
+  for (const char of key) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return String(hash % shards);
 }
 
 function assertShardCount(shards: number): void {
@@ -100,9 +124,12 @@ export const ATTENTION_STATUSES = [MessageStatus.FAILED, MessageStatus.CANCELLED
 /** One of the {@link ATTENTION_STATUSES}. */
 export type AttentionStatus = (typeof ATTENTION_STATUSES)[number];
 
-/** The attention-index partition of a message in `status`: `<status>#<due shard>`. */
+/**
+ * The attention-index partition of a row in `status`: `<status>#<n>`, the row key's shard number (a delivery's too:
+ * an operator reads this index, not the sweeper, so it needs no partitions per subscriber).
+ */
 export function attentionKeyOf(status: AttentionStatus, messageId: string, shards?: number): string {
-  return `${status}#${dueShardOf(messageId, shards)}`;
+  return `${status}#${shardNumberOf(messageId, shards ?? DEFAULT_DUE_SHARDS)}`;
 }
 
 /** Every attention-index partition of `status`, one per due shard. */

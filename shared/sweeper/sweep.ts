@@ -36,6 +36,13 @@ export interface ParkedVerdict {
 export interface SweeperSettings {
   /** Partitions of the due index (must match the writer's). */
   readonly dueShards: number;
+  /**
+   * The subscribers of the outbox's topics: each one's deliveries have due partitions of their own, read beside the
+   * plain ones with a page each per round, so one subscriber's backlog never delays another's due deliveries. A
+   * subscriber not listed here has its deliveries never found.
+   * @default [] - every topic goes to one queue
+   */
+  readonly subscribers?: readonly string[];
   /** How long a claim lasts; a crashed claimant's messages fall due again after it. */
   readonly leaseMs: number;
   /** Due messages read per shard and round. */
@@ -209,7 +216,7 @@ function available(deps: SweeperDeps): number {
 /** Whether any shard holds a message that falls due before the run has to stop (one entry read per shard). */
 async function fallsDueSoon(deps: SweeperDeps, report: SweepReport): Promise<boolean> {
   const horizon = new Date(deps.clock().getTime() + available(deps));
-  const shards = dueShardKeys(deps.settings.dueShards);
+  const shards = dueShardKeys(deps.settings.dueShards, deps.settings.subscribers);
   const peeks = await Promise.all(
     shards.map((shard) => guarded(report, () => deps.store.findDue(shard, horizon, 1))),
   );
@@ -218,7 +225,7 @@ async function fallsDueSoon(deps: SweeperDeps, report: SweepReport): Promise<boo
 }
 
 async function findDue(deps: SweeperDeps, report: SweepReport, now: Date): Promise<DueEntry[]> {
-  const shards = dueShardKeys(deps.settings.dueShards);
+  const shards = dueShardKeys(deps.settings.dueShards, deps.settings.subscribers);
   // One unreadable shard (throttled, say) must not stop the others from being swept.
   const pages = await Promise.all(
     shards.map(

@@ -72,6 +72,8 @@ export interface WorldOptions {
    * relay's and sweeper's real lookup; a subscriber not named takes the topic's. @default {}
    */
   readonly subscriberMaxAttempts?: Partial<Record<Subscriber, number>>;
+  /** Due entries the sweeper reads per due partition and round. @default 25 (the shipped default) */
+  readonly sweeperPageSize?: number;
   /**
    * `order.created` is ordered per aggregate ({@link ORDERED_ORDER_CREATED}), numbered from the `sequences`
    * table; each subscriber's plan also appends the seq it applied to its row of the `ledger` table (`seqs`).
@@ -388,7 +390,11 @@ export function world(options: WorldOptions = {}) {
         },
         remainingMs: () => (rounds++ < 1 ? 60_000 : 0),
         sleep: async () => {},
-        settings: DEFAULT_SWEEPER_SETTINGS,
+        settings: {
+          ...DEFAULT_SWEEPER_SETTINGS,
+          subscribers: SUBSCRIBERS,
+          pageSize: options.sweeperPageSize ?? DEFAULT_SWEEPER_SETTINGS.pageSize,
+        },
         ...(ordering === undefined
           ? {}
           : {

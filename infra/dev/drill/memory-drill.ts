@@ -642,7 +642,7 @@ export async function runMemoryDrill(config: DrillConfig, progress: Progress): P
           orderingFor: (topic) => orderedTopic(ORDERING, topic),
           remainingMs: () => (rounds++ === 0 ? Number.MAX_SAFE_INTEGER : 0),
           sleep: async () => {},
-          settings: { ...DEFAULT_SWEEPER_SETTINGS, stopBeforeMs: 0 },
+          settings: { ...DEFAULT_SWEEPER_SETTINGS, subscribers: SUBSCRIBERS, stopBeforeMs: 0 },
         });
       }),
     );

@@ -31,7 +31,6 @@ import {
   sweeperDeps,
 } from '../../../shared/lambda/index.ts';
 import {
-  DEFAULT_SWEEPER_SETTINGS,
   DynamoDeliveryConfirmer,
   type RelayDeps,
   sweep,
@@ -683,7 +682,7 @@ function startSweepers(run: DrillRun) {
           remainingMs: () => (running ? deadline - Date.now() : 0),
           // The shipped idle pause: every idle round queries each due shard, and moto answers a query on an index by
           // reading the whole table (two sweepers at 500 ms made those queries the emulator's biggest load).
-          settings: { ...DEFAULT_SWEEPER_SETTINGS, leaseMs: LEASE_MS, stopBeforeMs: 0 },
+          settings: { ...deps.settings, leaseMs: LEASE_MS, stopBeforeMs: 0 },
         });
         errors += report.errors;
         gaps += Object.values(report.orderingGaps).reduce((sum, found) => sum + found, 0);

@@ -26,7 +26,7 @@ import type { OutboxItem } from '../../../shared/outbox/outbox-item.ts';
 import type { MessagePublisher } from '../../../shared/relay/message-publisher.ts';
 import { toEnvelope } from '../../../shared/relay/relay-messages.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/retry/retry-policy.ts';
-import { DEFAULT_SWEEPER_SETTINGS, sweep } from '../../../shared/sweeper/sweep.ts';
+import { sweep } from '../../../shared/sweeper/sweep.ts';
 import { runtimeBackend } from '../support/backend.ts';
 import { waitFor } from '../support.ts';
 
@@ -197,12 +197,13 @@ async function envelopeOf(orderId: string): Promise<Envelope> {
 /** One sweeper round now, as the scheduled sweeper would run it. */
 async function sweepOnce(): Promise<void> {
   let rounds = 1;
+  const deps = sweeperDeps(runtime.env['OutboxOrders/Outbox/Sweeper'] ?? {});
   await sweep({
-    ...sweeperDeps(runtime.env['OutboxOrders/Outbox/Sweeper'] ?? {}),
+    ...deps,
     owner: `console-test-${Date.now()}`,
     remainingMs: () => (rounds-- > 0 ? Number.MAX_SAFE_INTEGER : 0),
     sleep: async () => {},
-    settings: { ...DEFAULT_SWEEPER_SETTINGS, stopBeforeMs: 0 },
+    settings: { ...deps.settings, stopBeforeMs: 0 },
   });
 }
 

@@ -135,6 +135,36 @@ describe('fan-out: one message, a delivery per subscriber', () => {
     ]);
   });
 
+  it('one subscriber’s backlog never hides another’s due delivery from the sweeper: each has due partitions of its own', async () => {
+    // One entry per due partition and round: a backlog of loyalty's retries, due before inventory's delivery, would
+    // fill every page inventory's delivery shares with them.
+    const w = world({ maxAttempts: 100, sweeperPageSize: 1 });
+    await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 100 } }));
+    w.down.add('loyalty');
+    for (let n = 1; n <= 40; n += 1) await w.write(n);
+    await w.relay();
+    let applied = 0;
+    for (let batch = await w.consume('inventory'); batch.length > 0; batch = await w.consume('inventory'))
+      applied += batch.length;
+    expect(applied).toBe(40);
+    await w.applyReceipts();
+    // Message 41's stream record never reaches the relay: both its deliveries are the sweeper's, due after the grace.
+    const late = await w.write(41);
+    w.clock.advance(120_000);
+
+    await w.sweep();
+    expect(await w.consume('inventory')).toMatchObject([{ kind: 'APPLIED' }]);
+    await w.applyReceipts();
+    const rows = await w.rows();
+    expect(rows.find((row) => row.messageId === `${late.messageId}#inventory`)?.status).toBe(
+      MessageStatus.CONFIRMED,
+    );
+    // Loyalty's backlog takes its own pages: one entry of each of its partitions per round.
+    expect(
+      rows.filter((row) => row.subscriber === 'loyalty' && row.status === MessageStatus.PENDING).length,
+    ).toBeGreaterThan(30);
+  });
+
   it('retries each delivery by its subscriber’s own policy: loyalty’s fails after its 2 attempts, inventory’s goes on', async () => {
     const w = world({ maxAttempts: 10, subscriberMaxAttempts: { loyalty: 2 } });
     await w.client.send(new PutCommand({ TableName: 'inventory', Item: { sku: 'SKU-1', available: 5 } }));

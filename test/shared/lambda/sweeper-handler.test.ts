@@ -110,6 +110,29 @@ describe('createSweeperHandler, built from an environment', () => {
     });
   });
 
+  it("queries each subscriber's own due partitions beside the plain ones, from SUBSCRIPTIONS", async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const subscriptions = {
+      'order.created': { loyalty: 'https://sqs.local/loyalty', inventory: 'https://sqs.local/inventory' },
+    };
+
+    await handler.withEnv({ ...env, SUBSCRIPTIONS: JSON.stringify(subscriptions) })({}, oneRoundContext());
+
+    expect([...queriedShards()].sort()).toEqual(
+      [
+        '0',
+        '1',
+        '2',
+        '0#inventory',
+        '1#inventory',
+        '2#inventory',
+        '0#loyalty',
+        '1#loyalty',
+        '2#loyalty',
+      ].sort(),
+    );
+  });
+
   it('queries the default number of shards when DUE_SHARDS is not set', async () => {
     ddb.on(QueryCommand).resolves({ Items: [] });
 
@@ -160,7 +183,7 @@ describe('sweeperDeps', () => {
   });
 
   it('uses the default sweeper settings with the configured due shards', () => {
-    expect(sweeperDeps(env).settings).toEqual({ ...DEFAULT_SWEEPER_SETTINGS, dueShards: 3 });
+    expect(sweeperDeps(env).settings).toEqual({ ...DEFAULT_SWEEPER_SETTINGS, dueShards: 3, subscribers: [] });
   });
 
   it('knows the gap timeout of each topic ORDERED_TOPICS names, and no ordering for the others', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { deliveryIdOf } from '../../../shared/message/delivery-id.ts';
 import {
   attentionKeyOf,
   attentionPartitions,
@@ -15,13 +16,35 @@ describe('dueShardOf', () => {
     expect(dueShardOf(testMessageId(5))).toBe(dueShardOf(testMessageId(5)));
   });
 
-  it('always names one of the shards', () => {
+  it('always names one of the partitions the sweeper reads: a message id a plain shard, a delivery its subscriber’s', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1 }), fc.integer({ min: 1, max: 64 }), (id, shards) => {
-        const shard = Number(dueShardOf(id, shards));
-        expect(Number.isInteger(shard) && shard >= 0 && shard < shards).toBe(true);
-      }),
+      fc.property(
+        fc.string({ minLength: 1 }).filter((id) => !id.includes('#')),
+        fc.option(fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), { nil: undefined }),
+        fc.integer({ min: 1, max: 64 }),
+        (id, subscriber, shards) => {
+          const key = subscriber === undefined ? id : deliveryIdOf(id, subscriber);
+          const partitions = dueShardKeys(shards, subscriber === undefined ? [] : [subscriber]);
+          expect(partitions).toContain(dueShardOf(key, shards));
+          expect(dueShardKeys(shards, [])).toContain(dueShardOf(id, shards));
+        },
+      ),
     );
+  });
+
+  it('files a delivery under its subscriber’s partition of the shard its key spreads to, and lists those after the plain ones', () => {
+    const key = deliveryIdOf(testMessageId(5), 'loyalty');
+    expect(dueShardOf(key, 4)).toMatch(/^[0-3]#loyalty$/);
+    expect(dueShardKeys(2, ['inventory', 'loyalty'])).toEqual([
+      '0',
+      '1',
+      '0#inventory',
+      '1#inventory',
+      '0#loyalty',
+      '1#loyalty',
+    ]);
+    // The attention index stays one partition per shard and status: an operator reads it, not the sweeper.
+    expect(attentionKeyOf('FAILED', key, 4)).toMatch(/^FAILED#[0-3]$/);
   });
 
   it('spreads message ids over every shard', () => {

@@ -119,7 +119,7 @@ describe('receipts, end to end on the in-memory backend', () => {
       deliveryCheckFor: () => undefined,
       remainingMs: () => (rounds++ < 1 ? 60_000 : 0),
       sleep: async () => {},
-      settings: DEFAULT_SWEEPER_SETTINGS,
+      settings: { ...DEFAULT_SWEEPER_SETTINGS, subscribers: ['inventory'] },
     });
     expect(report).toMatchObject({ requeued: 1, sent: 1 });
 
