@@ -335,26 +335,12 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number; named: 
                   })
                 : deps.outbox.dueNowAction({ messageId: next.messageId, now }),
             ]),
-        deps.audit.putAction({
-          subject: gone ? auditSubject.sequence(orderKey) : auditSubject.message(message.messageId),
-          actionId,
-          at: now.toISOString(),
-          action: AuditAction.SKIP,
-          actor,
-          reason,
-          details: {
-            orderKey,
-            seq,
-            from,
-            to,
-            topic: message.topic,
-            aggregateId: message.aggregateId,
-            cursorsMoved: moving.map((cursor) => cursor.inboxTable),
-            ...(result.successor === undefined || result.successor.action === SuccessorAction.LEFT
-              ? {}
-              : { successor: result.successor.messageId, successorAction: result.successor.action }),
-          },
-        }),
+        skipAuditAction(
+          deps,
+          { gone, orderKey, seq, message, from, to },
+          { now, actor, reason, actionId, result },
+          { cursorsMoved: moving.map((cursor) => cursor.inboxTable) },
+        ),
       ];
     },
   };
@@ -425,30 +411,56 @@ async function planSubscriberSkip(
           ? []
           : [deps.outbox.dueNowAction({ messageId: next.messageId, now })]),
         control.action,
-        deps.audit.putAction({
-          subject: gone ? auditSubject.sequence(orderKey) : auditSubject.message(message.messageId),
-          actionId,
-          at: now.toISOString(),
-          action: AuditAction.SKIP,
-          actor,
-          reason,
-          details: {
-            orderKey,
-            seq,
-            from,
-            to,
-            topic: message.topic,
-            aggregateId: message.aggregateId,
-            subscriber,
-            skipSent: control.sent.messageId,
-            ...(result.successor === undefined || result.successor.action === SuccessorAction.LEFT
-              ? {}
-              : { successor: result.successor.messageId, successorAction: result.successor.action }),
-          },
-        }),
+        skipAuditAction(
+          deps,
+          { gone, orderKey, seq, message, from, to },
+          { now, actor, reason, actionId, result },
+          { subscriber, skipSent: control.sent.messageId },
+        ),
       ];
     },
   };
+}
+
+/**
+ * The skip's audit row: under the message, or under its order key's sequence when the seq is gone, naming the
+ * successor it moved; `details` adds what the kind of skip did (the cursors it moved, or the skip it sent).
+ */
+function skipAuditAction(
+  deps: Deps,
+  skip: {
+    readonly gone: boolean;
+    readonly orderKey: string;
+    readonly seq: number;
+    readonly message: SequenceMessage;
+    readonly from: string;
+    readonly to: string;
+  },
+  write: Parameters<Plan['actions']>[0],
+  details: Readonly<Record<string, unknown>>,
+): TransactWriteAction {
+  const { gone, orderKey, seq, message, from, to } = skip;
+  const { successor } = write.result;
+  return deps.audit.putAction({
+    subject: gone ? auditSubject.sequence(orderKey) : auditSubject.message(message.messageId),
+    actionId: write.actionId,
+    at: write.now.toISOString(),
+    action: AuditAction.SKIP,
+    actor: write.actor,
+    reason: write.reason,
+    details: {
+      orderKey,
+      seq,
+      from,
+      to,
+      topic: message.topic,
+      aggregateId: message.aggregateId,
+      ...details,
+      ...(successor === undefined || successor.action === SuccessorAction.LEFT
+        ? {}
+        : { successor: successor.messageId, successorAction: successor.action }),
+    },
+  });
 }
 
 /** The write that marks the skipped message: cancelled and marked skipped, only marked when already cancelled. */
