@@ -337,9 +337,16 @@ async function planSkip(deps: Deps, at: { orderKey: string; seq: number; named: 
             ]),
         skipAuditAction(
           deps,
-          { gone, orderKey, seq, message, from, to },
+          {
+            gone,
+            orderKey,
+            seq,
+            message,
+            from,
+            to,
+            details: { cursorsMoved: moving.map((cursor) => cursor.inboxTable) },
+          },
           { now, actor, reason, actionId, result },
-          { cursorsMoved: moving.map((cursor) => cursor.inboxTable) },
         ),
       ];
     },
@@ -413,9 +420,16 @@ async function planSubscriberSkip(
         control.action,
         skipAuditAction(
           deps,
-          { gone, orderKey, seq, message, from, to },
+          {
+            gone,
+            orderKey,
+            seq,
+            message,
+            from,
+            to,
+            details: { subscriber, skipSent: control.sent.messageId },
+          },
           { now, actor, reason, actionId, result },
-          { subscriber, skipSent: control.sent.messageId },
         ),
       ];
     },
@@ -424,7 +438,7 @@ async function planSubscriberSkip(
 
 /**
  * The skip's audit row: under the message, or under its order key's sequence when the seq is gone, naming the
- * successor it moved; `details` adds what the kind of skip did (the cursors it moved, or the skip it sent).
+ * successor it moved, and what the kind of skip did.
  */
 function skipAuditAction(
   deps: Deps,
@@ -435,11 +449,12 @@ function skipAuditAction(
     readonly message: SequenceMessage;
     readonly from: string;
     readonly to: string;
+    /** What the kind of skip did: the cursors it moved, or the skip it sent. */
+    readonly details: Readonly<Record<string, unknown>>;
   },
   write: Parameters<Plan['actions']>[0],
-  details: Readonly<Record<string, unknown>>,
 ): TransactWriteAction {
-  const { gone, orderKey, seq, message, from, to } = skip;
+  const { gone, orderKey, seq, message, from, to, details } = skip;
   const { successor } = write.result;
   return deps.audit.putAction({
     subject: gone ? auditSubject.sequence(orderKey) : auditSubject.message(message.messageId),

@@ -30,11 +30,7 @@ import {
   sendMetrics,
   sweeperDeps,
 } from '../../../shared/lambda/index.ts';
-import {
-  DynamoDeliveryConfirmer,
-  type RelayDeps,
-  sweep,
-} from '../../../shared/memory/index.ts';
+import { DynamoDeliveryConfirmer, type RelayDeps, sweep } from '../../../shared/memory/index.ts';
 import { seedStock } from '../../stacks/local-plugin.ts';
 import { synthExampleTemplates } from '../../synth-template.ts';
 import { type LocalRuntime, startLocalRuntime } from '../local/host/runtime.ts';
