@@ -63,6 +63,7 @@ export function sweeperDeps(
       ...DEFAULT_SWEEPER_SETTINGS,
       dueShards: readSetting(env, OutboxSettings.dueShards),
       subscribers: subscriberNames(readSetting(env, OutboxSettings.subscriptions)),
+      plainShards: Object.keys(readSetting(env, OutboxSettings.topicQueues)).length > 0,
       maxMessagesPerSecond: readSetting(env, OutboxSettings.sweeperMaxMessagesPerSecond),
     },
   };

@@ -43,6 +43,13 @@ export interface SweeperSettings {
    * @default [] - every topic goes to one queue
    */
   readonly subscribers?: readonly string[];
+  /**
+   * Whether a topic goes to a queue of the outbox's own (`TOPIC_QUEUES`), whose messages are in the plain
+   * partitions. An outbox whose every topic goes to subscribers has none there: its sweeper skips them, a third of
+   * its reads with two subscribers. (A message stuck there still shows in the counts and gauges, which read all.)
+   * @default true
+   */
+  readonly plainShards?: boolean;
   /** How long a claim lasts; a crashed claimant's messages fall due again after it. */
   readonly leaseMs: number;
   /** Due messages read per shard and round. */
@@ -208,6 +215,12 @@ export async function sweep(deps: SweeperDeps): Promise<SweepReport> {
   return report;
 }
 
+/** The due partitions a round reads: the plain ones unless no topic goes there, and each subscriber's. */
+function duePartitions(settings: SweeperSettings): string[] {
+  const all = dueShardKeys(settings.dueShards, settings.subscribers);
+  return settings.plainShards === false ? all.slice(settings.dueShards) : all;
+}
+
 /** Milliseconds the run may still spend before it must stop starting rounds. */
 function available(deps: SweeperDeps): number {
   return Math.max(0, deps.remainingMs() - deps.settings.stopBeforeMs);
@@ -216,7 +229,7 @@ function available(deps: SweeperDeps): number {
 /** Whether any shard holds a message that falls due before the run has to stop (one entry read per shard). */
 async function fallsDueSoon(deps: SweeperDeps, report: SweepReport): Promise<boolean> {
   const horizon = new Date(deps.clock().getTime() + available(deps));
-  const shards = dueShardKeys(deps.settings.dueShards, deps.settings.subscribers);
+  const shards = duePartitions(deps.settings);
   const peeks = await Promise.all(
     shards.map((shard) => guarded(report, () => deps.store.findDue(shard, horizon, 1))),
   );
@@ -225,7 +238,7 @@ async function fallsDueSoon(deps: SweeperDeps, report: SweepReport): Promise<boo
 }
 
 async function findDue(deps: SweeperDeps, report: SweepReport, now: Date): Promise<DueEntry[]> {
-  const shards = dueShardKeys(deps.settings.dueShards, deps.settings.subscribers);
+  const shards = duePartitions(deps.settings);
   // One unreadable shard (throttled, say) must not stop the others from being swept.
   const pages = await Promise.all(
     shards.map(

@@ -133,6 +133,18 @@ describe('createSweeperHandler, built from an environment', () => {
     );
   });
 
+  it('skips the plain partitions when every topic goes to subscribers (TOPIC_QUEUES empty)', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const subscriptions = { 'order.created': { loyalty: 'https://sqs.local/loyalty' } };
+
+    await handler.withEnv({ ...env, TOPIC_QUEUES: '{}', SUBSCRIPTIONS: JSON.stringify(subscriptions) })(
+      {},
+      oneRoundContext(),
+    );
+
+    expect([...queriedShards()].sort()).toEqual(['0#loyalty', '1#loyalty', '2#loyalty']);
+  });
+
   it('queries the default number of shards when DUE_SHARDS is not set', async () => {
     ddb.on(QueryCommand).resolves({ Items: [] });
 
@@ -183,7 +195,12 @@ describe('sweeperDeps', () => {
   });
 
   it('uses the default sweeper settings with the configured due shards', () => {
-    expect(sweeperDeps(env).settings).toEqual({ ...DEFAULT_SWEEPER_SETTINGS, dueShards: 3, subscribers: [] });
+    expect(sweeperDeps(env).settings).toEqual({
+      ...DEFAULT_SWEEPER_SETTINGS,
+      dueShards: 3,
+      subscribers: [],
+      plainShards: true,
+    });
   });
 
   it('knows the gap timeout of each topic ORDERED_TOPICS names, and no ordering for the others', () => {
